@@ -18,3 +18,8 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/radianceConfigVersion.cmake
 install(FILES ${CMAKE_BINARY_DIR}/radianceConfig.cmake ${CMAKE_BINARY_DIR}/radianceConfigVersion.cmake
   ${CMAKE_SOURCE_DIR}/cmake/RadiancePlugin.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/radiance)
+# The home's directories exist even before any plugin is installed into them.
+foreach(kind kernels architectures quantizers)
+  install(DIRECTORY DESTINATION ${RAD_INSTALL_HOME_REL}/${kind})
+  file(MAKE_DIRECTORY ${RAD_BUILD_HOME}/${kind})
+endforeach()

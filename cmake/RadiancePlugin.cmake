@@ -1,7 +1,7 @@
 # RadiancePlugin.cmake: rad_add_plugin() and rad_plugin_defaults(), the one way every plugin is
 # built, in the tree and out of it (installed beside radianceConfig.cmake).
 #
-#   rad_add_plugin(NAME KIND SOURCES a.cpp ... [HIP_SOURCES k.hip ...])
+#   rad_add_plugin(NAME KIND SOURCES a.cpp ... [HIP_SOURCES k.hip ...] [OUTPUT_HOME dir] [NO_INSTALL])
 #
 # KIND is kernels, architectures or quantizers: the directory of a RADIANCE_HOME the engine
 # loads it from. The plugin compiles against the ABI headers only (target radiance::abi) and links
@@ -21,7 +21,7 @@ macro(rad_plugin_defaults)
 endmacro()
 
 function(rad_add_plugin name kind)
-  cmake_parse_arguments(P "" "OUTPUT_HOME" "SOURCES;HIP_SOURCES" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL" "OUTPUT_HOME" "SOURCES;HIP_SOURCES" ${ARGN})
   if(NOT kind MATCHES "^(kernels|architectures|quantizers)$")
     message(FATAL_ERROR "rad_add_plugin(${name}): kind must be kernels, architectures or quantizers, not '${kind}'")
   endif()
@@ -43,6 +43,9 @@ function(rad_add_plugin name kind)
     set(home ${CMAKE_BINARY_DIR}/share/radiance)
   endif()
   set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${home}/${kind})
+  if(P_NO_INSTALL)
+    return()
+  endif()
   if(DEFINED RAD_PLUGIN_INSTALL_HOME)
     install(TARGETS ${name} LIBRARY DESTINATION ${RAD_PLUGIN_INSTALL_HOME}/${kind})
   elseif(DEFINED RAD_INSTALL_HOME_REL)

@@ -86,7 +86,8 @@ TEST_CASE("a later library declaring an op schema differently is refused", "[loa
     Registry r = load({h.str()}, std::vector<std::string>{"testa", "conflict"});
     REQUIRE(r.refusals().size() == 1);
     CHECK_THAT(r.refusals()[0], Contains("'conflict'") && Contains("'t_gemm'") && Contains("'testa'") &&
-                                    Contains("declared it first"));
+                                    Contains("declared it first") &&
+                                    Contains("'K' is int vs f64"));
     // In the other order the conflicting library fixes the schema and testa is refused.
     Registry other = load({h.str()}, std::vector<std::string>{"conflict", "testa"});
     REQUIRE(other.refusals().size() == 1);
@@ -104,7 +105,7 @@ TEST_CASE("rad_plugin_open may decline the machine", "[loader]") {
     CHECK(rec->status == PluginRecord::Status::Declined);
 }
 
-TEST_CASE("--kernels orders the hierarchy, warns about unmatched entries, leaves out unnamed", "[loader]") {
+TEST_CASE("a --kernels list orders the hierarchy, warns about unmatched entries, leaves out unnamed", "[loader]") {
     TestHome h;
     h.add("kernels/libtk_a.so").add("kernels/libtk_b.so").add("kernels/libtk_ref.so");
     Registry all = load({h.str()});
