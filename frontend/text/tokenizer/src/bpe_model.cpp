@@ -1,0 +1,296 @@
+// bpe_model.cpp: BPE encoding of one word with a heap of candidate merges over a linked list
+// of symbols, and a per-thread cache of words already encoded.
+#include "bpe_model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "json_util.h"
+#include "radiance/text/tokenizer.h"
+#include "unicode.h"
+
+namespace radiance::text {
+namespace {
+
+constexpr size_t kMaxCachedWord = 255;       // longer words are rare and not worth keeping
+constexpr size_t kCutAtMetaspaceAbove = 48;  // shorter words gain nothing from cutting
+constexpr std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581 "▁"
+
+std::atomic<uint64_t> next_instance_id{1};
+
+struct Symbol {
+    int32_t id;
+    int32_t prev, next;
+    uint32_t len;  // bytes covered; 0 once merged into its left neighbour
+};
+
+struct Candidate {
+    uint32_t rank;
+    int32_t pos;
+    int32_t merged;
+};
+
+// Heap order: the lowest rank on top, then the leftmost position.
+struct CandidateOrder {
+    bool operator()(const Candidate& a, const Candidate& b) const {
+        return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
+    }
+};
+
+struct ThreadScratch {
+    std::vector<Symbol> symbols;
+    std::vector<Candidate> heap;
+    std::string text;
+    uint64_t cache_owner = 0;
+    WordCache cache;
+};
+
+ThreadScratch& scratch() {
+    thread_local ThreadScratch s;
+    return s;
+}
+
+}  // namespace
+
+BpeModel::BpeModel(std::vector<std::pair<std::string, int32_t>> vocab,
+                   const std::vector<std::pair<std::string, std::string>>& merges, Options options)
+    : options_(std::move(options)), instance_id_(next_instance_id.fetch_add(1)) {
+    int32_t max_id = -1;
+    for (const auto& [token, id] : vocab) {
+        if (id < 0) throw TokenizerError("negative id for token \"" + token + "\"");
+        max_id = std::max(max_id, id);
+    }
+    tokens_.assign(static_cast<size_t>(max_id + 1), std::string());
+    has_token_.assign(tokens_.size(), false);
+    vocab_.reserve(vocab.size());
+    for (auto& [token, id] : vocab) {
+        vocab_.set(token, id);
+        tokens_[id] = std::move(token);
+        has_token_[id] = true;
+    }
+
+    merges_.reserve(merges.size());
+    size_t prefix_len = options_.continuing_subword_prefix.size();
+    std::string merged;
+    for (size_t rank = 0; rank < merges.size(); ++rank) {
+        const auto& [a, b] = merges[rank];
+        int32_t a_id = vocab_.find(a), b_id = vocab_.find(b);
+        if (a_id < 0) throw TokenizerError("merge token \"" + a + "\" is not in the vocabulary");
+        if (b_id < 0) throw TokenizerError("merge token \"" + b + "\" is not in the vocabulary");
+        merged.assign(a).append(b, std::min(prefix_len, b.size()), std::string::npos);
+        int32_t m_id = vocab_.find(merged);
+        if (m_id < 0) throw TokenizerError("merged token \"" + merged + "\" is not in the vocabulary");
+        merges_.set(a_id, b_id, {static_cast<uint32_t>(rank), m_id});
+    }
+
+    if (options_.unk_token) unk_id_ = vocab_.find(*options_.unk_token);
+    all_byte_fallback_ = true;
+    for (int b = 0; b < 256; ++b) {
+        char c = static_cast<char>(b);
+        single_byte_ids_[b] = vocab_.find(std::string_view(&c, 1));
+        char name[8];
+        std::snprintf(name, sizeof(name), "<0x%02X>", b);
+        byte_fallback_ids_[b] = vocab_.find(name);
+        all_byte_fallback_ = all_byte_fallback_ && byte_fallback_ids_[b] >= 0;
+    }
+
+    bool crossing = false;
+    for (size_t id = 0; id < tokens_.size() && !crossing; ++id) {
+        const std::string& t = tokens_[id];
+        for (size_t at = t.find(kMetaspace, 1); at != std::string::npos; at = t.find(kMetaspace, at + 1)) {
+            if (at < kMetaspace.size() || t.compare(at - kMetaspace.size(), kMetaspace.size(), kMetaspace) != 0) {
+                crossing = true;
+                break;
+            }
+        }
+    }
+    cut_before_metaspace_ = !crossing && !options_.ignore_merges && options_.continuing_subword_prefix.empty() &&
+                            options_.end_of_word_suffix.empty();
+}
+
+int32_t BpeModel::char_id(std::string_view ch, bool first, bool last) const {
+    if (options_.continuing_subword_prefix.empty() && options_.end_of_word_suffix.empty())
+        return ch.size() == 1 ? single_byte_ids_[static_cast<unsigned char>(ch[0])] : vocab_.find(ch);
+    std::string& s = scratch().text;
+    s.clear();
+    if (!first) s.append(options_.continuing_subword_prefix);
+    s.append(ch);
+    if (last) s.append(options_.end_of_word_suffix);
+    return vocab_.find(s);
+}
+
+void BpeModel::encode(std::string_view word, std::vector<int32_t>& out) const {
+    if (word.empty()) return;
+    if (!cut_before_metaspace_ || word.size() <= kCutAtMetaspaceAbove) {
+        encode_one(word, out);
+        return;
+    }
+    size_t start = 0;
+    for (size_t at = word.find(kMetaspace, 1); at != std::string_view::npos;
+         at = word.find(kMetaspace, at + kMetaspace.size())) {
+        bool after_metaspace =
+            at >= kMetaspace.size() && word.compare(at - kMetaspace.size(), kMetaspace.size(), kMetaspace) == 0;
+        if (after_metaspace || at == start) continue;
+        encode_one(word.substr(start, at - start), out);
+        start = at;
+    }
+    encode_one(word.substr(start), out);
+}
+
+void BpeModel::encode_one(std::string_view word, std::vector<int32_t>& out) const {
+    if (options_.ignore_merges) {
+        int32_t id = vocab_.find(word);
+        if (id >= 0) {
+            out.push_back(id);
+            return;
+        }
+    }
+    if (word.size() > kMaxCachedWord) {
+        encode_uncached(word, out);
+        return;
+    }
+    ThreadScratch& s = scratch();
+    if (s.cache_owner != instance_id_) {
+        s.cache.clear();
+        s.cache_owner = instance_id_;
+    }
+    uint64_t h = hash_bytes(word);
+    if (s.cache.lookup(word, h, out)) return;
+    size_t before = out.size();
+    encode_uncached(word, out);
+    s.cache.insert(word, h, out.data() + before, out.size() - before);
+}
+
+void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out) const {
+    ThreadScratch& scr = scratch();
+    std::vector<Symbol>& sym = scr.symbols;
+    sym.clear();
+    auto add = [&sym](int32_t id, uint32_t len) {
+        int32_t n = static_cast<int32_t>(sym.size());
+        if (n > 0) sym.back().next = n;
+        sym.push_back({id, n - 1, -1, len});
+    };
+
+    // Pending unknown token (id, bytes), fused with following unknowns when fuse_unk is set.
+    bool unk_pending = false;
+    uint32_t unk_len = 0;
+    for (size_t i = 0; i < word.size();) {
+        size_t n = unicode::sequence_length(static_cast<unsigned char>(word[i]));
+        std::string_view ch = word.substr(i, n);
+        bool first = i == 0, last = i + n >= word.size();
+        i += n;
+        int32_t id = char_id(ch, first, last);
+        if (id >= 0) {
+            if (unk_pending) {
+                add(unk_id_, unk_len);
+                unk_pending = false;
+            }
+            add(id, static_cast<uint32_t>(n));
+            continue;
+        }
+        if (options_.byte_fallback) {
+            // The bytes of the character as the vocabulary would spell it (with affixes).
+            std::string spelled;
+            if (!first) spelled.append(options_.continuing_subword_prefix);
+            spelled.append(ch);
+            if (last) spelled.append(options_.end_of_word_suffix);
+            bool all = true;
+            for (char c : spelled) all = all && byte_fallback_ids_[static_cast<unsigned char>(c)] >= 0;
+            if (all) {
+                for (char c : spelled) add(byte_fallback_ids_[static_cast<unsigned char>(c)], 1);
+                continue;
+            }
+        }
+        if (!options_.unk_token) continue;  // the library drops the character silently
+        if (unk_id_ < 0)
+            throw TokenizerError("unk_token \"" + *options_.unk_token + "\" is not in the vocabulary");
+        if (unk_pending && options_.fuse_unk) {
+            unk_len += static_cast<uint32_t>(n);
+        } else {
+            if (unk_pending) add(unk_id_, unk_len);
+            unk_pending = true;
+            unk_len = static_cast<uint32_t>(n);
+        }
+    }
+    if (unk_pending) add(unk_id_, unk_len);
+
+    if (sym.size() > 1) {
+        std::vector<Candidate>& heap = scr.heap;
+        heap.clear();
+        for (size_t k = 0; k + 1 < sym.size(); ++k)
+            if (const MergeMap::Value* m = merges_.find(sym[k].id, sym[k + 1].id))
+                heap.push_back({m->rank, static_cast<int32_t>(k), m->merged});
+        CandidateOrder order;
+        std::make_heap(heap.begin(), heap.end(), order);
+        while (!heap.empty()) {
+            std::pop_heap(heap.begin(), heap.end(), order);
+            Candidate top = heap.back();
+            heap.pop_back();
+            Symbol& left = sym[top.pos];
+            if (left.len == 0 || left.next < 0) continue;
+            Symbol& right = sym[left.next];
+            const MergeMap::Value* m = merges_.find(left.id, right.id);
+            if (!m || m->merged != top.merged) continue;  // stale: the pair changed since
+            left.id = top.merged;
+            left.len += right.len;
+            left.next = right.next;
+            right.len = 0;
+            if (left.next >= 0) sym[left.next].prev = top.pos;
+            if (left.prev >= 0) {
+                if (const MergeMap::Value* p = merges_.find(sym[left.prev].id, left.id)) {
+                    heap.push_back({p->rank, left.prev, p->merged});
+                    std::push_heap(heap.begin(), heap.end(), order);
+                }
+            }
+            if (left.next >= 0) {
+                if (const MergeMap::Value* q = merges_.find(left.id, sym[left.next].id)) {
+                    heap.push_back({q->rank, top.pos, q->merged});
+                    std::push_heap(heap.begin(), heap.end(), order);
+                }
+            }
+        }
+    }
+    for (const Symbol& s : sym)
+        if (s.len != 0) out.push_back(s.id);
+}
+
+BpeModel parse_bpe_model(const nlohmann::json& j) {
+    std::string type = json_util::get_string(j, "type", "BPE");
+    if (type != "BPE")
+        throw TokenizerError("unsupported model type \"" + type + "\" (only BPE is implemented)");
+    const auto& vocab_json = json_util::require(j, "vocab", "BPE model");
+    std::vector<std::pair<std::string, int32_t>> vocab;
+    vocab.reserve(vocab_json.size());
+    for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) vocab.emplace_back(it.key(), it->get<int32_t>());
+
+    std::vector<std::pair<std::string, std::string>> merges;
+    if (auto it = j.find("merges"); it != j.end() && !it->is_null()) {
+        merges.reserve(it->size());
+        for (const auto& m : *it) {
+            if (m.is_array() && m.size() == 2) {
+                merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+                continue;
+            }
+            const std::string& line = m.get_ref<const std::string&>();
+            size_t space = line.find(' ');
+            if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
+                throw TokenizerError("bad merge \"" + line + "\" (want two tokens separated by one space)");
+            merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+        }
+    }
+
+    BpeModel::Options o;
+    if (auto it = j.find("unk_token"); it != j.end() && it->is_string()) o.unk_token = it->get<std::string>();
+    o.continuing_subword_prefix = json_util::get_string(j, "continuing_subword_prefix");
+    o.end_of_word_suffix = json_util::get_string(j, "end_of_word_suffix");
+    o.fuse_unk = json_util::get_bool(j, "fuse_unk", false);
+    o.byte_fallback = json_util::get_bool(j, "byte_fallback", false);
+    o.ignore_merges = json_util::get_bool(j, "ignore_merges", false);
+    // "dropout" is training-time randomness; encoding here is always deterministic.
+    return BpeModel(std::move(vocab), merges, std::move(o));
+}
+
+}  // namespace radiance::text

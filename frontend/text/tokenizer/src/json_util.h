@@ -1,0 +1,61 @@
+// json_util.h: small helpers for reading tokenizer.json objects with clear errors.
+#pragma once
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "radiance/text/tokenizer.h"
+#include "regex.h"
+#include "unicode.h"
+
+namespace radiance::text::json_util {
+
+using nlohmann::json;
+
+inline std::string type_of(const json& j, const char* what) {
+    if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
+        throw TokenizerError(std::string(what) + " without a \"type\": " + j.dump().substr(0, 200));
+    return j["type"].get<std::string>();
+}
+
+inline bool get_bool(const json& j, const char* key, bool fallback) {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? fallback : it->get<bool>();
+}
+
+inline std::string get_string(const json& j, const char* key, const std::string& fallback = {}) {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? fallback : it->get<std::string>();
+}
+
+inline const json& require(const json& j, const char* key, const char* what) {
+    auto it = j.find(key);
+    if (it == j.end()) throw TokenizerError(std::string(what) + " lacks \"" + key + "\"");
+    return *it;
+}
+
+// {"String": "..."} or {"Regex": "..."}.
+struct Pattern {
+    std::string text;
+    bool literal = true;
+};
+
+inline Pattern get_pattern(const json& j, const char* what) {
+    const json& p = require(j, "pattern", what);
+    if (p.contains("String")) return {p["String"].get<std::string>(), true};
+    if (p.contains("Regex")) return {p["Regex"].get<std::string>(), false};
+    throw TokenizerError(std::string(what) + ": unknown pattern " + p.dump());
+}
+
+// A field holding exactly one character ("replacement" of Metaspace, "content" of Strip).
+inline std::string get_char(const json& j, const char* key, const char* what) {
+    std::string s = require(j, key, what).get<std::string>();
+    size_t i = 0;
+    if (!s.empty()) (void)unicode::next_code_point(s, i);
+    if (s.empty() || i != s.size())
+        throw TokenizerError(std::string(what) + ": \"" + key + "\" must be one character");
+    return s;
+}
+
+}  // namespace radiance::text::json_util

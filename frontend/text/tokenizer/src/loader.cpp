@@ -1,0 +1,151 @@
+// loader.cpp: building a Tokenizer from tokenizer.json (+ tokenizer_config.json) or from
+// GPT-2's encoder.json + vocab.bpe.
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "json_util.h"
+#include "radiance/text/tokenizer.h"
+#include "tokenizer_impl.h"
+
+namespace radiance::text {
+namespace {
+
+using json_util::json;
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw TokenizerError("cannot open " + path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw TokenizerError("cannot read " + path);
+    return ss.str();
+}
+
+json parse_json(std::string_view text, const std::string& what) {
+    try {
+        return json::parse(text);
+    } catch (const json::exception& e) {
+        throw TokenizerError(what + " is not valid JSON: " + e.what());
+    }
+}
+
+std::vector<AddedToken> parse_added_tokens(const json& j) {
+    std::vector<AddedToken> out;
+    if (j.is_null()) return out;
+    for (const auto& t : j) {
+        AddedToken a;
+        a.id = json_util::require(t, "id", "added token").get<int32_t>();
+        a.content = json_util::require(t, "content", "added token").get<std::string>();
+        a.single_word = json_util::get_bool(t, "single_word", false);
+        a.lstrip = json_util::get_bool(t, "lstrip", false);
+        a.rstrip = json_util::get_bool(t, "rstrip", false);
+        a.special = json_util::get_bool(t, "special", false);
+        a.normalized = json_util::get_bool(t, "normalized", !a.special);
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+// bos_token/eos_token are a string, {"content": ...} (an AddedToken) or null.
+std::optional<std::string> config_token(const json& config, const char* key) {
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return std::nullopt;
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_object() && it->contains("content")) return (*it)["content"].get<std::string>();
+    return std::nullopt;
+}
+
+void apply_config(detail::TokenizerImpl& impl, const json& config, const LoadOptions& options) {
+    impl.bos_token = config_token(config, "bos_token");
+    impl.eos_token = config_token(config, "eos_token");
+    if (impl.bos_token) impl.bos_id = impl.token_to_id(*impl.bos_token);
+    if (impl.eos_token) impl.eos_id = impl.token_to_id(*impl.eos_token);
+    if (!options.apply_config_bos_eos || (!config.contains("add_bos_token") && !config.contains("add_eos_token")))
+        return;
+    bool add_bos = json_util::get_bool(config, "add_bos_token", false);
+    bool add_eos = json_util::get_bool(config, "add_eos_token", false);
+    if (add_bos && !impl.bos_id) throw TokenizerError("tokenizer_config.json sets add_bos_token but has no usable bos_token");
+    if (add_eos && !impl.eos_id) throw TokenizerError("tokenizer_config.json sets add_eos_token but has no usable eos_token");
+    impl.post_processor = make_bos_eos_template(add_bos ? *impl.bos_id : -1, add_eos ? *impl.eos_id : -1);
+}
+
+void attach_added_tokens(detail::TokenizerImpl& impl, std::vector<AddedToken> tokens) {
+    const Normalizer* normalizer = impl.normalizer.get();
+    impl.added = std::make_unique<AddedVocabulary>(std::move(tokens), [normalizer](const std::string& content) {
+        std::string s = content;
+        if (normalizer) normalizer->normalize(s);
+        return s;
+    });
+    impl.finish();
+}
+
+}  // namespace
+
+Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json, const LoadOptions& options) {
+    json j = parse_json(tokenizer_json, "tokenizer.json");
+    if (!j.is_object()) throw TokenizerError("tokenizer.json is not a JSON object");
+    auto impl = std::make_shared<detail::TokenizerImpl>();
+    auto field = [&j](const char* key) -> const json& {
+        static const json kNull;
+        auto it = j.find(key);
+        return it == j.end() ? kNull : *it;
+    };
+    impl->normalizer = parse_normalizer(field("normalizer"));
+    impl->pre_tokenizer = parse_pre_tokenizer(field("pre_tokenizer"));
+    impl->model = std::make_unique<BpeModel>(parse_bpe_model(json_util::require(j, "model", "tokenizer.json")));
+    impl->post_processor = parse_post_processor(field("post_processor"));
+    impl->decoder = parse_decoder(field("decoder"), impl->decoder_traits);
+    attach_added_tokens(*impl, parse_added_tokens(field("added_tokens")));
+    if (!config_json.empty()) {
+        json config = parse_json(config_json, "tokenizer_config.json");
+        if (!config.is_object()) throw TokenizerError("tokenizer_config.json is not a JSON object");
+        apply_config(*impl, config, options);
+    }
+    return Tokenizer(std::move(impl));
+}
+
+Tokenizer Tokenizer::from_file(const std::string& tokenizer_json_path, const std::string& config_json_path,
+                               const LoadOptions& options) {
+    std::string config = config_json_path.empty() ? std::string() : read_file(config_json_path);
+    try {
+        return from_json(read_file(tokenizer_json_path), config, options);
+    } catch (const TokenizerError& e) {
+        throw TokenizerError(tokenizer_json_path + ": " + e.what());
+    }
+}
+
+Tokenizer Tokenizer::from_gpt2_files(const std::string& encoder_json_path, const std::string& vocab_bpe_path) {
+    json encoder = parse_json(read_file(encoder_json_path), encoder_json_path);
+    std::vector<std::pair<std::string, int32_t>> vocab;
+    for (auto it = encoder.begin(); it != encoder.end(); ++it) vocab.emplace_back(it.key(), it->get<int32_t>());
+
+    std::istringstream lines(read_file(vocab_bpe_path));
+    std::vector<std::pair<std::string, std::string>> merges;
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || line.rfind("#version", 0) == 0) continue;
+        size_t space = line.find(' ');
+        if (space == std::string::npos) throw TokenizerError(vocab_bpe_path + ": bad merge line \"" + line + "\"");
+        merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+    }
+
+    auto impl = std::make_shared<detail::TokenizerImpl>();
+    const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    impl->pre_tokenizer = parse_pre_tokenizer(byte_level);
+    impl->decoder = parse_decoder(byte_level, impl->decoder_traits);
+    impl->model = std::make_unique<BpeModel>(std::move(vocab), merges, BpeModel::Options{});
+    std::vector<AddedToken> added;
+    const std::string eot = "<|endoftext|>";
+    int32_t eot_id = impl->model->token_to_id(eot);
+    if (eot_id >= 0) added.push_back({eot_id, eot, false, false, false, false, true});
+    attach_added_tokens(*impl, std::move(added));
+    if (eot_id >= 0) {
+        impl->bos_token = impl->eos_token = eot;
+        impl->bos_id = impl->eos_id = eot_id;
+    }
+    return Tokenizer(std::move(impl));
+}
+
+}  // namespace radiance::text

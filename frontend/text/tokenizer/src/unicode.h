@@ -1,0 +1,76 @@
+// unicode.h: UTF-8 handling and the Unicode algorithms the tokenizer pipeline needs
+// (normalisation forms, lowercase, a few character classes), on top of unicode_tables.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace radiance::text::unicode {
+
+constexpr char32_t kReplacementChar = 0xFFFD;
+
+// Decodes the code point starting at s[i] and advances i. The input must be valid UTF-8
+// (everything past the tokenizer's entry point is).
+inline char32_t next_code_point(std::string_view s, size_t& i) {
+    auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+        ++i;
+        return b;
+    }
+    if (b < 0xE0) {
+        char32_t c = ((b & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+        i += 2;
+        return c;
+    }
+    if (b < 0xF0) {
+        char32_t c = ((b & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+                     (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+        i += 3;
+        return c;
+    }
+    char32_t c = ((b & 0x07u) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 12) |
+                 ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) |
+                 (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
+    i += 4;
+    return c;
+}
+
+// Byte length of the UTF-8 sequence that starts with this (valid) lead byte.
+inline size_t sequence_length(unsigned char lead) {
+    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+void append_utf8(std::string& out, char32_t cp);
+
+// Length of the longest prefix of s that is a (possibly incomplete) well-formed UTF-8 sequence
+// start: 0 for an invalid lead byte, otherwise how many bytes of a valid sequence are present.
+size_t valid_prefix_length(std::string_view s);
+
+bool is_valid_utf8(std::string_view s);
+
+// Appends bytes as UTF-8, replacing every maximal ill-formed subpart with U+FFFD
+// (the Unicode recommendation; identical to Rust's String::from_utf8_lossy).
+void append_lossy(std::string& out, std::string_view bytes);
+
+// Number of bytes at the end of s that form an incomplete, still possibly valid sequence.
+size_t incomplete_tail_length(std::string_view s);
+
+enum class Form { NFC, NFD, NFKC, NFKD };
+
+// Normalises valid UTF-8 text. NFC has a fast path that copies text needing no work.
+std::string normalize(std::string_view s, Form form);
+
+// Per code point full lowercase mapping (Rust char::to_lowercase, no final-sigma rule).
+std::string lowercase(std::string_view s);
+
+// Removes combining (general category M*) marks.
+std::string strip_combining_marks(std::string_view s);
+
+bool is_whitespace(char32_t c);  // Unicode White_Space (Rust char::is_whitespace)
+bool is_numeric(char32_t c);     // general category N* (Rust char::is_numeric)
+bool is_combining_mark(char32_t c);
+
+const char* data_version();
+
+}  // namespace radiance::text::unicode
