@@ -179,6 +179,9 @@ static inline double rad_args_getf_or(const RadArgs* a, const char* name, double
     if (!p) return dflt;
     return p->type == RAD_P_INT ? (double)p->i : p->f;
 }
+static inline double rad_args_getf(const RadArgs* a, const char* name) {
+    return rad_args_getf_or(a, name, 0.0);
+}
 static inline const char* rad_args_gets_or(const RadArgs* a, const char* name, const char* dflt) {
     const RadParam* p = rad_args_find(a, name);
     return (p && p->type == RAD_P_STR && p->s) ? p->s : dflt;

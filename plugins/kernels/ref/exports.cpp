@@ -1,0 +1,48 @@
+// libref: the host reference kernel library. It implements every op of docs/OPS.md in the
+// plainest order (f32 accumulation, round-to-nearest-even, built with -ffp-contract=off), declares
+// itself a reference library, and is what every other library is checked against.
+#include <radiance/rad_ops.h>
+
+#include "ref_util.h"
+
+namespace {
+
+const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
+const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
+
+#define ROW(name, op, fn, cons, ncons) \
+    {name, op, op, "reference " op, "any", "f32 activations", RAD_DOMAIN_HOST, 0, cons, ncons, 0, fn}
+
+const RadKernelInfo rows[] = {
+    ROW("ref_embed", "embed", ref_embed, c_float_weights, 1),
+    ROW("ref_rms_norm", "rms_norm", ref_rms_norm, c_float_weights, 1),
+    ROW("ref_layer_norm", "layer_norm", ref_layer_norm, c_float_weights, 1),
+    ROW("ref_gemm", "gemm", ref_gemm, c_float_weights, 1),
+    ROW("ref_rope", "rope", ref_rope, nullptr, 0),
+    ROW("ref_attention", "attention", ref_attention, c_block16, 1),
+    ROW("ref_swiglu", "swiglu", ref_swiglu, nullptr, 0),
+    ROW("ref_geglu", "geglu", ref_geglu, nullptr, 0),
+    ROW("ref_gelu", "gelu", ref_gelu, nullptr, 0),
+    ROW("ref_add", "add", ref_add, nullptr, 0),
+    ROW("ref_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
+};
+
+}  // namespace
+
+RAD_PLUGIN_ABI_VERSION_EXPORT
+RAD_PLUGIN_ABI_LAYOUT_EXPORT
+
+extern "C" {
+RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
+    static const RadPluginInfo info = {RAD_PLUGIN_KERNEL, "libref", "0.1", "host reference kernels (f32, no FMA)", "host"};
+    return &info;
+}
+RAD_EXPORT int rad_plugin_reference(void) { return 1; }
+RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
+RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
+    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
+}
+RAD_EXPORT int rad_kernel_count(void) { return static_cast<int>(sizeof rows / sizeof rows[0]); }
+RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return &rows[i]; }
+RAD_EXPORT int rad_kernel_concurrent(int) { return 1; }
+}

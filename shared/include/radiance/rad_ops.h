@@ -1,0 +1,103 @@
+/* rad_ops.h: the schemas of the conventional op vocabulary (docs/OPS.md is their prose).
+ *
+ * Header-only data a kernel library returns from rad_kernel_schema_at, so every library declares
+ * the same op identically (the first library in the hierarchy fixes a schema, and a differing one
+ * is refused). ctest -R ops_doc checks docs/OPS.md against these tables.
+ *
+ * Conventions: activations are row-major with a row pitch (RadTensor.row_pitch); the ranged
+ * parameter is the row count of the step (`n`, or `M` for gemm); every op reads f32 activations
+ * and writes f32 unless its `act` parameter says otherwise. */
+#ifndef RADIANCE_RAD_OPS_H
+#define RADIANCE_RAD_OPS_H
+
+#include "rad_plugin.h"
+
+#define RAD_PI(name, need) {name, RAD_P_INT, need, RAD_PROLE_NONE}
+#define RAD_PF(name, need) {name, RAD_P_F64, need, RAD_PROLE_NONE}
+#define RAD_PS(name, need) {name, RAD_P_STR, need, RAD_PROLE_NONE}
+#define RAD_N_OF(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
+
+static const RadParamSpec rad_op_embed_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED),
+    RAD_PS("wdtype", RAD_REQUIRED), RAD_PF("scale", RAD_OPTIONAL)};
+static const RadOperandSpec rad_op_embed_opds[] = {
+    {"ids", RAD_OPD_IN, 0}, {"table", RAD_OPD_WTAB, 0}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_rms_norm_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PI("groups", RAD_OPTIONAL),
+    RAD_PF("eps", RAD_REQUIRED), RAD_PI("unit_offset", RAD_OPTIONAL), RAD_PS("wdtype", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_rms_norm_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_layer_norm_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PF("eps", RAD_REQUIRED),
+    RAD_PS("wdtype", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_layer_norm_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"b", RAD_OPD_WEIGHT, 1}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_gemm_params[] = {
+    RAD_PI("M", RAD_REQUIRED), RAD_PI("N", RAD_REQUIRED), RAD_PI("K", RAD_REQUIRED),
+    RAD_PS("wdtype", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_gemm_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"bias", RAD_OPD_WEIGHT, 1}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_rope_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("n_head", RAD_REQUIRED), RAD_PI("head_dim", RAD_REQUIRED),
+    RAD_PI("rot_dim", RAD_REQUIRED), RAD_PF("theta", RAD_REQUIRED), RAD_PS("layout", RAD_REQUIRED),
+    RAD_PS("scaling", RAD_REQUIRED), RAD_PF("factor", RAD_OPTIONAL), RAD_PF("low_freq_factor", RAD_OPTIONAL),
+    RAD_PF("high_freq_factor", RAD_OPTIONAL), RAD_PI("orig_ctx", RAD_OPTIONAL), RAD_PF("beta_fast", RAD_OPTIONAL),
+    RAD_PF("beta_slow", RAD_OPTIONAL), RAD_PF("attn_factor", RAD_OPTIONAL)};
+static const RadOperandSpec rad_op_rope_opds[] = {{"x", RAD_OPD_INOUT, 0}, {"pos", RAD_OPD_IN, 0}};
+
+static const RadParamSpec rad_op_attention_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("n_head", RAD_REQUIRED), RAD_PI("n_head_kv", RAD_REQUIRED),
+    RAD_PI("head_dim", RAD_REQUIRED), RAD_PF("scale", RAD_REQUIRED), RAD_PI("window", RAD_OPTIONAL),
+    RAD_PF("softcap", RAD_OPTIONAL), RAD_PI("block", RAD_DERIVED)};
+static const RadOperandSpec rad_op_attention_opds[] = {
+    {"q", RAD_OPD_IN, 0}, {"k", RAD_OPD_IN, 0}, {"v", RAD_OPD_IN, 0},
+    {"k_cache", RAD_OPD_INOUT, 0}, {"v_cache", RAD_OPD_INOUT, 0},
+    {"pos", RAD_OPD_IN, 0}, {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0},
+    {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_glu_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_glu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_gelu_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PS("approx", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_gelu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_add_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_add_opds[] = {{"a", RAD_OPD_IN, 0}, {"b", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
+static const RadParamSpec rad_op_gather_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_gather_opds[] = {{"x", RAD_OPD_IN, 0}, {"ids", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
+/* The vocabulary, in the order docs/OPS.md lists it. */
+static const RadOpSchema rad_ops_conventional[] = {
+    {"embed", rad_op_embed_params, RAD_N_OF(rad_op_embed_params), rad_op_embed_opds, RAD_N_OF(rad_op_embed_opds),
+     "y[i] = table[ids[i]] * scale"},
+    {"rms_norm", rad_op_rms_norm_params, RAD_N_OF(rad_op_rms_norm_params), rad_op_rms_norm_opds,
+     RAD_N_OF(rad_op_rms_norm_opds), "y = x / sqrt(mean(x^2) + eps) * (w or 1 + w), per group of dim"},
+    {"layer_norm", rad_op_layer_norm_params, RAD_N_OF(rad_op_layer_norm_params), rad_op_layer_norm_opds,
+     RAD_N_OF(rad_op_layer_norm_opds), "y = (x - mean) / sqrt(var + eps) * w + b"},
+    {"gemm", rad_op_gemm_params, RAD_N_OF(rad_op_gemm_params), rad_op_gemm_opds, RAD_N_OF(rad_op_gemm_opds),
+     "y[M,N] = x[M,K] . w[N,K]^T + bias, f32 accumulation"},
+    {"rope", rad_op_rope_params, RAD_N_OF(rad_op_rope_params), rad_op_rope_opds, RAD_N_OF(rad_op_rope_opds),
+     "rotary position embedding in place, per head, neox or gptj pairs, scaled frequencies"},
+    {"attention", rad_op_attention_params, RAD_N_OF(rad_op_attention_params), rad_op_attention_opds,
+     RAD_N_OF(rad_op_attention_opds), "store k,v in the paged cache, then causal (windowed) GQA attention"},
+    {"swiglu", rad_op_glu_params, RAD_N_OF(rad_op_glu_params), rad_op_glu_opds, RAD_N_OF(rad_op_glu_opds),
+     "y = silu(x[:, :dim]) * x[:, dim:]"},
+    {"geglu", rad_op_glu_params, RAD_N_OF(rad_op_glu_params), rad_op_glu_opds, RAD_N_OF(rad_op_glu_opds),
+     "y = gelu_tanh(x[:, :dim]) * x[:, dim:]"},
+    {"gelu", rad_op_gelu_params, RAD_N_OF(rad_op_gelu_params), rad_op_gelu_opds, RAD_N_OF(rad_op_gelu_opds),
+     "y = gelu(x), exact (erf) or tanh"},
+    {"add", rad_op_add_params, RAD_N_OF(rad_op_add_params), rad_op_add_opds, RAD_N_OF(rad_op_add_opds),
+     "y = a + b (y may alias a)"},
+    {"gather_rows", rad_op_gather_params, RAD_N_OF(rad_op_gather_params), rad_op_gather_opds,
+     RAD_N_OF(rad_op_gather_opds), "y[i] = x[ids[i]]"},
+};
+#define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
+
+#endif
