@@ -85,7 +85,9 @@ typedef struct RadBuildCtx {
     int32_t max_mixed_tok;
     int32_t kv_dtype;     /* RadDType of the attention cache */
     int32_t shape_probe;  /* a sizing declare: must not touch state the real declare wrote */
-    int32_t reserved[15];
+    int32_t max_out_rows; /* logits rows one step may ask for (0 = the plugin's own rule) */
+    int32_t act_dtype;    /* RadDType of activations the kernels exchange (RAD_F32 on the reference path) */
+    int32_t reserved[13];
 } RadBuildCtx;
 
 /* ---- declarations ------------------------------------------------------------------------ */
@@ -285,9 +287,9 @@ typedef enum RadOperandKind {
 typedef struct RadOperandRef {
     int32_t kind;   /* RadOperandKind */
     int32_t handle; /* buffer / weight / kv group */
-    int64_t rows;   /* BUF: rows; RAW: elements */
-    int64_t col0;   /* BUF: first column (a view of a wide buffer); 0 otherwise */
-    int64_t cols;   /* BUF: columns of the view; 0 = all */
+    int64_t rows;   /* BUF: rows; RAW: elements, or rows of a 2-D array when cols > 0 */
+    int64_t col0;   /* BUF: first column (a view of a wide buffer); KV: the plane (0 = K, 1 = V) */
+    int64_t cols;   /* BUF: columns of the view (0 = all); RAW: columns of a 2-D array */
     int32_t dtype;  /* RAW: element type */
     int32_t layer;  /* KV: which layer */
     const void* ptr;/* RAW */
@@ -305,8 +307,12 @@ static inline RadOperandRef rad_w(rad_weight w) {
 static inline RadOperandRef rad_raw(const void* p, int dtype, int64_t n) {
     RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_RAW; r.ptr = p; r.dtype = dtype; r.rows = n; return r;
 }
-static inline RadOperandRef rad_kvref(rad_kv g, int layer) {
-    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_KV; r.handle = g; r.layer = layer; return r;
+static inline RadOperandRef rad_raw2(const void* p, int dtype, int64_t rows, int64_t cols) {
+    RadOperandRef r = rad_raw(p, dtype, rows); r.cols = cols; return r;
+}
+/* Plane `plane` (0 = K, 1 = V) of layer `layer`'s state in KV group `g`. */
+static inline RadOperandRef rad_kvref(rad_kv g, int layer, int plane) {
+    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_KV; r.handle = g; r.layer = layer; r.col0 = plane; return r;
 }
 static inline RadOperandRef rad_none(void) {
     RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_NONE; r.handle = RAD_NULL_HANDLE; return r;

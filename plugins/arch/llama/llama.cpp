@@ -1,0 +1,205 @@
+// The llama family: Llama (incl. llama3 rope scaling, tied embeddings), Mistral (sliding window),
+// Qwen2 (q/k/v bias) and Qwen3 (per-head q/k norms, head_dim read from metadata). One source,
+// built once per architecture id; what differs is read from the metadata or fixed by the family.
+#include <radiance/arch/blocks/rad_block_attn.h>
+#include <radiance/arch/blocks/rad_block_mlp.h>
+
+#include <string>
+#include <vector>
+
+#ifndef FAMILY_ID
+#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3)"
+#endif
+
+namespace family {
+
+using namespace radblk;
+
+struct Layer {
+    rad_weight w_attn_norm, w_ffn_norm;
+    rad_op op_attn_norm, op_ffn_norm, op_add_attn, op_add_ffn;
+    AttnBlock attn;
+    MlpBlock mlp;
+};
+
+struct Model {
+    int64_t n_embd = 0, n_vocab = 0, max_tok = 0, max_out = 0;
+    double eps = 1e-6;
+    rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE, w_out = RAD_NULL_HANDLE;
+    rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits;
+    rad_kv kv = RAD_NULL_HANDLE;
+    rad_op op_embed, op_gather, op_norm, op_head;
+    std::vector<Layer> layers;
+};
+
+Model m;
+
+const std::string kFamily = FAMILY_ID;
+
+bool qkv_bias(const RadModelMeta* meta) {
+    if (kFamily == "qwen2") return true;  // Qwen2 always carries q/k/v biases
+    if (kFamily == "mistral") return false;
+    return meta_true(meta, "hf.attention_bias");
+}
+
+// The sliding window of layer l, 0 for full attention.
+int64_t layer_window(const RadModelMeta* meta, int l) {
+    const int64_t w = rad_meta_geti(meta, "hf.sliding_window", 0);
+    if (w <= 0) return 0;
+    if (kFamily == "mistral") return w;
+    const std::string kind = rad_meta_gets(meta, ("hf.layer_types." + std::to_string(l)).c_str(), "");
+    if (!kind.empty()) return kind == "sliding_attention" ? w : 0;
+    return meta_true(meta, "hf.use_sliding_window") ? w : 0;
+}
+
+rad_op norm(RadBuilder* b, rad_weight w) {
+    return op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
+                              RAD_STR("wdtype", wdtype(b, w))}, {w});
+}
+
+int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
+    m = Model{};
+    if (meta->n_layers <= 0 || meta->n_embd <= 0 || meta->n_head <= 0 || meta->head_dim <= 0 || meta->n_vocab <= 0) {
+        rad_decl_fail(b, "metadata lacks the model's dimensions (n_layers, n_embd, n_head, head_dim, n_vocab)");
+        return RAD_E_ARG;
+    }
+    if (meta_true(meta, "hf.mlp_bias")) {
+        rad_decl_fail(b, "mlp_bias = true is not served by this plugin");
+        return RAD_E_UNSUPPORTED;
+    }
+    m.n_embd = meta->n_embd;
+    m.n_vocab = meta->n_vocab;
+    m.max_tok = ctx->max_tok;
+    m.max_out = ctx->max_out_rows > 0 ? ctx->max_out_rows : ctx->max_seqs;
+    m.eps = meta->rms_eps > 0 ? meta->rms_eps : 1e-6;
+    const int64_t hq = meta->n_head, hkv = meta->n_head_kv > 0 ? meta->n_head_kv : meta->n_head, hd = meta->head_dim;
+    const int64_t n_ff = meta->n_ff;
+    const int act = ctx->act_dtype ? ctx->act_dtype : RAD_F32;
+    Rope rope = Rope::from_meta(meta, hd);
+    std::string why;
+    if (!rope.supported(&why)) {
+        rad_decl_fail(b, why.c_str());
+        return RAD_E_UNSUPPORTED;
+    }
+
+    map(b, "token_embd.weight", RAD_MAP_COPY, {"model.embed_tokens.weight"});
+    RadWeightDecl we = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
+    m.w_tok = rad_decl_weight(b, "token_embd.weight", &we);
+
+    RadBufDecl d = buf2(act, m.max_tok, m.n_embd);
+    m.b_x = rad_decl_buffer(b, "x", &d);
+    m.b_h = rad_decl_buffer(b, "h", &d);
+    m.b_tmp = rad_decl_buffer(b, "tmp", &d);
+    d = buf2(act, m.max_tok, (hq + 2 * hkv) * hd);
+    m.b_qkv = rad_decl_buffer(b, "qkv", &d);
+    d = buf2(act, m.max_tok, hq * hd);
+    m.b_attn = rad_decl_buffer(b, "attn", &d);
+    d = buf2(act, m.max_tok, 2 * n_ff);
+    m.b_gu = rad_decl_buffer(b, "gate_up", &d);
+    d = buf2(act, m.max_tok, n_ff);
+    m.b_act = rad_decl_buffer(b, "act", &d);
+
+    RadKvGroupDecl kvd{};
+    kvd.kind = RAD_KV_FULL;
+    kvd.dtype = ctx->kv_dtype ? ctx->kv_dtype : RAD_F32;
+    kvd.n_head_kv = static_cast<int32_t>(hkv);
+    kvd.head_dim = static_cast<int32_t>(hd);
+    kvd.n_planes = 2;
+    m.kv = rad_decl_kv_group(b, "attn", &kvd);
+
+    m.op_embed = op(b, "embed", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_INT("vocab", m.n_vocab),
+                                 RAD_STR("wdtype", wdtype(b, m.w_tok))}, {m.w_tok});
+    uses(b, m.op_embed, {}, {m.b_x});
+
+    m.layers.resize(static_cast<size_t>(meta->n_layers));
+    for (int l = 0; l < meta->n_layers; ++l) {
+        Layer& L = m.layers[l];
+        const std::string hf = "model.layers." + std::to_string(l) + ".", name = "blk." + std::to_string(l) + ".";
+        map(b, name + "attn_norm.weight", RAD_MAP_COPY, {hf + "input_layernorm.weight"});
+        RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, l);
+        L.w_attn_norm = rad_decl_weight(b, (name + "attn_norm.weight").c_str(), &wn);
+        L.op_attn_norm = norm(b, L.w_attn_norm);
+        uses(b, L.op_attn_norm, {m.b_x}, {m.b_h});
+
+        AttnConfig ac;
+        ac.layer = l;
+        ac.n_embd = m.n_embd;
+        ac.n_head = hq;
+        ac.n_head_kv = hkv;
+        ac.head_dim = hd;
+        ac.qkv_bias = qkv_bias(meta);
+        ac.qk_norm = kFamily == "qwen3";
+        ac.eps = m.eps;
+        ac.window = layer_window(meta, l);
+        ac.rope = rope;
+        ac.max_tok = m.max_tok;
+        ac.hf_prefix = hf + "self_attn.";
+        ac.name = name;
+        L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
+        L.op_add_attn = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
+        uses(b, L.op_add_attn, {m.b_x, m.b_tmp}, {m.b_x});
+
+        map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
+        L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
+        L.op_ffn_norm = norm(b, L.w_ffn_norm);
+        uses(b, L.op_ffn_norm, {m.b_x}, {m.b_h});
+        MlpConfig mc;
+        mc.layer = l;
+        mc.n_embd = m.n_embd;
+        mc.n_ff = n_ff;
+        mc.max_tok = m.max_tok;
+        mc.hf_prefix = hf + "mlp.";
+        mc.name = name;
+        L.mlp.declare(b, mc, MlpBuffers{m.b_h, m.b_gu, m.b_act, m.b_tmp});
+        L.op_add_ffn = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
+        uses(b, L.op_add_ffn, {m.b_x, m.b_tmp}, {m.b_x});
+    }
+
+    // The head runs over the rows whose logits are wanted only.
+    d = buf2(act, m.max_out, m.n_embd);
+    m.b_xo = rad_decl_buffer(b, "x_out", &d);
+    d = buf2(RAD_F32, m.max_out, m.n_vocab);
+    m.b_logits = rad_decl_buffer(b, "logits", &d);
+    m.op_gather = op(b, "gather_rows", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd)});
+    uses(b, m.op_gather, {m.b_x}, {m.b_xo});
+    map(b, "output_norm.weight", RAD_MAP_COPY, {"model.norm.weight"});
+    RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, -1);
+    m.w_norm = rad_decl_weight(b, "output_norm.weight", &wn);
+    m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
+                                   RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
+    uses(b, m.op_norm, {m.b_xo}, {m.b_xo});
+    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, RAD_SHARD_ROW, -1, RAD_ACCESS_VOCAB);
+    if (meta_true(meta, "hf.tie_word_embeddings")) {
+        wo.source = "token_embd.weight";  // tied: the head reads the embedding table
+    } else {
+        map(b, "output.weight", RAD_MAP_COPY, {"lm_head.weight"});
+    }
+    m.w_out = rad_decl_weight(b, "output.weight", &wo);
+    m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", m.n_vocab), RAD_INT("K", m.n_embd),
+                               RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_out});
+    uses(b, m.op_head, {m.b_xo}, {m.b_logits});
+    rad_declare_logits(b, m.b_logits);
+    return RAD_OK;
+}
+
+void step(RadCtx* c, const RadBatch* bt) {
+    const int64_t n = bt->n_tok;
+    RAD_ISSUE_N(c, m.op_embed, n, rad_raw(bt->token_ids, RAD_I32, n), rad_w(m.w_tok), rad_brows(m.b_x, n));
+    for (const Layer& L : m.layers) {
+        RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_attn_norm), rad_brows(m.b_h, n));
+        L.attn.step(c, bt);
+        RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+        RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
+        L.mlp.step(c, bt);
+        RAD_ISSUE_N(c, L.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+    }
+    if (bt->n_out <= 0) return;  // a chunk that finishes no sequence runs no head
+    const int64_t o = bt->n_out;
+    RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
+    RAD_ISSUE_N(c, m.op_norm, o, rad_brows(m.b_xo, o), rad_w(m.w_norm), rad_brows(m.b_xo, o));
+    RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+}
+
+}  // namespace family
+
+RAD_ARCH_PLUGIN(family, FAMILY_ID, FAMILY_ID, "", "0.1", "llama-family decoder (" FAMILY_ID ")")

@@ -1,0 +1,121 @@
+#include "radiance/convert/hf_config.h"
+
+#include "radiance/engine/model_meta.h"
+#include "radiance/util/error.h"
+
+namespace radiance::convert {
+
+using container::MetaValue;
+namespace mk = engine::meta_key;
+
+namespace {
+
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, MetaValue>& out) {
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+        return;
+    }
+    if (j.is_array()) {
+        bool scalars = true;
+        for (size_t i = 0; i < j.size(); ++i) {
+            flatten(j[i], prefix + "." + std::to_string(i), out);
+            scalars = scalars && !j[i].is_structured();
+        }
+        out[prefix] = MetaValue::of_str(j.dump());
+        out[prefix + ".count"] = MetaValue::of_int(static_cast<int64_t>(j.size()));
+        return;
+    }
+    if (j.is_boolean()) out[prefix] = MetaValue::of_bool(j.get<bool>());
+    else if (j.is_number_integer()) out[prefix] = MetaValue::of_int(j.get<int64_t>());
+    else if (j.is_number_float()) out[prefix] = MetaValue::of_f64(j.get<double>());
+    else if (j.is_string()) out[prefix] = MetaValue::of_str(j.get<std::string>());
+    // null: absent
+}
+
+// rope.* from one rope parameter object (transformers 5's rope_parameters or the older
+// rope_scaling), under `prefix`.
+void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std::string, MetaValue>& out) {
+    auto num = [&](const char* k, const char* as) {
+        if (r.contains(k) && r[k].is_number()) out[prefix + as] = MetaValue::of_f64(r[k].get<double>());
+    };
+    if (r.contains("rope_type") && r["rope_type"].is_string()) out[prefix + "type"] = MetaValue::of_str(r["rope_type"]);
+    else if (r.contains("type") && r["type"].is_string()) out[prefix + "type"] = MetaValue::of_str(r["type"]);
+    num("rope_theta", "theta");
+    num("factor", "factor");
+    num("low_freq_factor", "low_freq_factor");
+    num("high_freq_factor", "high_freq_factor");
+    num("beta_fast", "beta_fast");
+    num("beta_slow", "beta_slow");
+    num("attention_factor", "attention_factor");
+    if (r.contains("original_max_position_embeddings") && r["original_max_position_embeddings"].is_number())
+        out[prefix + "orig_ctx"] = MetaValue::of_int(r["original_max_position_embeddings"].get<int64_t>());
+}
+
+}  // namespace
+
+std::string arch_id_of(const nlohmann::json& config) {
+    if (!config.contains("model_type") || !config["model_type"].is_string())
+        throw Error("config.json has no model_type");
+    std::string id;
+    for (char c : config["model_type"].get<std::string>())
+        if (c != '_') id += c;
+    return id;
+}
+
+std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_in, const std::string& model_name) {
+    // Multimodal configs keep the language model under text_config.
+    const nlohmann::json& cfg = cfg_in.contains("text_config") && cfg_in["text_config"].is_object() ? cfg_in["text_config"] : cfg_in;
+    std::map<std::string, MetaValue> out;
+    flatten(cfg_in, "hf", out);
+    if (&cfg != &cfg_in) flatten(cfg, "hf", out);
+    auto req = [&](const char* k) -> int64_t {
+        if (!cfg.contains(k) || !cfg[k].is_number_integer()) throw Error("config.json lacks the integer '" + std::string(k) + "'");
+        return cfg[k].get<int64_t>();
+    };
+    auto opt_i = [&](const char* k, int64_t d) { return cfg.contains(k) && cfg[k].is_number_integer() ? cfg[k].get<int64_t>() : d; };
+    out[mk::arch] = MetaValue::of_str(arch_id_of(cfg_in));
+    out[mk::quant] = MetaValue::of_str("");
+    out[mk::name] = MetaValue::of_str(model_name);
+    const int64_t hidden = req("hidden_size"), heads = req("num_attention_heads");
+    out[mk::n_layers] = MetaValue::of_int(req("num_hidden_layers"));
+    out[mk::n_embd] = MetaValue::of_int(hidden);
+    out[mk::n_head] = MetaValue::of_int(heads);
+    out[mk::n_head_kv] = MetaValue::of_int(opt_i("num_key_value_heads", heads));
+    // What the checkpoint means by head_dim: its own value, else transformers' default. Model code
+    // reads this key and never derives it again.
+    out[mk::head_dim] = MetaValue::of_int(cfg.contains("head_dim") && cfg["head_dim"].is_number_integer()
+                                              ? cfg["head_dim"].get<int64_t>()
+                                              : hidden / heads);
+    out[mk::n_ff] = MetaValue::of_int(opt_i("intermediate_size", 0));
+    out[mk::n_vocab] = MetaValue::of_int(req("vocab_size"));
+    out[mk::n_ctx_train] = MetaValue::of_int(opt_i("max_position_embeddings", 0));
+    for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"})
+        if (cfg.contains(k) && cfg[k].is_number()) {
+            out[mk::rms_eps] = MetaValue::of_f64(cfg[k].get<double>());
+            break;
+        }
+    out[mk::n_expert] = MetaValue::of_int(opt_i("num_local_experts", opt_i("num_experts", 0)));
+    out[mk::n_expert_used] = MetaValue::of_int(opt_i("num_experts_per_tok", 0));
+
+    // Rope: transformers 5 writes rope_parameters (possibly one set per layer type); older configs
+    // rope_theta plus rope_scaling.
+    double theta = cfg.contains("rope_theta") && cfg["rope_theta"].is_number() ? cfg["rope_theta"].get<double>() : 10000.0;
+    if (cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object()) {
+        const auto& rp = cfg["rope_parameters"];
+        if (rp.contains("rope_type") || rp.contains("rope_theta")) {
+            rope_keys(rp, "rope.", out);
+        } else {
+            for (auto& [kind, sub] : rp.items())
+                if (sub.is_object()) rope_keys(sub, "rope." + kind + ".", out);
+            if (rp.contains("full_attention")) rope_keys(rp["full_attention"], "rope.", out);
+        }
+    }
+    if (cfg.contains("rope_scaling") && cfg["rope_scaling"].is_object()) rope_keys(cfg["rope_scaling"], "rope.", out);
+    if (!out.count("rope.theta")) out["rope.theta"] = MetaValue::of_f64(theta);
+    out[mk::rope_theta] = out["rope.theta"];
+    if (cfg.contains("partial_rotary_factor") && cfg["partial_rotary_factor"].is_number())
+        out["rope.partial_rotary_factor"] = MetaValue::of_f64(cfg["partial_rotary_factor"].get<double>());
+    return out;
+}
+
+}  // namespace radiance::convert

@@ -1,0 +1,24 @@
+// convert.h: a Hugging Face folder -> a RAD2 container, driven by the architecture plugin's name
+// map (the converter knows no model). Errors name the tensor and the file.
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "radiance/core/registry.h"
+#include "radiance/core/selection.h"
+
+namespace radiance::convert {
+
+struct ConvertOptions {
+    std::string src;           // a folder with config.json and *.safetensors
+    std::string out;           // the .rad to write (ignored with plan_only)
+    std::string arch;          // override the architecture id ("" = from model_type)
+    bool plan_only = false;    // declare, resolve every op and check every weight; write nothing
+    bool verbose = false;
+    core::SelectOptions select;  // for plan_only's resolution
+};
+
+// Throws radiance::Error on any problem. Progress and -v detail go to `log`.
+void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream& log);
+
+}  // namespace radiance::convert

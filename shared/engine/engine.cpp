@@ -1,0 +1,530 @@
+// engine.cpp: plan (declare, resolve, arena, KV, weights) and step (issue -> kernel rows).
+#include "radiance/engine/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <climits>
+#include <cstring>
+#include <sstream>
+
+#include "arena.h"
+#include "radiance/engine/builder.h"
+#include "radiance/engine/model_meta.h"
+#include "radiance/util/error.h"
+#include "radiance/util/log.h"
+
+namespace radiance::engine {
+
+namespace {
+
+// 64-byte aligned owned bytes.
+struct Bytes {
+    std::unique_ptr<uint8_t[]> raw;
+    uint8_t* data = nullptr;
+    uint64_t size = 0;
+    void alloc(uint64_t n) {
+        raw.reset(new uint8_t[n + 64]());
+        data = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw.get()) + 63) & ~uintptr_t{63});
+        size = n;
+    }
+};
+
+uint64_t elem_bytes(int dt) { return static_cast<uint64_t>(rad_dtype_bits(dt) / 8); }
+
+std::string status_name(int rc) {
+    switch (rc) {
+    case RAD_E_UNSUPPORTED: return "RAD_E_UNSUPPORTED";
+    case RAD_E_DTYPE: return "RAD_E_DTYPE";
+    case RAD_E_SHAPE: return "RAD_E_SHAPE";
+    case RAD_E_ARG: return "RAD_E_ARG";
+    case RAD_E_NOMEM: return "RAD_E_NOMEM";
+    default: return "status " + std::to_string(rc);
+    }
+}
+
+struct LaunchBand {
+    const core::KernelRow* row = nullptr;
+    void* instance = nullptr;
+    Bytes scratch;
+    std::vector<core::ParamValue> derived_vals;
+    std::vector<std::string> derived_names;
+};
+
+struct PlannedOp {
+    std::vector<LaunchBand> bands;  // parallel to decl.ops[i].res.bands
+    std::vector<std::string> names;  // parameter names (stable storage for RadParam.name)
+    std::vector<core::ParamValue> values;
+    int ranged_index = -1;
+};
+
+}  // namespace
+
+struct Engine::Impl {
+    EngineOptions opts;
+    std::shared_ptr<const container::Reader> model;
+    std::unique_ptr<ModelMeta> meta;
+    const core::ArchPlugin* arch = nullptr;
+    Declaration decl;
+    std::vector<PlannedOp> ops;
+    // weights
+    std::vector<RadTensor> weights;
+    std::vector<Bytes> widened;
+    // buffers
+    Bytes arena, persist;
+    std::vector<uint8_t*> buf_base;
+    // KV: per group, per bound layer, K and V
+    int block = 0;
+    int64_t blocks = 0;
+    std::vector<std::vector<std::array<Bytes, 2>>> kv;
+    uint64_t kv_total = 0;
+    int64_t max_out = 0;
+    int64_t vocab = 0;
+    // step state
+    const RadBatch* batch = nullptr;
+    std::string step_error;
+
+    void plan_ops();
+    void plan_weights();
+    void plan_buffers();
+    void plan_kv();
+    int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
+    bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
+};
+
+std::map<std::string, std::string> meta_from_container(const container::Reader& r) {
+    std::map<std::string, std::string> kv;
+    for (auto& [k, v] : r.meta()) kv[k] = v.to_string();
+    return kv;
+}
+
+void Engine::Impl::plan_ops() {
+    std::vector<std::string> errors;
+    ops.resize(decl.ops.size());
+    for (size_t i = 0; i < decl.ops.size(); ++i) {
+        const OpDecl& d = decl.ops[i];
+        if (!d.res.ok()) {
+            if (!d.queried) errors.push_back("op " + std::to_string(i) + " '" + d.geom.op + "': " + d.res.error);
+            continue;
+        }
+        PlannedOp& p = ops[i];
+        for (auto& [k, v] : d.geom.params) {
+            p.names.push_back(k);
+            p.values.push_back(v);
+        }
+        if (!d.geom.ranged.empty()) {
+            p.ranged_index = static_cast<int>(p.names.size());
+            p.names.push_back(d.geom.ranged);
+            p.values.push_back(core::ParamValue::of_int(d.geom.hi));
+        }
+        for (auto& band : d.res.bands) {
+            LaunchBand lb;
+            lb.row = band.winner;
+            for (auto& [k, v] : band.derived) {
+                lb.derived_names.push_back(k);
+                lb.derived_vals.push_back(core::ParamValue::of_int(v));
+            }
+            p.bands.push_back(std::move(lb));
+        }
+    }
+    if (!errors.empty()) {
+        std::string msg = "the plan has ops no kernel row serves (is a kernel library for this machine installed?):";
+        for (auto& e : errors) msg += "\n  " + e;
+        throw Error(msg);
+    }
+    for (auto& op : decl.ops)
+        for (auto& band : op.res.bands)
+            if (auto it = band.derived.find("block"); it != band.derived.end()) {
+                if (block && block != it->second)
+                    throw Error("attention kernels disagree on the KV block size (" + std::to_string(block) + " vs " +
+                                std::to_string(it->second) + ")");
+                block = static_cast<int>(it->second);
+            }
+}
+
+void Engine::Impl::plan_weights() {
+    std::vector<std::string> errors;
+    weights.resize(decl.weights.size());
+    widened.resize(decl.weights.size());
+    for (size_t i = 0; i < decl.weights.size(); ++i) {
+        const WeightDecl& w = decl.weights[i];
+        RadTensor& t = weights[i];
+        std::memset(&t, 0, sizeof t);
+        const container::TensorInfo* ti = model->find(w.stored_name());
+        if (!ti) {
+            if (!w.d.optional)
+                errors.push_back("weight '" + w.name + "'" + (w.source.empty() ? "" : " (stored as '" + w.source + "')") +
+                                 " is not in " + model->path());
+            continue;
+        }
+        const RadEncoding& enc = model->encodings()[ti->encoding];
+        if (std::strcmp(enc.scheme, "plain") != 0 || enc.n_planes != 1) {
+            errors.push_back("weight '" + w.name + "' is stored in encoding '" + enc.scheme +
+                             "', which no kernel of this plan reads");
+            continue;
+        }
+        bool shape_ok = ti->shape.size() == static_cast<size_t>(w.d.rank);
+        for (int d = 0; shape_ok && d < w.d.rank; ++d) shape_ok = ti->shape[d] == w.d.shape[d];
+        if (!shape_ok) {
+            std::ostringstream os;
+            os << "weight '" << w.name << "' in " << model->path() << " has shape [";
+            for (size_t d = 0; d < ti->shape.size(); ++d) os << (d ? ", " : "") << ti->shape[d];
+            os << "] but the architecture declares [";
+            for (int d = 0; d < w.d.rank; ++d) os << (d ? ", " : "") << w.d.shape[d];
+            os << "]";
+            errors.push_back(os.str());
+            continue;
+        }
+        if (opts.world_size > 1 && w.d.shard != RAD_SHARD_NONE) {
+            errors.push_back("weight '" + w.name + "' is sharded; tensor-parallel slicing is not available yet");
+            continue;
+        }
+        const int stored = enc.planes[0].dtype;
+        t.rank = w.d.rank;
+        for (int d = 0; d < w.d.rank; ++d) t.shape[d] = w.d.shape[d];
+        t.dtype = stored;
+        t.data = const_cast<uint8_t*>(model->plane_data(*ti, 0));  // read in place from the mapping
+        if (w.d.dtype != RAD_DT_NONE && w.d.dtype != stored) {
+            bool widen = w.d.dtype == RAD_F32 && (stored == RAD_BF16 || stored == RAD_F16);
+            if (!widen) {
+                errors.push_back("weight '" + w.name + "' is stored as " + rad_dtype_name(stored) + " but declared " +
+                                 rad_dtype_name(w.d.dtype) + " (only exact widening is allowed)");
+                continue;
+            }
+            int64_t n = 1;
+            for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
+            widened[i].alloc(static_cast<uint64_t>(n) * 4);
+            for (int64_t k = 0; k < n; ++k) rad_store_f32(RAD_F32, widened[i].data, k, rad_load_f32(stored, t.data, k));
+            t.data = widened[i].data;
+            t.dtype = RAD_F32;
+        }
+    }
+    if (!errors.empty()) {
+        std::string msg = "the model's weights do not fit its architecture:";
+        for (auto& e : errors) msg += "\n  " + e;
+        throw Error(msg);
+    }
+}
+
+void Engine::Impl::plan_buffers() {
+    std::vector<ArenaItem> items;
+    std::vector<size_t> which;
+    uint64_t persist_bytes = 0;
+    std::vector<uint64_t> persist_off(decl.buffers.size(), 0);
+    for (size_t i = 0; i < decl.buffers.size(); ++i) {
+        const BufferDecl& b = decl.buffers[i];
+        uint64_t n = elem_bytes(b.d.dtype);
+        for (int d = 0; d < b.d.rank; ++d) n *= static_cast<uint64_t>(b.d.shape[d]);
+        if (b.d.kind == RAD_BUF_PERSIST) {
+            persist_off[i] = persist_bytes;
+            persist_bytes += (n + 255) / 256 * 256;
+            continue;
+        }
+        ArenaItem it;
+        it.bytes = n;
+        // An undeclared use is assumed live for the whole program; the logits outlive the step.
+        bool whole = b.first_use < 0 || static_cast<rad_buf>(i) == decl.logits;
+        it.first = whole ? 0 : b.first_use;
+        it.last = whole ? INT_MAX : b.last_use;
+        items.push_back(it);
+        which.push_back(i);
+    }
+    uint64_t total = plan_arena(items);
+    arena.alloc(total);
+    persist.alloc(persist_bytes);
+    buf_base.assign(decl.buffers.size(), nullptr);
+    for (size_t k = 0; k < items.size(); ++k) buf_base[which[k]] = arena.data + items[k].offset;
+    for (size_t i = 0; i < decl.buffers.size(); ++i)
+        if (decl.buffers[i].d.kind == RAD_BUF_PERSIST) buf_base[i] = persist.data + persist_off[i];
+}
+
+void Engine::Impl::plan_kv() {
+    if (decl.kv_groups.empty()) return;
+    if (block <= 0) throw Error("the model declares KV groups but no attention kernel fixed a block size");
+    int64_t per_seq = (opts.max_ctx + block - 1) / block;
+    blocks = opts.kv_blocks > 0 ? opts.kv_blocks : per_seq * opts.max_seqs;
+    kv.resize(decl.kv_groups.size());
+    for (size_t g = 0; g < decl.kv_groups.size(); ++g) {
+        const RadKvGroupDecl& d = decl.kv_groups[g].d;
+        uint64_t bytes = static_cast<uint64_t>(blocks) * block * d.n_head_kv * d.head_dim * elem_bytes(d.dtype);
+        kv[g].resize(decl.kv_groups[g].layers.size());
+        for (auto& planes : kv[g])
+            for (auto& p : planes) {
+                p.alloc(bytes);
+                kv_total += bytes;
+            }
+    }
+}
+
+bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why) {
+    std::memset(t, 0, sizeof *t);
+    switch (r.kind) {
+    case RAD_OPND_NONE: return true;
+    case RAD_OPND_WEIGHT:
+        if (r.handle < 0 || static_cast<size_t>(r.handle) >= weights.size()) return *why = "bad weight handle", false;
+        *t = weights[r.handle];
+        return true;
+    case RAD_OPND_RAW:
+        t->data = const_cast<void*>(r.ptr);
+        t->dtype = r.dtype;
+        t->rank = r.cols > 0 ? 2 : 1;
+        t->shape[0] = r.rows;
+        if (r.cols > 0) t->shape[1] = r.cols;
+        return true;
+    case RAD_OPND_BUF: {
+        if (r.handle < 0 || static_cast<size_t>(r.handle) >= decl.buffers.size()) return *why = "bad buffer handle", false;
+        const BufferDecl& b = decl.buffers[r.handle];
+        if (r.rows > b.d.shape[0]) return *why = "buffer '" + b.name + "' has " + std::to_string(b.d.shape[0]) + " rows, " +
+                                                   std::to_string(r.rows) + " asked", false;
+        const int64_t width = b.d.shape[b.d.rank - 1];
+        if (r.col0 < 0 || r.col0 + (r.cols ? r.cols : width) > width)
+            return *why = "view outside buffer '" + b.name + "'", false;
+        uint64_t row_bytes = elem_bytes(b.d.dtype);
+        for (int d = 1; d < b.d.rank; ++d) row_bytes *= static_cast<uint64_t>(b.d.shape[d]);
+        t->data = buf_base[r.handle] + r.col0 * static_cast<int64_t>(elem_bytes(b.d.dtype));
+        t->dtype = b.d.dtype;
+        t->rank = b.d.rank;
+        for (int d = 0; d < b.d.rank; ++d) t->shape[d] = b.d.shape[d];
+        t->shape[0] = r.rows;
+        if (r.cols) t->shape[b.d.rank - 1] = r.cols;
+        t->row_pitch = static_cast<int64_t>(row_bytes);
+        return true;
+    }
+    case RAD_OPND_KV: {
+        if (r.handle < 0 || static_cast<size_t>(r.handle) >= decl.kv_groups.size()) return *why = "bad KV group", false;
+        const KvGroupDecl& g = decl.kv_groups[r.handle];
+        auto it = std::find(g.layers.begin(), g.layers.end(), r.layer);
+        if (it == g.layers.end() || r.col0 < 0 || r.col0 > 1)
+            return *why = "layer " + std::to_string(r.layer) + " is not bound to KV group '" + g.name + "'", false;
+        Bytes& p = kv[r.handle][static_cast<size_t>(it - g.layers.begin())][static_cast<size_t>(r.col0)];
+        t->data = p.data;
+        t->dtype = g.d.dtype;
+        t->rank = 4;
+        t->shape[0] = blocks;
+        t->shape[1] = block;
+        t->shape[2] = g.d.n_head_kv;
+        t->shape[3] = g.d.head_dim;
+        return true;
+    }
+    }
+    return *why = "unknown operand kind", false;
+}
+
+int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n) {
+    auto fail = [&](const std::string& why, int rc) {
+        if (step_error.empty()) step_error = why;
+        return rc;
+    };
+    if (op < 0 || static_cast<size_t>(op) >= decl.ops.size()) return fail("issue of an undeclared op handle", RAD_E_ARG);
+    const OpDecl& d = decl.ops[op];
+    const std::string where = "op " + std::to_string(op) + " '" + d.geom.op + "'";
+    if (!d.res.ok()) return fail(where + " was issued but never resolved: " + d.res.error, RAD_E_UNSUPPORTED);
+    if (n <= 0) return RAD_E_SHAPE;  // zero rows is not a call
+    PlannedOp& p = ops[op];
+    if (!d.geom.ranged.empty() && (n < d.geom.lo || n > d.geom.hi))
+        return fail(where + ": " + d.geom.ranged + " = " + std::to_string(n) + " is outside its declared range [" +
+                        std::to_string(d.geom.lo) + ", " + std::to_string(d.geom.hi) + "]",
+                    RAD_E_SHAPE);
+    size_t bi = 0;
+    while (bi < d.res.bands.size() && !(n >= d.res.bands[bi].lo && n <= d.res.bands[bi].hi)) ++bi;
+    if (d.geom.ranged.empty()) bi = 0;
+    if (bi >= p.bands.size()) return fail(where + ": no band for " + std::to_string(n), RAD_E_SHAPE);
+    LaunchBand& band = p.bands[bi];
+    RadTensor tensors[16];
+    if (n_opds > 16) return fail(where + ": too many operands", RAD_E_ARG);
+    for (int i = 0; i < n_opds; ++i) {
+        std::string why;
+        if (!make_tensor(opds[i], &tensors[i], &why)) return fail(where + " operand " + std::to_string(i) + ": " + why, RAD_E_ARG);
+    }
+    RadParam params[48];
+    size_t np = 0;
+    auto push = [&](const std::string& name, const core::ParamValue& v) {
+        if (np >= 48) return;
+        RadParam& q = params[np++];
+        std::memset(&q, 0, sizeof q);
+        q.name = name.c_str();
+        q.type = v.type;
+        q.i = v.i;
+        q.f = v.f;
+        q.s = v.type == RAD_P_STR ? v.s.c_str() : nullptr;  // only persistent strings are passed
+    };
+    for (size_t i = 0; i < p.names.size(); ++i) {
+        if (static_cast<int>(i) == p.ranged_index)
+            push(p.names[i], core::ParamValue::of_int(n));
+        else
+            push(p.names[i], p.values[i]);
+    }
+    for (size_t i = 0; i < band.derived_names.size(); ++i) push(band.derived_names[i], band.derived_vals[i]);
+    RadArgs a;
+    std::memset(&a, 0, sizeof a);
+    a.t = tensors;
+    a.n_t = n_opds;
+    a.p = params;
+    a.n_p = static_cast<int32_t>(np);
+    a.instance = band.instance;
+    a.scratch = band.scratch.data;
+    a.scratch_bytes = band.scratch.size;
+    a.rank = opts.rank;
+    a.world_size = opts.world_size;
+    int rc = band.row->info->launch(&a);
+    if (rc != RAD_OK)
+        return fail(where + " failed in kernel " + band.row->lib->plugin->name + ":" + band.row->info->name + " with " +
+                        status_name(rc),
+                    rc);
+    return RAD_OK;
+}
+
+namespace {
+Engine::Impl& impl_of(RadCtx* c) { return *static_cast<Engine::Impl*>(c->impl); }
+int ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows) { return impl_of(c).issue(op, opds, n, rows); }
+void ctx_fail(RadCtx* c, const char* what) {
+    auto& i = impl_of(c);
+    if (i.step_error.empty()) i.step_error = what ? what : "step failed";
+}
+int ctx_status(RadCtx* c) { return impl_of(c).step_error.empty() ? RAD_OK : RAD_E_INTERNAL; }
+const RadCtxApi kCtxApi = {sizeof(RadCtxApi), ctx_issue, ctx_fail, ctx_status, {}};
+}  // namespace
+
+Engine::Engine() : impl_(std::make_unique<Impl>()) {}
+Engine::~Engine() {
+    if (!impl_) return;
+    for (auto& op : impl_->ops)
+        for (auto& b : op.bands)
+            if (b.instance && b.row && b.row->info->fini) b.row->info->fini(b.instance);
+}
+
+std::unique_ptr<Engine> Engine::create(const core::Registry& reg, std::shared_ptr<const container::Reader> model,
+                                       const EngineOptions& opts) {
+    std::unique_ptr<Engine> e(new Engine());
+    Impl& m = *e->impl_;
+    m.opts = opts;
+    m.model = std::move(model);
+    m.meta = std::make_unique<ModelMeta>(meta_from_container(*m.model));
+    m.arch = &reg.arch(m.meta->value(meta_key::arch), m.meta->value(meta_key::quant));
+    DeclareOptions d;
+    d.ctx.rank = opts.rank;
+    d.ctx.world_size = opts.world_size;
+    d.ctx.max_tok = opts.max_tok;
+    d.ctx.max_seqs = opts.max_seqs;
+    d.ctx.max_ctx = opts.max_ctx;
+    d.ctx.max_mixed_tok = opts.max_tok;
+    d.ctx.max_out_rows = opts.max_out_rows;
+    d.ctx.kv_dtype = RAD_F32;
+    d.ctx.act_dtype = RAD_F32;
+    d.select = opts.select;
+    const container::Reader* r = m.model.get();
+    d.encoding = [r](const std::string& name, const std::vector<NameMapEntry>&) -> std::optional<RadEncoding> {
+        const container::TensorInfo* t = r->find(name);
+        if (!t) return std::nullopt;
+        return r->encodings()[t->encoding];
+    };
+    m.decl = declare(*m.arch, reg, *m.meta, d);
+    if (m.decl.logits == RAD_NULL_HANDLE) throw Error("architecture '" + m.arch->plugin->name + "' declared no logits buffer");
+    const BufferDecl& lg = m.decl.buffers[m.decl.logits];
+    if (lg.d.dtype != RAD_F32) throw Error("the logits buffer must be f32");
+    m.max_out = lg.d.shape[0];
+    m.vocab = lg.d.shape[lg.d.rank - 1];
+    m.plan_ops();
+    m.plan_weights();
+    m.plan_buffers();
+    m.plan_kv();
+    // Per-band kernel state and scratch, sized from the band's upper bound.
+    for (size_t i = 0; i < m.ops.size(); ++i)
+        for (size_t b = 0; b < m.ops[i].bands.size(); ++b) {
+            LaunchBand& lb = m.ops[i].bands[b];
+            if (!lb.row || (!lb.row->info->init && !lb.row->info->scratch)) continue;
+            std::vector<RadParam> ps;
+            for (size_t k = 0; k < m.ops[i].names.size(); ++k) {
+                RadParam q{};
+                q.name = m.ops[i].names[k].c_str();
+                q.type = m.ops[i].values[k].type;
+                q.i = static_cast<int>(k) == m.ops[i].ranged_index ? m.decl.ops[i].res.bands[b].hi : m.ops[i].values[k].i;
+                q.f = m.ops[i].values[k].f;
+                q.s = m.ops[i].values[k].s.c_str();
+                ps.push_back(q);
+            }
+            RadArgs geom{};
+            geom.p = ps.data();
+            geom.n_p = static_cast<int32_t>(ps.size());
+            geom.rank = opts.rank;
+            geom.world_size = opts.world_size;
+            if (lb.row->info->scratch) lb.scratch.alloc(lb.row->info->scratch(&geom));
+            if (lb.row->info->init && lb.row->info->init(&geom, &lb.instance) != RAD_OK)
+                throw Error("kernel " + lb.row->info->name + std::string(" failed to initialise for op '") +
+                            m.decl.ops[i].geom.op + "'");
+        }
+    log::info("planned ", m.arch->plugin->name, ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(), " weights, arena ",
+              m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks, " blocks of ", m.block, ")");
+    return e;
+}
+
+int Engine::kv_block_size() const { return impl_->block; }
+int64_t Engine::kv_blocks() const { return impl_->blocks; }
+int64_t Engine::vocab() const { return impl_->vocab; }
+int64_t Engine::max_out_rows() const { return impl_->max_out; }
+const Declaration& Engine::declaration() const { return impl_->decl; }
+uint64_t Engine::arena_bytes() const { return impl_->arena.size; }
+uint64_t Engine::kv_bytes() const { return impl_->kv_total; }
+
+std::string Engine::selection_report() const {
+    std::string out;
+    for (auto& op : impl_->decl.ops) out += core::explain(op.res);
+    return out;
+}
+
+void Engine::step(const StepBatch& in, std::vector<float>& logits) {
+    Impl& m = *impl_;
+    const int64_t n_tok = static_cast<int64_t>(in.tokens.size());
+    const int64_t n_seq = static_cast<int64_t>(in.cu_seqlens.size()) - 1;
+    auto bad = [](const std::string& s) { throw Error("bad step: " + s); };
+    if (n_tok <= 0 || n_tok > m.opts.max_tok) bad(std::to_string(n_tok) + " tokens (at most " + std::to_string(m.opts.max_tok) + ")");
+    if (in.positions.size() != in.tokens.size()) bad("positions and tokens differ in length");
+    if (n_seq <= 0 || n_seq > m.opts.max_seqs || in.cu_seqlens[0] != 0 || in.cu_seqlens[n_seq] != n_tok)
+        bad("cu_seqlens must run from 0 to the token count over 1.." + std::to_string(m.opts.max_seqs) + " sequences");
+    for (int64_t s = 0; s < n_seq; ++s)
+        if (in.cu_seqlens[s + 1] <= in.cu_seqlens[s]) bad("sequence " + std::to_string(s) + " has no tokens");
+    if (static_cast<int64_t>(in.out_ids.size()) > m.max_out) bad("more logits rows than the plan holds");
+    for (int32_t o : in.out_ids)
+        if (o < 0 || o >= n_tok) bad("out id " + std::to_string(o) + " outside the step");
+    const int64_t stride = in.block_table_stride;
+    if (!m.decl.kv_groups.empty()) {
+        if (stride <= 0 || static_cast<int64_t>(in.block_tables.size()) != stride * n_seq) bad("block tables do not match");
+        for (int32_t b : in.block_tables)
+            if (b < 0 || b >= m.blocks) bad("block id " + std::to_string(b) + " outside the cache");
+    }
+    std::vector<int32_t> q_lens(static_cast<size_t>(n_seq)), ctx_lens(static_cast<size_t>(n_seq));
+    int32_t max_q = 0, max_ctx = 0;
+    for (int64_t s = 0; s < n_seq; ++s) {
+        q_lens[s] = in.cu_seqlens[s + 1] - in.cu_seqlens[s];
+        ctx_lens[s] = in.positions[in.cu_seqlens[s + 1] - 1] + 1;
+        if (stride > 0 && (ctx_lens[s] + m.block - 1) / m.block > stride) bad("sequence " + std::to_string(s) + " outgrows its block table");
+        max_q = std::max(max_q, q_lens[s]);
+        max_ctx = std::max(max_ctx, ctx_lens[s]);
+    }
+    RadBatch b{};
+    b.struct_size = sizeof b;
+    b.n_tok = static_cast<int32_t>(n_tok);
+    b.n_seq = static_cast<int32_t>(n_seq);
+    b.n_seq_decode = in.n_seq_decode;
+    b.phase = in.n_seq_decode == n_seq ? RAD_PHASE_DECODE : in.n_seq_decode == 0 ? RAD_PHASE_PREFILL : RAD_PHASE_MIXED;
+    b.n_out = static_cast<int32_t>(in.out_ids.size());
+    b.token_ids = in.tokens.data();
+    b.positions = in.positions.data();
+    b.cu_seqlens = in.cu_seqlens.data();
+    b.seq_ids = in.seq_ids.empty() ? nullptr : in.seq_ids.data();
+    b.out_ids = in.out_ids.data();
+    b.q_lens = q_lens.data();
+    b.ctx_lens = ctx_lens.data();
+    b.block_tables = in.block_tables.empty() ? nullptr : in.block_tables.data();
+    b.block_table_stride = static_cast<int32_t>(stride);
+    b.max_q_len = max_q;
+    b.max_ctx_len = max_ctx;
+    m.step_error.clear();
+    RadCtx ctx{&kCtxApi, &m};
+    m.arch->step(&ctx, &b);
+    if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
+    const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
+    logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
+}
+
+}  // namespace radiance::engine

@@ -1,0 +1,67 @@
+// engine.h: one rank's model, planned and ready to step.
+//
+// create() runs the whole plan before any weight is touched: the architecture declares against the
+// container's metadata, every op is resolved against the kernel hierarchy (an op no row serves is a
+// startup error naming it), the activation arena is sized once from buffer liveness, and the KV
+// cache is sized from the attention kernel's block. Weights are then used in place from the
+// container's mapping where their stored form is what the kernels read.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "radiance/container/container.h"
+#include "radiance/core/registry.h"
+#include "radiance/engine/declaration.h"
+
+namespace radiance::engine {
+
+struct EngineOptions {
+    int rank = 0;
+    int world_size = 1;
+    int max_tok = 256;      // tokens in one step
+    int max_seqs = 16;      // sequences in one step
+    int max_ctx = 2048;     // longest context
+    int max_out_rows = 0;   // logits rows per step (0: the plugin's rule)
+    int64_t kv_blocks = 0;  // cache blocks per layer (0: max_seqs sequences of max_ctx)
+    core::SelectOptions select;
+};
+
+// One step's batch. Sequences are ordered decode-first; cu_seqlens has n_seq + 1 entries;
+// block_tables is [n_seq][block_table_stride] block ids; out_ids are rows whose logits are wanted.
+struct StepBatch {
+    std::vector<int32_t> tokens, positions, cu_seqlens, seq_ids, out_ids, block_tables;
+    int32_t block_table_stride = 0;
+    int32_t n_seq_decode = 0;
+};
+
+class Engine {
+public:
+    static std::unique_ptr<Engine> create(const core::Registry& reg, std::shared_ptr<const container::Reader> model,
+                                          const EngineOptions& opts);
+    ~Engine();
+
+    int kv_block_size() const;
+    int64_t kv_blocks() const;
+    int64_t vocab() const;
+    int64_t max_out_rows() const;
+    const Declaration& declaration() const;
+    uint64_t arena_bytes() const;
+    uint64_t kv_bytes() const;
+    // The --debug-selection text: every op, its bands, winners and losers.
+    std::string selection_report() const;
+
+    // Runs one step; `logits` receives out_ids.size() rows of vocab() floats.
+    // Throws radiance::Error naming the op that failed.
+    void step(const StepBatch& batch, std::vector<float>& logits);
+
+private:
+    Engine();
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The container's metadata as the text map RadModelMeta carries.
+std::map<std::string, std::string> meta_from_container(const container::Reader& r);
+
+}  // namespace radiance::engine

@@ -1,0 +1,131 @@
+// rad_block_attn.h: the attention block of a decoder layer, from the normed input to the output
+// projection: fused qkv projection (+bias), optional per-head q/k RMS norms, rope, paged
+// attention (causal, GQA, window, softcap), output projection.
+#pragma once
+#include <cmath>
+#include <string>
+
+#include "rad_block_rope.h"
+#include "rad_block_util.h"
+
+namespace radblk {
+
+struct AttnConfig {
+    int layer = 0;
+    int64_t n_embd = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+    bool qkv_bias = false;
+    bool qk_norm = false;          // Qwen3, Gemma3: RMS norm over each head of q and k
+    bool qk_norm_unit_offset = false;
+    double eps = 1e-6;
+    int64_t window = 0;            // sliding window in tokens (0 = none)
+    double softcap = 0.0;
+    double scale = 0.0;            // 0: head_dim^-0.5
+    Rope rope;
+    int64_t max_tok = 0;
+    std::string hf_prefix;         // e.g. "model.layers.3.self_attn."
+    std::string name;              // e.g. "blk.3."
+};
+
+// Buffers the block works in; declared once by the model and shared by its layers.
+struct AttnBuffers {
+    rad_buf in;    // [max_tok, n_embd], normed input
+    rad_buf qkv;   // [max_tok, (n_head + 2 n_head_kv) head_dim]
+    rad_buf attn;  // [max_tok, n_head head_dim]
+    rad_buf out;   // [max_tok, n_embd]
+};
+
+struct AttnBlock {
+    AttnConfig c;
+    AttnBuffers bufs{};
+    rad_kv kv = RAD_NULL_HANDLE;
+    rad_weight w_qkv = RAD_NULL_HANDLE, b_qkv = RAD_NULL_HANDLE, w_qn = RAD_NULL_HANDLE, w_kn = RAD_NULL_HANDLE,
+               w_o = RAD_NULL_HANDLE;
+    rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE,
+           op_rk = RAD_NULL_HANDLE, op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE;
+
+    int64_t q_width() const { return c.n_head * c.head_dim; }
+    int64_t kv_width() const { return c.n_head_kv * c.head_dim; }
+
+    void declare(RadBuilder* b, const AttnConfig& cfg, const AttnBuffers& buffers, rad_kv group) {
+        c = cfg;
+        bufs = buffers;
+        kv = group;
+        const std::string p = c.hf_prefix, n = c.name;
+        const int64_t qkv_rows = q_width() + 2 * kv_width();
+        map(b, n + "attn_qkv.weight", RAD_MAP_CONCAT, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"});
+        int64_t parts[3];  // copied by the builder at declare
+        parts[0] = q_width();
+        parts[1] = parts[2] = kv_width();
+        RadWeightDecl wq = weight(qkv_rows, c.n_embd, RAD_SHARD_ROW, c.layer);
+        wq.n_row_parts = 3;
+        wq.row_parts = parts;
+        w_qkv = rad_decl_weight(b, (n + "attn_qkv.weight").c_str(), &wq);
+        if (c.qkv_bias) {
+            map(b, n + "attn_qkv.bias", RAD_MAP_CONCAT, {p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"});
+            RadWeightDecl wb = weight(qkv_rows, 0, RAD_SHARD_ROW, c.layer);
+            wb.n_row_parts = 3;
+            wb.row_parts = parts;
+            b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
+        }
+        op_qkv = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
+                                RAD_STR("wdtype", wdtype(b, w_qkv))}, {w_qkv});
+        uses(b, op_qkv, {bufs.in}, {bufs.qkv});
+        if (c.qk_norm) {
+            map(b, n + "attn_q_norm.weight", RAD_MAP_COPY, {p + "q_norm.weight"});
+            map(b, n + "attn_k_norm.weight", RAD_MAP_COPY, {p + "k_norm.weight"});
+            RadWeightDecl wn = weight(c.head_dim, 0, RAD_SHARD_NONE, c.layer);
+            w_qn = rad_decl_weight(b, (n + "attn_q_norm.weight").c_str(), &wn);
+            w_kn = rad_decl_weight(b, (n + "attn_k_norm.weight").c_str(), &wn);
+            op_qn = norm_op(b, c.n_head, w_qn);
+            op_kn = norm_op(b, c.n_head_kv, w_kn);
+            uses(b, op_qn, {bufs.qkv}, {bufs.qkv});
+            uses(b, op_kn, {bufs.qkv}, {bufs.qkv});
+        }
+        op_rq = c.rope.declare_op(b, c.max_tok, c.n_head, c.head_dim);
+        op_rk = c.rope.declare_op(b, c.max_tok, c.n_head_kv, c.head_dim);
+        uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
+        uses(b, op_rk, {bufs.qkv}, {bufs.qkv});
+        const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+        std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", c.n_head),
+                                        RAD_INT("n_head_kv", c.n_head_kv), RAD_INT("head_dim", c.head_dim),
+                                        RAD_F64("scale", scale)};
+        if (c.window > 0) ap.push_back(RAD_INT("window", c.window));
+        if (c.softcap > 0) ap.push_back(RAD_F64("softcap", c.softcap));
+        op_attn = rad_decl_op(b, "attention", ap.data(), static_cast<int>(ap.size()), nullptr, 0);
+        uses(b, op_attn, {bufs.qkv}, {bufs.attn});
+        rad_bind_layer_kv(b, kv, c.layer);
+        map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
+        RadWeightDecl wo = weight(c.n_embd, q_width(), RAD_SHARD_COL, c.layer);
+        w_o = rad_decl_weight(b, (n + "attn_output.weight").c_str(), &wo);
+        op_o = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", q_width()),
+                              RAD_STR("wdtype", wdtype(b, w_o))}, {w_o});
+        uses(b, op_o, {bufs.attn}, {bufs.out});
+    }
+
+    void step(RadCtx* ctx, const RadBatch* bt) const {
+        const int64_t n = bt->n_tok;
+        const int64_t qw = q_width(), kw = kv_width();
+        RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
+                    rad_brows(bufs.qkv, n));
+        if (c.qk_norm) {
+            RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
+            RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
+        }
+        RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw), rad_raw(bt->positions, RAD_I32, n));
+        RAD_ISSUE_N(ctx, op_rk, n, rad_bview(bufs.qkv, n, qw, kw), rad_raw(bt->positions, RAD_I32, n));
+        RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw),
+                    rad_bview(bufs.qkv, n, qw + kw, kw), rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1),
+                    rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
+                    rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride), rad_brows(bufs.attn, n));
+        RAD_ISSUE_N(ctx, op_o, n, rad_brows(bufs.attn, n), rad_w(w_o), rad_none(), rad_brows(bufs.out, n));
+    }
+
+private:
+    rad_op norm_op(RadBuilder* b, int64_t groups, rad_weight w) const {
+        return op(b, "rms_norm", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.head_dim), RAD_INT("groups", groups),
+                                  RAD_F64("eps", c.eps), RAD_INT("unit_offset", c.qk_norm_unit_offset ? 1 : 0),
+                                  RAD_STR("wdtype", wdtype(b, w))}, {w});
+    }
+};
+
+}  // namespace radblk

@@ -1,0 +1,62 @@
+// rad_block_mlp.h: the gated MLP of a decoder layer: fused [gate|up] projection, SwiGLU or GeGLU,
+// down projection.
+#pragma once
+#include <string>
+
+#include "rad_block_util.h"
+
+namespace radblk {
+
+struct MlpConfig {
+    int layer = 0;
+    int64_t n_embd = 0, n_ff = 0, max_tok = 0;
+    const char* act = "swiglu";  // or "geglu"
+    std::string hf_prefix;       // e.g. "model.layers.3.mlp."
+    std::string name;            // e.g. "blk.3."
+};
+
+struct MlpBuffers {
+    rad_buf in;   // [max_tok, n_embd]
+    rad_buf gu;   // [max_tok, 2 n_ff]
+    rad_buf act;  // [max_tok, n_ff]
+    rad_buf out;  // [max_tok, n_embd]
+};
+
+struct MlpBlock {
+    MlpConfig c;
+    MlpBuffers bufs{};
+    rad_weight w_gu = RAD_NULL_HANDLE, w_down = RAD_NULL_HANDLE;
+    rad_op op_gu = RAD_NULL_HANDLE, op_act = RAD_NULL_HANDLE, op_down = RAD_NULL_HANDLE;
+
+    void declare(RadBuilder* b, const MlpConfig& cfg, const MlpBuffers& buffers) {
+        c = cfg;
+        bufs = buffers;
+        const std::string p = c.hf_prefix, n = c.name;
+        map(b, n + "ffn_gate_up.weight", RAD_MAP_CONCAT, {p + "gate_proj.weight", p + "up_proj.weight"});
+        int64_t parts[2] = {c.n_ff, c.n_ff};  // a rank owns a slice of gate and of up, never of the stack
+        RadWeightDecl wg = weight(2 * c.n_ff, c.n_embd, RAD_SHARD_ROW, c.layer);
+        wg.n_row_parts = 2;
+        wg.row_parts = parts;
+        w_gu = rad_decl_weight(b, (n + "ffn_gate_up.weight").c_str(), &wg);
+        map(b, n + "ffn_down.weight", RAD_MAP_COPY, {p + "down_proj.weight"});
+        RadWeightDecl wd = weight(c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer);
+        w_down = rad_decl_weight(b, (n + "ffn_down.weight").c_str(), &wd);
+        op_gu = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * c.n_ff), RAD_INT("K", c.n_embd),
+                               RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
+        uses(b, op_gu, {bufs.in}, {bufs.gu});
+        op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_ff)});
+        uses(b, op_act, {bufs.gu}, {bufs.act});
+        op_down = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", c.n_ff),
+                                 RAD_STR("wdtype", wdtype(b, w_down))}, {w_down});
+        uses(b, op_down, {bufs.act}, {bufs.out});
+    }
+
+    void step(RadCtx* ctx, const RadBatch* bt) const {
+        const int64_t n = bt->n_tok;
+        RAD_ISSUE_N(ctx, op_gu, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_none(), rad_brows(bufs.gu, n));
+        RAD_ISSUE_N(ctx, op_act, n, rad_brows(bufs.gu, n), rad_brows(bufs.act, n));
+        RAD_ISSUE_N(ctx, op_down, n, rad_brows(bufs.act, n), rad_w(w_down), rad_none(), rad_brows(bufs.out, n));
+    }
+};
+
+}  // namespace radblk

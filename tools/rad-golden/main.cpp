@@ -1,0 +1,235 @@
+// rad-golden DIR [--kernels LIST] [--tol X] [--radiance-home HOMES]
+//
+// Converts the checkpoint in DIR, runs the prompts of DIR/golden.safetensors (promptN.ids,
+// promptN.logits, promptN.greedy) each alone and all together in one batch, and compares the
+// prompt logits (relative error ||ours - ref|| / ||ref||) and the greedy tokens with the
+// transformers reference. One line per check, then "N passed, M failed"; exit 0 only if all pass.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "radiance/convert/convert.h"
+#include "radiance/convert/safetensors.h"
+#include "radiance/engine/engine.h"
+#include "radiance/util/error.h"
+#include "radiance/util/log.h"
+#include "radiance/util/strings.h"
+
+using namespace radiance;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Prompt {
+    std::string name;
+    std::vector<int32_t> ids, greedy;
+    std::vector<float> logits;  // [ids.size(), vocab]
+};
+
+template <typename T> std::vector<T> as_vec(const convert::StTensor& t) {
+    std::vector<T> v(t.bytes / sizeof(T));
+    std::memcpy(v.data(), t.data, t.bytes);
+    return v;
+}
+
+std::vector<Prompt> load_golden(const std::string& path) {
+    auto f = convert::SafetensorsFile::open(path);
+    std::vector<Prompt> out;
+    for (int i = 0;; ++i) {
+        std::string p = "prompt" + std::to_string(i);
+        auto ids = f->tensors().find(p + ".ids");
+        if (ids == f->tensors().end()) break;
+        auto lg = f->tensors().find(p + ".logits");
+        auto gr = f->tensors().find(p + ".greedy");
+        if (lg == f->tensors().end() || gr == f->tensors().end()) throw Error(path + ": " + p + " lacks logits or greedy");
+        out.push_back({p, as_vec<int32_t>(ids->second), as_vec<int32_t>(gr->second), as_vec<float>(lg->second)});
+    }
+    if (out.empty()) throw Error(path + ": no promptN.ids tensors");
+    return out;
+}
+
+int argmax(const float* v, int64_t n) {
+    int best = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (v[i] > v[best]) best = static_cast<int>(i);
+    return best;
+}
+
+// Runs prompts together: one prefill step for all, then lockstep greedy decode.
+struct Result {
+    std::vector<std::vector<float>> logits;  // per prompt, [len, vocab]
+    std::vector<std::vector<int32_t>> greedy;
+};
+
+Result run(engine::Engine& eng, const std::vector<const Prompt*>& ps, size_t n_greedy) {
+    const int64_t V = eng.vocab();
+    const int block = eng.kv_block_size();
+    size_t longest = 0;
+    for (auto* p : ps) longest = std::max(longest, p->ids.size() + n_greedy);
+    const int32_t stride = static_cast<int32_t>((longest + block - 1) / block);
+    std::vector<int32_t> tables;
+    for (size_t s = 0; s < ps.size(); ++s)
+        for (int32_t b = 0; b < stride; ++b) tables.push_back(static_cast<int32_t>(s) * stride + b);
+    Result r;
+    r.logits.resize(ps.size());
+    r.greedy.resize(ps.size());
+    engine::StepBatch pre;
+    pre.cu_seqlens.push_back(0);
+    for (size_t s = 0; s < ps.size(); ++s) {
+        for (size_t i = 0; i < ps[s]->ids.size(); ++i) {
+            pre.out_ids.push_back(static_cast<int32_t>(pre.tokens.size()));
+            pre.tokens.push_back(ps[s]->ids[i]);
+            pre.positions.push_back(static_cast<int32_t>(i));
+        }
+        pre.cu_seqlens.push_back(static_cast<int32_t>(pre.tokens.size()));
+        pre.seq_ids.push_back(static_cast<int32_t>(s));
+    }
+    pre.block_tables = tables;
+    pre.block_table_stride = stride;
+    std::vector<float> lg;
+    eng.step(pre, lg);
+    std::vector<int32_t> next(ps.size());
+    for (size_t s = 0; s < ps.size(); ++s) {
+        const size_t off = static_cast<size_t>(pre.cu_seqlens[s]) * V, len = ps[s]->ids.size();
+        r.logits[s].assign(lg.begin() + off, lg.begin() + off + len * V);
+        next[s] = argmax(&lg[off + (len - 1) * V], V);
+        r.greedy[s].push_back(next[s]);
+    }
+    for (size_t t = 1; t < n_greedy; ++t) {
+        engine::StepBatch dec;
+        dec.cu_seqlens.push_back(0);
+        for (size_t s = 0; s < ps.size(); ++s) {
+            dec.tokens.push_back(next[s]);
+            dec.positions.push_back(static_cast<int32_t>(ps[s]->ids.size() + t - 1));
+            dec.out_ids.push_back(static_cast<int32_t>(s));
+            dec.cu_seqlens.push_back(static_cast<int32_t>(s + 1));
+            dec.seq_ids.push_back(static_cast<int32_t>(s));
+        }
+        dec.n_seq_decode = static_cast<int32_t>(ps.size());
+        dec.block_tables = tables;
+        dec.block_table_stride = stride;
+        eng.step(dec, lg);
+        for (size_t s = 0; s < ps.size(); ++s) {
+            next[s] = argmax(&lg[s * V], V);
+            r.greedy[s].push_back(next[s]);
+        }
+    }
+    return r;
+}
+
+double rel_err(const std::vector<float>& a, const std::vector<float>& ref) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size() && i < ref.size(); ++i) {
+        double d = static_cast<double>(a[i]) - ref[i];
+        num += d * d;
+        den += static_cast<double>(ref[i]) * ref[i];
+    }
+    if (a.size() != ref.size()) return INFINITY;
+    return std::sqrt(num) / std::sqrt(den > 0 ? den : 1.0);
+}
+
+std::string ids_str(const std::vector<int32_t>& v) {
+    std::ostringstream os;
+    for (size_t i = 0; i < v.size(); ++i) os << (i ? " " : "") << v[i];
+    return os.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string dir, kernels, homes;
+    double tol = 1e-4;
+    int tp = 1;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::cerr << "rad-golden: " << a << " needs a value\n";
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--kernels") kernels = value();
+        else if (a == "--radiance-home") homes = value();
+        else if (a == "--tol") tol = std::stod(value());
+        else if (a == "--tp") tp = std::stoi(value());
+        else if (dir.empty()) dir = a;
+        else {
+            std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X]\n";
+            return 2;
+        }
+    }
+    if (dir.empty()) {
+        std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X]\n";
+        return 2;
+    }
+    int passed = 0, failed = 0;
+    auto check = [&](bool ok, const std::string& line) {
+        std::printf("%s %s\n", ok ? "PASS" : "FAIL", line.c_str());
+        (ok ? passed : failed)++;
+    };
+    const std::string label = fs::path(dir).lexically_normal().filename().string();
+    std::string tmp = (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
+    try {
+        if (tp != 1) throw Error("--tp " + std::to_string(tp) + ": tensor parallelism is not available yet");
+        log::set_level(log::Level::warn);
+        core::LoadOptions lo;
+        lo.homes = core::resolve_homes(homes);
+        lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
+        core::Registry reg = core::Registry::load(lo);
+        convert::ConvertOptions co;
+        co.src = dir;
+        co.out = tmp;
+        std::ostringstream convert_log;
+        convert::convert(reg, co, convert_log);
+        auto prompts = load_golden((fs::path(dir) / "golden.safetensors").string());
+        size_t total = 0, n_greedy = 0;
+        for (auto& p : prompts) {
+            total += p.ids.size();
+            n_greedy = std::max(n_greedy, p.greedy.size());
+        }
+        engine::EngineOptions eo;
+        eo.max_tok = static_cast<int>(std::max<size_t>(total, 16));
+        eo.max_out_rows = eo.max_tok;
+        eo.max_seqs = static_cast<int>(prompts.size());
+        eo.max_ctx = static_cast<int>(total + n_greedy + 16);
+        eo.select.accept_reference = true;  // this tool exists to check against the reference
+        auto model = std::shared_ptr<const container::Reader>(container::Reader::open(tmp));
+        auto eng = engine::Engine::create(reg, model, eo);
+        fs::remove(tmp);
+        auto report = [&](const std::string& mode, const Prompt& p, const std::vector<float>& lg, const std::vector<int32_t>& gr) {
+            const double e = rel_err(lg, p.logits);
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "%s %s %s logits rel_err=%.3g (tol %.3g)", label.c_str(), p.name.c_str(), mode.c_str(), e, tol);
+            check(e <= tol, buf);
+            std::vector<int32_t> want(p.greedy.begin(), p.greedy.end());
+            bool same = gr == want;
+            check(same, label + " " + p.name + " " + mode + " greedy " + std::to_string(want.size()) + " tokens" +
+                            (same ? "" : ": got [" + ids_str(gr) + "] want [" + ids_str(want) + "]"));
+        };
+        for (auto& p : prompts) {
+            Result r = run(*eng, {&p}, p.greedy.size());
+            report("alone", p, r.logits[0], r.greedy[0]);
+        }
+        std::vector<const Prompt*> all;
+        for (auto& p : prompts) all.push_back(&p);
+        Result r = run(*eng, all, n_greedy);
+        for (size_t s = 0; s < prompts.size(); ++s) {
+            r.greedy[s].resize(prompts[s].greedy.size());
+            report("batched", prompts[s], r.logits[s], r.greedy[s]);
+        }
+    } catch (const std::exception& e) {
+        std::error_code ec;
+        fs::remove(tmp, ec);
+        check(false, label + ": " + e.what());
+    }
+    std::printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
