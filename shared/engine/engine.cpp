@@ -450,7 +450,7 @@ std::unique_ptr<Engine> Engine::create(const core::Registry& reg, std::shared_pt
             geom.world_size = opts.world_size;
             if (lb.row->info->scratch) lb.scratch.alloc(lb.row->info->scratch(&geom));
             if (lb.row->info->init && lb.row->info->init(&geom, &lb.instance) != RAD_OK)
-                throw Error("kernel " + lb.row->info->name + std::string(" failed to initialise for op '") +
+                throw Error(std::string("kernel ") + lb.row->info->name + " failed to initialise for op '" +
                             m.decl.ops[i].geom.op + "'");
         }
     log::info("planned ", m.arch->plugin->name, ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(), " weights, arena ",

@@ -3,6 +3,7 @@
 #include "added_vocabulary.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "unicode.h"
 
@@ -10,7 +11,12 @@ namespace radiance::text {
 
 void TokenMatcher::add(std::string_view s, int32_t value) {
     if (s.empty()) return;
-    first_bytes_[static_cast<unsigned char>(s[0])] = true;
+    auto first = static_cast<unsigned char>(s[0]);
+    if (!first_bytes_[first]) {
+        first_bytes_[first] = true;
+        ++distinct_first_bytes_;
+        only_first_byte_ = first;
+    }
     int32_t node = 0;
     for (char ch : s) {
         auto b = static_cast<unsigned char>(ch);
@@ -27,6 +33,15 @@ void TokenMatcher::add(std::string_view s, int32_t value) {
         }
     }
     nodes_[node].value = value;
+}
+
+size_t TokenMatcher::next_candidate(std::string_view text, size_t pos) const {
+    if (distinct_first_bytes_ == 1) {
+        const void* hit = std::memchr(text.data() + pos, only_first_byte_, text.size() - pos);
+        return hit ? static_cast<size_t>(static_cast<const char*>(hit) - text.data()) : text.size();
+    }
+    while (pos < text.size() && !first_bytes_[static_cast<unsigned char>(text[pos])]) ++pos;
+    return pos;
 }
 
 size_t TokenMatcher::longest_at(std::string_view text, size_t pos, int32_t& value) const {
@@ -100,9 +115,9 @@ void AddedVocabulary::split(std::string_view text, bool normalized_pass, std::ve
     auto is_word_char = [this](std::string_view ch) { return word_start_->search(ch); };
     size_t start_offset = 0;
     size_t pos = 0;
-    while (pos < text.size()) {
+    while ((pos = matcher.next_candidate(text, pos)) < text.size()) {
         int32_t index = -1;
-        size_t length = matcher.may_start(static_cast<unsigned char>(text[pos])) ? matcher.longest_at(text, pos, index) : 0;
+        size_t length = matcher.longest_at(text, pos, index);
         if (length == 0) {
             ++pos;
             continue;

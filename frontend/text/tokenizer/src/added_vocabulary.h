@@ -30,7 +30,8 @@ public:
     bool empty() const { return nodes_.size() <= 1; }
     // Longest key starting at text[pos]: returns its length and sets value, or 0.
     size_t longest_at(std::string_view text, size_t pos, int32_t& value) const;
-    bool may_start(unsigned char b) const { return first_bytes_[b]; }
+    // First position >= pos where a key may start (text.size() when none).
+    size_t next_candidate(std::string_view text, size_t pos) const;
 
 private:
     struct Node {
@@ -39,6 +40,8 @@ private:
     };
     std::vector<Node> nodes_ = std::vector<Node>(1);
     bool first_bytes_[256] = {};
+    int distinct_first_bytes_ = 0;
+    unsigned char only_first_byte_ = 0;  // when there is exactly one: found with memchr
 };
 
 // A piece of text after splitting: either an added token (token >= 0) or text to tokenize.

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "byte_level.h"
 #include "json_util.h"
 #include "radiance/text/tokenizer.h"
 #include "unicode.h"
@@ -43,7 +44,7 @@ struct CandidateOrder {
 struct ThreadScratch {
     std::vector<Symbol> symbols;
     std::vector<Candidate> heap;
-    std::string text;
+    std::string text, mapped;
     uint64_t cache_owner = 0;
     WordCache cache;
 };
@@ -51,6 +52,23 @@ struct ThreadScratch {
 ThreadScratch& scratch() {
     thread_local ThreadScratch s;
     return s;
+}
+
+// The calling thread's word cache for one model and one kind of key (mapped text or raw
+// bytes). One cache per thread: switching models starts it afresh.
+WordCache& cache_for(uint64_t owner) {
+    ThreadScratch& s = scratch();
+    if (s.cache_owner != owner) {
+        s.cache.clear();
+        s.cache_owner = owner;
+    }
+    return s.cache;
+}
+
+void add_symbol(std::vector<Symbol>& sym, int32_t id, uint32_t len) {
+    int32_t n = static_cast<int32_t>(sym.size());
+    if (n > 0) sym.back().next = n;
+    sym.push_back({id, n - 1, -1, len});
 }
 
 }  // namespace
@@ -88,7 +106,10 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int32_t>> vocab,
 
     if (options_.unk_token) unk_id_ = vocab_.find(*options_.unk_token);
     all_byte_fallback_ = true;
+    byte_level_complete_ = true;
     for (int b = 0; b < 256; ++b) {
+        byte_level_ids_[b] = vocab_.find(byte_level::char_for_byte(static_cast<uint8_t>(b)));
+        byte_level_complete_ = byte_level_complete_ && byte_level_ids_[b] >= 0;
         char c = static_cast<char>(b);
         single_byte_ids_[b] = vocab_.find(std::string_view(&c, 1));
         char name[8];
@@ -152,27 +173,44 @@ void BpeModel::encode_one(std::string_view word, std::vector<int32_t>& out) cons
         encode_uncached(word, out);
         return;
     }
-    ThreadScratch& s = scratch();
-    if (s.cache_owner != instance_id_) {
-        s.cache.clear();
-        s.cache_owner = instance_id_;
-    }
+    WordCache& cache = cache_for(instance_id_ * 2);
     uint64_t h = hash_bytes(word);
-    if (s.cache.lookup(word, h, out)) return;
+    if (cache.lookup(word, h, out)) return;
     size_t before = out.size();
     encode_uncached(word, out);
-    s.cache.insert(word, h, out.data() + before, out.size() - before);
+    cache.insert(word, h, out.data() + before, out.size() - before);
+}
+
+void BpeModel::encode_byte_level(std::string_view raw, std::vector<int32_t>& out) const {
+    if (raw.empty()) return;
+    bool cached = raw.size() <= kMaxCachedWord;
+    WordCache* cache = cached ? &cache_for(instance_id_ * 2 + 1) : nullptr;
+    uint64_t h = cached ? hash_bytes(raw) : 0;
+    if (cached && cache->lookup(raw, h, out)) return;
+    size_t before = out.size();
+    std::string& mapped = scratch().mapped;
+    mapped.clear();
+    byte_level::append_encoded(mapped, raw);
+    int32_t whole = options_.ignore_merges ? vocab_.find(mapped) : -1;
+    if (whole >= 0) {
+        out.push_back(whole);
+    } else if (byte_level_complete_ && options_.continuing_subword_prefix.empty() &&
+               options_.end_of_word_suffix.empty()) {
+        // One symbol per byte, straight from the table.
+        std::vector<Symbol>& sym = scratch().symbols;
+        sym.clear();
+        for (char c : raw) add_symbol(sym, byte_level_ids_[static_cast<unsigned char>(c)], 1);
+        merge(out);
+    } else {
+        encode_uncached(mapped, out);
+    }
+    if (cached) cache->insert(raw, h, out.data() + before, out.size() - before);
 }
 
 void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out) const {
-    ThreadScratch& scr = scratch();
-    std::vector<Symbol>& sym = scr.symbols;
+    std::vector<Symbol>& sym = scratch().symbols;
     sym.clear();
-    auto add = [&sym](int32_t id, uint32_t len) {
-        int32_t n = static_cast<int32_t>(sym.size());
-        if (n > 0) sym.back().next = n;
-        sym.push_back({id, n - 1, -1, len});
-    };
+    auto add = [&sym](int32_t id, uint32_t len) { add_symbol(sym, id, len); };
 
     // Pending unknown token (id, bytes), fused with following unknowns when fuse_unk is set.
     bool unk_pending = false;
@@ -216,7 +254,12 @@ void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out)
         }
     }
     if (unk_pending) add(unk_id_, unk_len);
+    merge(out);
+}
 
+void BpeModel::merge(std::vector<int32_t>& out) const {
+    ThreadScratch& scr = scratch();
+    std::vector<Symbol>& sym = scr.symbols;
     if (sym.size() > 1) {
         std::vector<Candidate>& heap = scr.heap;
         heap.clear();

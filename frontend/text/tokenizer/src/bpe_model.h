@@ -31,6 +31,9 @@ public:
 
     // Appends the ids of one pre-tokenized word.
     void encode(std::string_view word, std::vector<int32_t>& out) const;
+    // The same for a word given as raw bytes that the ByteLevel pre-tokenizer would map to
+    // characters first: the word cache is keyed by the raw bytes, so hits skip the mapping.
+    void encode_byte_level(std::string_view raw_word, std::vector<int32_t>& out) const;
 
     int32_t token_to_id(std::string_view token) const { return vocab_.find(token); }
     // nullptr when the id is not in the vocabulary.
@@ -41,6 +44,7 @@ public:
 
 private:
     void encode_uncached(std::string_view word, std::vector<int32_t>& out) const;
+    void merge(std::vector<int32_t>& out) const;  // runs the merges over the scratch symbols
     void encode_one(std::string_view word, std::vector<int32_t>& out) const;
     int32_t char_id(std::string_view ch, bool first, bool last) const;
 
@@ -52,6 +56,8 @@ private:
     int32_t unk_id_ = -1;
     int32_t single_byte_ids_[256];      // id of each one-byte string (-1: none)
     int32_t byte_fallback_ids_[256];    // id of "<0xNN>" (-1: none)
+    int32_t byte_level_ids_[256];       // id of each byte's byte-level character (-1: none)
+    bool byte_level_complete_ = false;  // every byte-level character is in the vocabulary
     bool all_byte_fallback_ = false;    // every "<0xNN>" exists
     // No token contains "▁" right after another character, so no merge can cross the start
     // of a "▁" run: long SentencePiece inputs (no pre-tokenizer) are cut there, exactly.

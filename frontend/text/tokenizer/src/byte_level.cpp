@@ -47,10 +47,17 @@ std::string_view char_for_byte(uint8_t b) {
 
 void append_encoded(std::string& out, std::string_view s) {
     const Table& t = table();
+    // Write into the string directly: an append call per byte costs more than the mapping.
+    size_t at = out.size();
+    out.resize(at + 2 * s.size());
+    char* p = out.data() + at;
     for (char c : s) {
         auto b = static_cast<uint8_t>(c);
-        out.append(&t.utf8[2 * b], t.utf8_len[b]);
+        p[0] = t.utf8[2 * b];
+        p[1] = t.utf8[2 * b + 1];
+        p += t.utf8_len[b];
     }
+    out.resize(static_cast<size_t>(p - out.data()));
 }
 
 std::string encode(std::string_view s) {

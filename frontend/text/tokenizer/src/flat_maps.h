@@ -167,7 +167,9 @@ private:
     size_t size_ = 0;
 };
 
-// word -> ids, for words already encoded. Bounded: cleared when full.
+// word -> ids, for words already encoded. Bounded: cleared when full. Slots are 16 bytes and
+// the table grows with use, so the part a text touches stays in cache; most words are one
+// token, kept in the slot itself.
 class WordCache {
 public:
     explicit WordCache(size_t max_entries = 1 << 16) : max_entries_(max_entries) {}
@@ -175,28 +177,33 @@ public:
     // Returns false when absent; otherwise appends the ids to out.
     bool lookup(std::string_view word, uint64_t h, std::vector<int32_t>& out) const {
         if (slots_.empty()) return false;
+        auto h32 = static_cast<uint32_t>(h);
         size_t mask = slots_.size() - 1;
-        for (size_t i = h & mask;; i = (i + 1) & mask) {
+        for (size_t i = h32 & mask;; i = (i + 1) & mask) {
             const Slot& s = slots_[i];
-            if (s.key_length == kEmpty) return false;
-            if (s.hash == h && s.key_length == word.size() &&
+            if (s.id_count == 0) return false;
+            if (s.hash == h32 && s.key_length == word.size() &&
                 std::memcmp(keys_.data() + s.key_offset, word.data(), word.size()) == 0) {
-                out.insert(out.end(), ids_.begin() + s.ids_offset, ids_.begin() + s.ids_offset + s.ids_length);
+                if (s.id_count == 1) out.push_back(s.ids);
+                else out.insert(out.end(), ids_.begin() + s.ids, ids_.begin() + s.ids + s.id_count);
                 return true;
             }
         }
     }
 
+    // Words longer than 64 KiB or without ids are not kept.
     void insert(std::string_view word, uint64_t h, const int32_t* ids, size_t n) {
+        if (n == 0 || n > UINT16_MAX || word.size() > UINT16_MAX) return;
         if (size_ >= max_entries_) clear();
-        if (slots_.empty()) slots_.assign(capacity_for(max_entries_), Slot{});
-        size_t mask = slots_.size() - 1;
-        size_t i = h & mask;
-        while (slots_[i].key_length != kEmpty) i = (i + 1) & mask;
-        slots_[i] = {h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(word.size()),
-                     static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(n)};
+        if ((size_ + 1) * 2 > slots_.size()) grow();
+        Slot s{static_cast<uint32_t>(h), static_cast<uint32_t>(keys_.size()), static_cast<uint16_t>(word.size()),
+               static_cast<uint16_t>(n), ids[0]};
+        if (n > 1) {
+            s.ids = static_cast<int32_t>(ids_.size());
+            ids_.insert(ids_.end(), ids, ids + n);
+        }
         keys_.append(word);
-        ids_.insert(ids_.end(), ids, ids + n);
+        place(s);
         ++size_;
     }
 
@@ -208,15 +215,24 @@ public:
     }
 
 private:
-    static constexpr uint32_t kEmpty = UINT32_MAX;
     struct Slot {
-        uint64_t hash = 0;
-        uint32_t key_offset = 0, key_length = kEmpty, ids_offset = 0, ids_length = 0;
+        uint32_t hash = 0;
+        uint32_t key_offset = 0;
+        uint16_t key_length = 0;
+        uint16_t id_count = 0;  // 0: empty slot
+        int32_t ids = 0;        // the id itself when id_count == 1, else an offset into ids_
     };
-    static size_t capacity_for(size_t n) {
-        size_t c = 64;
-        while (c < n * 2) c *= 2;
-        return c;
+    void place(const Slot& s) {
+        size_t mask = slots_.size() - 1;
+        size_t i = s.hash & mask;
+        while (slots_[i].id_count != 0) i = (i + 1) & mask;
+        slots_[i] = s;
+    }
+    void grow() {
+        std::vector<Slot> old = std::move(slots_);
+        slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+        for (const Slot& s : old)
+            if (s.id_count != 0) place(s);
     }
     std::vector<Slot> slots_;
     std::string keys_;

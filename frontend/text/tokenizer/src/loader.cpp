@@ -1,6 +1,7 @@
 // loader.cpp: building a Tokenizer from tokenizer.json (+ tokenizer_config.json) or from
 // GPT-2's encoder.json + vocab.bpe.
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,23 @@ void apply_config(detail::TokenizerImpl& impl, const json& config, const LoadOpt
     impl.post_processor = make_bos_eos_template(add_bos ? *impl.bos_id : -1, add_eos ? *impl.eos_id : -1);
 }
 
+// The regex of a pre-tokenizer that only splits (Isolated) and then maps bytes, if it is one.
+std::optional<std::string> byte_level_split_pattern(const json& pre) {
+    auto is_plain_byte_level = [](const json& j, bool use_regex) {
+        return j.is_object() && j.value("type", "") == "ByteLevel" && !json_util::get_bool(j, "add_prefix_space", true) &&
+               json_util::get_bool(j, "use_regex", true) == use_regex;
+    };
+    if (is_plain_byte_level(pre, true)) return std::string(kGpt2Pattern);
+    if (!pre.is_object() || pre.value("type", "") != "Sequence") return std::nullopt;
+    const json& items = pre.contains("pretokenizers") ? pre["pretokenizers"] : json();
+    if (!items.is_array() || items.size() != 2 || !is_plain_byte_level(items[1], false)) return std::nullopt;
+    const json& split = items[0];
+    if (!split.is_object() || split.value("type", "") != "Split" || split.value("behavior", "") != "Isolated" ||
+        json_util::get_bool(split, "invert", false) || !split.contains("pattern") || !split["pattern"].contains("Regex"))
+        return std::nullopt;
+    return split["pattern"]["Regex"].get<std::string>();
+}
+
 void attach_added_tokens(detail::TokenizerImpl& impl, std::vector<AddedToken> tokens) {
     const Normalizer* normalizer = impl.normalizer.get();
     impl.added = std::make_unique<AddedVocabulary>(std::move(tokens), [normalizer](const std::string& content) {
@@ -97,6 +115,10 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
     impl->model = std::make_unique<BpeModel>(parse_bpe_model(json_util::require(j, "model", "tokenizer.json")));
     impl->post_processor = parse_post_processor(field("post_processor"));
     impl->decoder = parse_decoder(field("decoder"), impl->decoder_traits);
+    if (options.fast_paths) {
+        if (auto pattern = byte_level_split_pattern(field("pre_tokenizer")))
+            impl->byte_level_split = std::make_unique<Regex>(*pattern, false);
+    }
     attach_added_tokens(*impl, parse_added_tokens(field("added_tokens")));
     if (!config_json.empty()) {
         json config = parse_json(config_json, "tokenizer_config.json");
@@ -134,6 +156,7 @@ Tokenizer Tokenizer::from_gpt2_files(const std::string& encoder_json_path, const
     auto impl = std::make_shared<detail::TokenizerImpl>();
     const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
     impl->pre_tokenizer = parse_pre_tokenizer(byte_level);
+    impl->byte_level_split = std::make_unique<Regex>(kGpt2Pattern, false);
     impl->decoder = parse_decoder(byte_level, impl->decoder_traits);
     impl->model = std::make_unique<BpeModel>(std::move(vocab), merges, BpeModel::Options{});
     std::vector<AddedToken> added;

@@ -199,10 +199,7 @@ class ByteLevel final : public PreTokenizer {
 public:
     ByteLevel(bool add_prefix_space, bool use_regex)
         : add_prefix_space_(add_prefix_space),
-          gpt2_(use_regex ? std::make_unique<Regex>(
-                                "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+",
-                                false)
-                          : nullptr) {}
+          gpt2_(use_regex ? std::make_unique<Regex>(kGpt2Pattern, false) : nullptr) {}
 
     void pre_tokenize(PieceList& list) const override {
         PieceList out;

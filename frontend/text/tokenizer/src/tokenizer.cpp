@@ -49,6 +49,19 @@ namespace {
 void tokenize_piece(const TokenizerImpl& t, std::string_view text, bool at_input_start, PieceList& pieces,
                     std::vector<TokenId>& out) {
     if (text.empty()) return;
+    if (t.byte_level_split) {
+        thread_local std::vector<Match> matches;
+        matches.clear();
+        t.byte_level_split->find_all(text, matches);
+        size_t prev = 0;
+        for (const Match& m : matches) {
+            t.model->encode_byte_level(text.substr(prev, m.start - prev), out);
+            t.model->encode_byte_level(text.substr(m.start, m.end - m.start), out);
+            prev = m.end;
+        }
+        t.model->encode_byte_level(text.substr(prev), out);
+        return;
+    }
     if (!t.pre_tokenizer) {
         t.model->encode(text, out);
         return;

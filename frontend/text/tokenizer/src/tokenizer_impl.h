@@ -26,6 +26,9 @@ struct TokenizerImpl {
     std::unique_ptr<Decoder> decoder;
     DecoderTraits decoder_traits;
     std::unique_ptr<AddedVocabulary> added;
+    // Set when the pre-tokenizer is "split with this regex, then map bytes" (ByteLevel with
+    // use_regex, or Split(Isolated) + ByteLevel): encode then bypasses pre_tokenizer.
+    std::unique_ptr<Regex> byte_level_split;
 
     // Filled by finish(): per id, the added token index (-1) and whether it is special.
     std::vector<int32_t> added_index;

@@ -3,6 +3,7 @@
 #include "unicode.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "unicode_tables.h"
@@ -170,11 +171,19 @@ void normalize_full(std::string_view s, Form form, std::string& out) {
     for (char32_t c : buf) append_utf8(out, c);
 }
 
-bool is_ascii(std::string_view s) {
-    for (char c : s)
-        if (static_cast<unsigned char>(c) >= 0x80) return false;
-    return true;
+// Length of the ASCII prefix of s, 8 bytes at a time.
+size_t ascii_prefix(std::string_view s, size_t from = 0) {
+    size_t i = from;
+    for (; i + 8 <= s.size(); i += 8) {
+        uint64_t w;
+        std::memcpy(&w, s.data() + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+    }
+    while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
+    return i;
 }
+
+bool is_ascii(std::string_view s) { return ascii_prefix(s) == s.size(); }
 
 // NFC that only decodes what might change: the text is cut before every code point that
 // can neither change nor combine with what precedes it, and only pieces holding some
@@ -185,8 +194,13 @@ std::string nfc(std::string_view s) {
     size_t segment = 0;    // start of the piece that began with the last stable code point
     bool dirty = false;    // that piece holds a code point that may change
     for (size_t i = 0; i < s.size();) {
-        size_t at = i;
         auto lead = static_cast<unsigned char>(s[i]);
+        if (lead < 0x80 && !dirty) {  // ASCII is stable: skip a run of it at once
+            i = ascii_prefix(s, i);
+            segment = i - 1;
+            continue;
+        }
+        size_t at = i;
         bool stable;
         if (lead < 0xCC) {  // below U+0300: always stable
             i += sequence_length(lead);
@@ -239,9 +253,9 @@ void append_utf8(std::string& out, char32_t cp) {
 size_t valid_prefix_length(std::string_view s) { return s.empty() ? 0 : scan_sequence(s).length; }
 
 bool is_valid_utf8(std::string_view s) {
-    for (size_t i = 0; i < s.size();) {
+    for (size_t i = ascii_prefix(s); i < s.size();) {
         if (static_cast<unsigned char>(s[i]) < 0x80) {
-            ++i;
+            i = ascii_prefix(s, i);
             continue;
         }
         Scan r = scan_sequence(s.substr(i));

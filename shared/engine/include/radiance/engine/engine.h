@@ -55,9 +55,10 @@ public:
     // Throws radiance::Error naming the op that failed.
     void step(const StepBatch& batch, std::vector<float>& logits);
 
+    struct Impl;  // public so the RadCtx callbacks in engine.cpp can reach it
+
 private:
     Engine();
-    struct Impl;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -31,6 +31,9 @@ struct LoadOptions {
     // When tokenizer_config.json sets add_bos_token/add_eos_token, transformers replaces the
     // post-processor with a template adding those tokens; do the same.
     bool apply_config_bos_eos = true;
+    // Recognise the usual byte-level layout (a regex split, then ByteLevel) and run it as one
+    // pass keyed by raw bytes. Same results; off only to test that claim.
+    bool fast_paths = true;
 };
 
 struct AddedTokenInfo {
