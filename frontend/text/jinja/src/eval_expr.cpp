@@ -1,0 +1,173 @@
+// Expression evaluation.
+#include "attributes.h"
+#include "builtins.h"
+#include "evaluator.h"
+#include "operators.h"
+#include "radiance/jinja/error.h"
+#include "runtime_objects.h"
+#include "value_ops.h"
+
+namespace radiance::jinja::detail {
+
+namespace {
+[[noreturn]] void runtime(const std::string& msg) { throw Error(Error::Kind::Runtime, msg); }
+
+void require_hashable_key(const Value& k) {
+  if (k.is_dict() || (k.is_list() && !k.is_tuple())) runtime("unhashable type: '" + type_name(k) + "'");
+  if (k.is_tuple())
+    for (const Value& x : k.as_list()) require_hashable_key(x);
+}
+}  // namespace
+
+Value Evaluator::eval(const Expr& e, const ScopePtr& scope) {
+  tick();
+  try {
+    return eval_inner(e, scope);
+  } catch (const Error& err) {
+    if (err.line() == 0) throw err.with_line(e.line);
+    throw;
+  }
+}
+
+Value Evaluator::eval_inner(const Expr& e, const ScopePtr& scope) {
+  switch (e.kind) {
+    case ExprKind::Literal: return e.literal;
+    case ExprKind::Name: {
+      const Value* v = scope->find(e.name);
+      return v ? *v : Value::undefined("'" + e.name + "' is undefined");
+    }
+    case ExprKind::NamespaceRef: runtime("namespace assignment target used as a value");
+    case ExprKind::List:
+    case ExprKind::Tuple: {
+      ValueList items;
+      items.reserve(e.children.size());
+      for (const auto& c : e.children) items.push_back(eval(*c, scope));
+      return e.kind == ExprKind::Tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    }
+    case ExprKind::Dict: {
+      DictItems items;
+      for (size_t i = 0; i + 1 < e.children.size(); i += 2) {
+        Value k = eval(*e.children[i], scope);
+        Value v = eval(*e.children[i + 1], scope);
+        require_hashable_key(k);
+        bool replaced = false;  // {'a': 1, 'a': 2}: the later value wins, the first position stays
+        for (auto& kv : items)
+          if (py_equal(kv.first, k)) {
+            kv.second = std::move(v);
+            replaced = true;
+            break;
+          }
+        if (!replaced) items.emplace_back(std::move(k), std::move(v));
+      }
+      return Value::dict(std::move(items));
+    }
+    case ExprKind::GetAttr: return get_attribute(eval(*e.children[0], scope), e.name);
+    case ExprKind::GetItem: return eval_getitem(e, scope);
+    case ExprKind::Slice: runtime("slice used outside a subscript");
+    case ExprKind::Call: {
+      const Value callee = eval(*e.children[0], scope);
+      return call(callee, eval_args(e.args, scope));
+    }
+    case ExprKind::Filter: return eval_filter(e, scope, nullptr);
+    case ExprKind::Test: {
+      const Value operand = eval(*e.children[0], scope);
+      return Value(apply_test(e.name, operand, eval_args(e.args, scope)));
+    }
+    case ExprKind::Unary: return unary_op(e.op, eval(*e.children[0], scope));
+    case ExprKind::Binary: {
+      const Value a = eval(*e.children[0], scope);
+      const Value b = eval(*e.children[1], scope);
+      return binary_op(*this, e.op, a, b);
+    }
+    case ExprKind::And: {  // Python's and/or return an operand, not a bool
+      Value a = eval(*e.children[0], scope);
+      return truthy(a) ? eval(*e.children[1], scope) : a;
+    }
+    case ExprKind::Or: {
+      Value a = eval(*e.children[0], scope);
+      return truthy(a) ? a : eval(*e.children[1], scope);
+    }
+    case ExprKind::Concat: {
+      std::string out;
+      for (const auto& c : e.children) {
+        append_str(out, eval(*c, scope));
+        check_string_size(out.size());
+      }
+      return Value(std::move(out));
+    }
+    case ExprKind::Compare: return eval_compare(e, scope);
+    case ExprKind::CondExpr: {
+      if (truthy(eval(*e.children[1], scope))) return eval(*e.children[0], scope);
+      if (e.children[2]) return eval(*e.children[2], scope);
+      return Value::undefined("the inline if-expression on line " + std::to_string(e.line) +
+                              " evaluated to false and no else section was defined.");
+    }
+  }
+  return Value();
+}
+
+Value Evaluator::eval_getitem(const Expr& e, const ScopePtr& scope) {
+  const Value obj = eval(*e.children[0], scope);
+  const Expr& index = *e.children[1];
+  if (index.kind != ExprKind::Slice) return get_item(obj, eval(index, scope));
+  auto part = [&](size_t i) { return index.children[i] ? eval(*index.children[i], scope) : Value::none(); };
+  const Value start = part(0);
+  const Value stop = part(1);
+  const Value step = part(2);
+  return get_slice(obj, start, stop, step);
+}
+
+Value Evaluator::eval_compare(const Expr& e, const ScopePtr& scope) {
+  // a < b < c means a < b and b < c, with b evaluated once.
+  Value left = eval(*e.children[0], scope);
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    Value right = eval(*e.children[i + 1], scope);
+    if (!compare_op(e.ops[i], left, right)) return Value(false);
+    left = std::move(right);
+  }
+  return Value(true);
+}
+
+Value Evaluator::eval_filter(const Expr& e, const ScopePtr& scope, const Value* input) {
+  const Expr* operand_expr = e.children[0].get();
+  Value operand;
+  if (!operand_expr) {
+    operand = input ? *input : Value();
+  } else if (input && operand_expr->kind == ExprKind::Filter) {
+    operand = eval_filter(*operand_expr, scope, input);  // a filter-block chain: a|b|c over the body
+  } else {
+    operand = eval(*operand_expr, scope);
+  }
+  return apply_filter(e.name, operand, eval_args(e.args, scope));
+}
+
+Args Evaluator::eval_args(const CallArgs& call_args, const ScopePtr& scope) {
+  Args args;
+  for (const auto& p : call_args.positional) args.positional.push_back(eval(*p, scope));
+  if (call_args.star_args)
+    for (Value& v : iterate(eval(*call_args.star_args, scope))) args.positional.push_back(std::move(v));
+  for (const auto& [k, v] : call_args.keyword) args.keyword.emplace_back(k, eval(*v, scope));
+  if (call_args.star_kwargs) {
+    const Value kw = eval(*call_args.star_kwargs, scope);
+    if (!kw.is_dict()) runtime("argument after ** must be a mapping, not " + type_name(kw));
+    for (const auto& [k, v] : kw.as_dict()) {
+      if (!k.is_string()) runtime("keywords must be strings");
+      args.keyword.emplace_back(k.as_string(), v);
+    }
+  }
+  return args;
+}
+
+Value Evaluator::apply_filter(const std::string& name, const Value& input, const Args& args) {
+  const FilterFn fn = find_filter(name);
+  if (!fn) runtime("No filter named '" + name + "'.");
+  return fn(*this, input, args);
+}
+
+bool Evaluator::apply_test(const std::string& name, const Value& input, const Args& args) {
+  const TestFn fn = find_test(name);
+  if (!fn) runtime("No test named '" + name + "'.");
+  return fn(*this, input, args);
+}
+
+}  // namespace radiance::jinja::detail
