@@ -175,7 +175,9 @@ int main(int argc, char** argv) {
         std::printf("%s %s\n", ok ? "PASS" : "FAIL", line.c_str());
         (ok ? passed : failed)++;
     };
-    const std::string label = fs::path(dir).lexically_normal().filename().string();
+    fs::path norm = fs::path(dir).lexically_normal();
+    if (norm.filename().empty()) norm = norm.parent_path();
+    const std::string label = norm.filename().string();
     std::string tmp = (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
     try {
         if (tp != 1) throw Error("--tp " + std::to_string(tp) + ": tensor parallelism is not available yet");

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Makes golden fixtures with transformers: tiny random-weight checkpoints of real families and
+transformers' float32 outputs for a few prompts, in the format of ../shared/fixtures/golden:
+
+  DIR/config.json, DIR/model.safetensors (bf16), DIR/golden.safetensors with promptN.ids (int32),
+  promptN.logits (float32 [n, vocab], the float32 forward of the bf16 weights) and promptN.greedy
+  (int32, 24 greedy tokens).
+
+Run where torch and transformers are installed (the H200 machine):
+  python3 tools/golden/make_golden.py OUT_DIR [NAME ...]
+Forward passes run on the CPU in float32 so no TF32 or reduced-precision kernel enters the reference.
+"""
+import os
+import sys
+
+import torch
+from safetensors.torch import save_file
+from transformers import AutoConfig, AutoModelForCausalLM
+
+VOCAB = 512
+COMMON = dict(vocab_size=VOCAB, max_position_embeddings=512, rms_norm_eps=1e-5, initializer_range=0.08,
+              bos_token_id=1, eos_token_id=2, pad_token_id=None)
+
+# name -> (model_type, config overrides, prompt lengths). Each case exercises something the shared
+# fixtures do not: other widths, GQA ratios, head_dim != hidden/heads, tied embeddings, rope
+# scaling, other windows, and prompts past 100 tokens.
+CASES = {
+    "llama_llama3rope_tied": ("llama", dict(hidden_size=96, intermediate_size=200, num_hidden_layers=3,
+                              num_attention_heads=6, num_key_value_heads=2, head_dim=16, tie_word_embeddings=True,
+                              rope_parameters=dict(rope_type="llama3", rope_theta=50000.0, factor=8.0,
+                                                   low_freq_factor=1.0, high_freq_factor=4.0,
+                                                   original_max_position_embeddings=64)), [5, 37, 130]),
+    "llama_linear_mqa": ("llama", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+                         rope_parameters=dict(rope_type="linear", rope_theta=10000.0, factor=4.0)), [9, 120]),
+    "llama_yarn": ("llama", dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=4, head_dim=16,
+                   rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0,
+                                        original_max_position_embeddings=64)), [11, 110]),
+    "qwen2_tied_gqa3": ("qwen2", dict(hidden_size=48, intermediate_size=96, num_hidden_layers=2,
+                        num_attention_heads=3, num_key_value_heads=1, tie_word_embeddings=True,
+                        rope_parameters=dict(rope_type="default", rope_theta=1000000.0)), [3, 64, 101]),
+    "qwen3_hd64": ("qwen3", dict(hidden_size=96, intermediate_size=160, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, head_dim=64,
+                   rope_parameters=dict(rope_type="default", rope_theta=1000000.0)), [6, 105]),
+    "mistral_w16_mha": ("mistral", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=4, head_dim=16, sliding_window=16,
+                        rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [10, 17, 125]),
+}
+
+
+def make(out_root, name, seed):
+    model_type, overrides, lengths = CASES[name]
+    torch.manual_seed(seed)
+    cfg = AutoConfig.for_model(model_type, **{**COMMON, **overrides})
+    model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32).eval()
+    model = model.to(torch.bfloat16)
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    # Reload from disk in float32: casting the live model back would keep buffers such as rope's
+    # inv_freq rounded to bf16, which is not what a user loading the checkpoint runs.
+    model = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = 0
+    tensors = {}
+    gen = torch.Generator().manual_seed(seed + 1)
+    for i, n in enumerate(lengths):
+        ids = torch.randint(3, VOCAB, (1, n), generator=gen)
+        with torch.no_grad():
+            logits = model(ids).logits[0].float()
+            greedy = model.generate(ids, max_new_tokens=24, min_new_tokens=24, do_sample=False)[0, n:]
+        tensors[f"prompt{i}.ids"] = ids[0].to(torch.int32).contiguous()
+        tensors[f"prompt{i}.logits"] = logits.contiguous()
+        tensors[f"prompt{i}.greedy"] = greedy.to(torch.int32).contiguous()
+    import transformers
+    save_file(tensors, os.path.join(out, "golden.safetensors"),
+              metadata={"reference": "float32 forward of the bf16 checkpoint", "torch": torch.__version__,
+                        "transformers": transformers.__version__, "made_by": "tools/golden/make_golden.py"})
+    for junk in ("generation_config.json",):
+        p = os.path.join(out, junk)
+        if os.path.exists(p):
+            os.remove(p)
+    print(name, "->", out, [t.shape[0] for k, t in tensors.items() if k.endswith(".ids")])
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        sys.exit(2)
+    names = sys.argv[2:] or list(CASES)
+    for i, name in enumerate(names):
+        make(sys.argv[1], name, 1000 + i)
+
+
+if __name__ == "__main__":
+    main()
