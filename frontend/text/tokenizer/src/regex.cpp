@@ -102,8 +102,8 @@ std::string onig_pattern_to_pcre2(std::string_view p) {
 
 Regex::Regex(std::string_view pattern, bool literal) : source_(pattern) {
     std::string compiled = literal ? std::string(pattern) : onig_pattern_to_pcre2(pattern);
-    uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK;
-    if (literal) options |= PCRE2_LITERAL;
+    // PCRE2_LITERAL does not combine with UCP (which only matters for classes anyway).
+    uint32_t options = PCRE2_UTF | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : PCRE2_UCP);
     int err = 0;
     PCRE2_SIZE err_offset = 0;
     pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(compiled.data()), compiled.size(),
