@@ -82,9 +82,9 @@ struct TextStmt : Stmt {
   std::string text;
 };
 
-struct OutputStmt : Stmt {  // {{ expr }} and {% print expr %}
+struct OutputStmt : Stmt {  // {{ expr }}, and {% print a, b %} which prints each expression
   OutputStmt() : Stmt(StmtKind::Output) {}
-  ExprPtr expr;
+  std::vector<ExprPtr> exprs;
 };
 
 struct IfStmt : Stmt {  // conditions[i] guards bodies[i]; else_body runs when none holds
@@ -162,7 +162,7 @@ struct DoStmt : Stmt {
 };
 
 // A body run in its own scope: transformers' {% generation %} block is a Jinja call
-// block, so variables set inside it do not leak out.
+// block, so variables set inside it do not leak out; {% block %} renders in place.
 struct ScopeStmt : Stmt {
   ScopeStmt() : Stmt(StmtKind::Scope) {}
   Body body;

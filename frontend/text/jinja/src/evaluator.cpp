@@ -97,7 +97,7 @@ Evaluator::Flow Evaluator::exec(const Stmt& stmt, const ScopePtr& scope, std::st
         check_string_size(out.size());
         return Flow::Normal;
       case StmtKind::Output:
-        append_output(out, eval(*static_cast<const OutputStmt&>(stmt).expr, scope));
+        for (const auto& e : static_cast<const OutputStmt&>(stmt).exprs) append_output(out, eval(*e, scope));
         return Flow::Normal;
       case StmtKind::If: {
         const auto& s = static_cast<const IfStmt&>(stmt);
@@ -165,13 +165,11 @@ Evaluator::Flow Evaluator::run_loop(const ForStmt& stmt, const Value& iterable, 
     }
     items = std::move(kept);
   }
-  if (items.empty()) {
-    // The else block runs in its own scope; a break or continue there belongs to an
-    // enclosing loop.
-    return exec_body(stmt.else_body, std::make_shared<Scope>(scope), out);
-  }
   auto loop = std::make_shared<LoopContext>(std::move(items), depth, &stmt, scope);
   const Value loop_value = Value::object(loop);
+  // Jinja runs the else block unless some iteration reached the end of the body: an
+  // empty loop, or one whose every iteration ended in break or continue.
+  bool completed_iteration = false;
   for (size_t i = 0; i < loop->items().size(); ++i) {
     tick();
     loop->set_index(i);
@@ -180,9 +178,14 @@ Evaluator::Flow Evaluator::run_loop(const ForStmt& stmt, const Value& iterable, 
     auto s = std::make_shared<Scope>(scope);
     assign(stmt.target, loop->items()[i], s);
     s->set("loop", loop_value);
-    if (exec_body(stmt.body, s, out) == Flow::Break) break;
+    const Flow f = exec_body(stmt.body, s, out);
+    if (f == Flow::Normal) completed_iteration = true;
+    if (f == Flow::Break) break;
   }
-  return Flow::Normal;
+  if (completed_iteration || stmt.else_body.empty()) return Flow::Normal;
+  // The else block runs in its own scope; a break or continue there belongs to an
+  // enclosing loop.
+  return exec_body(stmt.else_body, std::make_shared<Scope>(scope), out);
 }
 
 std::string Evaluator::run_recursive_loop(const ForStmt& stmt, const Value& iterable, const ScopePtr& scope,

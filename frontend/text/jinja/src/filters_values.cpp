@@ -152,7 +152,15 @@ Value f_round(Evaluator&, const Value& v, const Args& args) {
 
 Value f_attr(Evaluator&, const Value& v, const Args& args) {
   auto a = bind_args("attr", args, {{"name", Value(), true}});
-  return get_attribute(v, to_str(a[0]));
+  const std::string name = to_str(a[0]);
+  // Only real attributes: unlike x.name, a dict's keys are not consulted.
+  if (v.is_dict()) {
+    Value m = dict_method(v, name);
+    return m.is_undefined() && m.undefined_hint().empty()
+               ? Value::undefined("'dict object' has no attribute '" + name + "'")
+               : m;
+  }
+  return get_attribute(v, name);
 }
 
 Value f_filesizeformat(Evaluator&, const Value& v, const Args& args) {

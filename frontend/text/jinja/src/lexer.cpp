@@ -330,6 +330,10 @@ class Lexer {
   }
 
   void lex_comment(size_t start) {
+    if (start >= src_.size()) {  // "{#" at the very end: Jinja's lexer just stops
+      finish_match(src_.size());
+      return;
+    }
     for (size_t r = start; r + 1 < src_.size(); ++r) {
       size_t end = 0;
       if (starts_with(r, "+#}")) {
@@ -366,6 +370,7 @@ class Lexer {
 
   void lex_raw(size_t body_start) {
     finish_match(body_start);
+    if (body_start >= src_.size()) return;  // like "{#" at the end: no error in Jinja
     for (size_t r = body_start; r < src_.size(); ++r) {
       char sign = 0;
       if (src_[r] != '{') continue;

@@ -116,7 +116,7 @@ class Parser {
         advance();
         auto s = std::make_unique<OutputStmt>();
         s->line = cur().line;
-        s->expr = parse_tuple(false, true, {}, false, false);
+        s->exprs.push_back(parse_tuple(false, true, {}, false, false));
         expect_type(TokenType::VariableEnd, "end of print statement");
         body.push_back(std::move(s));
       } else if (t.type == TokenType::BlockBegin) {
@@ -166,8 +166,8 @@ class Parser {
     else if (tag == "break" || tag == "continue") s = parse_loop_control(tag);
     else if (tag == "generation") s = parse_generation();
     else if (tag == "do" && opts_.enable_do) s = parse_do();
-    else if (tag == "block" || tag == "extends" || tag == "include" || tag == "import" || tag == "from" ||
-             tag == "autoescape")
+    else if (tag == "block") s = parse_block();
+    else if (tag == "extends" || tag == "include" || tag == "import" || tag == "from" || tag == "autoescape")
       fail("tag '" + tag + "' is not supported (chat templates are rendered from a string, without a loader)");
     else
       fail("Encountered unknown tag '" + tag + "'.");
@@ -293,9 +293,11 @@ class Parser {
 
   StmtPtr parse_print() {
     advance();
-    // {% print a, b %} prints a tuple, as {{ a, b }} would.
     auto s = std::make_unique<OutputStmt>();
-    s->expr = parse_tuple(false, true, {}, false, false);
+    while (cur().type != TokenType::BlockEnd) {
+      if (!s->exprs.empty()) expect_op(",");
+      s->exprs.push_back(parse_expression(true));
+    }
     return s;
   }
 
@@ -312,6 +314,21 @@ class Parser {
     loop_depth_ = 0;
     s->body = parse_statements({"endgeneration"}, true, "generation");
     loop_depth_ = saved_loops;
+    return s;
+  }
+
+  // Without template inheritance a block just renders where it stands.
+  StmtPtr parse_block() {
+    advance();
+    const std::string name = expect_name().text;
+    skip_name("scoped");
+    skip_name("required");
+    auto s = std::make_unique<ScopeStmt>();
+    const int saved_loops = loop_depth_;
+    loop_depth_ = 0;
+    s->body = parse_statements({"endblock"}, true, "block");
+    loop_depth_ = saved_loops;
+    skip_name(name);
     return s;
   }
 

@@ -15,6 +15,9 @@ namespace {
 
 [[noreturn]] void format_error(const std::string& msg) { throw Error(Error::Kind::Runtime, msg); }
 
+// Widths and precisions beyond this would only serve to exhaust memory.
+constexpr int64_t kMaxFormatWidth = 1000000;
+
 // Format specification shared by both styles: fill/align/sign/width/precision/type.
 struct Spec {
   char32_t fill = ' ';
@@ -252,10 +255,15 @@ std::string py_percent_format(Evaluator& ev, const std::string& fmt, const Value
     auto number = [&]() -> int64_t {
       if (i < fmt.size() && fmt[i] == '*') {
         ++i;
-        return take().as_int();
+        const int64_t n = take().as_int();
+        if (n > kMaxFormatWidth) format_error("format width too large");
+        return n;
       }
       int64_t n = 0;
-      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') n = n * 10 + (fmt[i++] - '0');
+      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') {
+        n = n * 10 + (fmt[i++] - '0');
+        if (n > kMaxFormatWidth) format_error("format width too large");
+      }
       return n;
     };
     if (i < fmt.size() && (fmt[i] == '*' || (fmt[i] >= '1' && fmt[i] <= '9'))) spec.width = number();
@@ -313,7 +321,7 @@ Spec parse_spec(const std::string& s) {
     int64_t n = -1;
     while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') {
       n = (n < 0 ? 0 : n) * 10 + (rest[i++] - '0');
-      if (n > 1000000) format_error("format width too large");
+      if (n > kMaxFormatWidth) format_error("format width too large");
     }
     return n;
   };
