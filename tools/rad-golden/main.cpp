@@ -124,6 +124,74 @@ Result run(engine::Engine& eng, const std::vector<const Prompt*>& ps, size_t n_g
     return r;
 }
 
+// Continuous batching as the scheduler runs it: sequences arrive one step apart, each prompt is
+// prefilled in chunks of `chunk` tokens beside the decode rows of the sequences already running
+// (decode rows first), so most steps are mixed.
+Result run_mixed(engine::Engine& eng, const std::vector<const Prompt*>& ps, size_t n_greedy, size_t chunk) {
+    const int64_t V = eng.vocab();
+    const int block = eng.kv_block_size();
+    size_t longest = 0;
+    for (auto* p : ps) longest = std::max(longest, p->ids.size() + n_greedy);
+    const int32_t stride = static_cast<int32_t>((longest + block - 1) / block);
+    struct Seq {
+        size_t prefilled = 0;
+        std::vector<int32_t> out;
+        bool started = false;
+    };
+    std::vector<Seq> seqs(ps.size());
+    Result r;
+    r.logits.resize(ps.size());
+    r.greedy.resize(ps.size());
+    for (size_t step = 0;; ++step) {
+        if (step < ps.size()) seqs[step].started = true;
+        engine::StepBatch b;
+        b.cu_seqlens.push_back(0);
+        std::vector<std::pair<size_t, bool>> rows;  // (sequence, is-decode) in batch order
+        for (size_t s = 0; s < ps.size(); ++s)  // decode rows first
+            if (seqs[s].started && seqs[s].prefilled == ps[s]->ids.size() && seqs[s].out.size() < n_greedy) {
+                b.tokens.push_back(seqs[s].out.back());
+                b.positions.push_back(static_cast<int32_t>(ps[s]->ids.size() + seqs[s].out.size() - 1));
+                b.out_ids.push_back(static_cast<int32_t>(b.tokens.size() - 1));
+                b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
+                b.seq_ids.push_back(static_cast<int32_t>(s));
+                rows.push_back({s, true});
+            }
+        b.n_seq_decode = static_cast<int32_t>(rows.size());
+        for (size_t s = 0; s < ps.size(); ++s)
+            if (seqs[s].started && seqs[s].prefilled < ps[s]->ids.size()) {
+                const size_t from = seqs[s].prefilled, to = std::min(ps[s]->ids.size(), from + chunk);
+                for (size_t i = from; i < to; ++i) {
+                    b.out_ids.push_back(static_cast<int32_t>(b.tokens.size()));
+                    b.tokens.push_back(ps[s]->ids[i]);
+                    b.positions.push_back(static_cast<int32_t>(i));
+                }
+                b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
+                b.seq_ids.push_back(static_cast<int32_t>(s));
+                rows.push_back({s, false});
+            }
+        if (rows.empty()) break;
+        for (auto& [s, dec] : rows)
+            for (int32_t x = 0; x < stride; ++x) b.block_tables.push_back(static_cast<int32_t>(s) * stride + x);
+        b.block_table_stride = stride;
+        std::vector<float> lg;
+        eng.step(b, lg);
+        size_t out_row = 0;
+        for (size_t k = 0; k < rows.size(); ++k) {
+            auto [s, dec] = rows[k];
+            const size_t n = static_cast<size_t>(b.cu_seqlens[k + 1] - b.cu_seqlens[k]);
+            if (!dec) {
+                r.logits[s].insert(r.logits[s].end(), lg.begin() + out_row * V, lg.begin() + (out_row + n) * V);
+                seqs[s].prefilled += n;
+            }
+            if (dec || seqs[s].prefilled == ps[s]->ids.size())
+                seqs[s].out.push_back(argmax(&lg[(out_row + n - 1) * V], V));
+            out_row += n;
+        }
+    }
+    for (size_t s = 0; s < ps.size(); ++s) r.greedy[s] = seqs[s].out;
+    return r;
+}
+
 double rel_err(const std::vector<float>& a, const std::vector<float>& ref) {
     double num = 0, den = 0;
     for (size_t i = 0; i < a.size() && i < ref.size(); ++i) {
@@ -226,6 +294,11 @@ int main(int argc, char** argv) {
         for (size_t s = 0; s < prompts.size(); ++s) {
             r.greedy[s].resize(prompts[s].greedy.size());
             report("batched", prompts[s], r.logits[s], r.greedy[s]);
+        }
+        Result mx = run_mixed(*eng, all, n_greedy, 5);
+        for (size_t s = 0; s < prompts.size(); ++s) {
+            mx.greedy[s].resize(prompts[s].greedy.size());
+            report("mixed", prompts[s], mx.logits[s], mx.greedy[s]);
         }
     } catch (const std::exception& e) {
         std::error_code ec;
