@@ -1,0 +1,92 @@
+// generation.h: the boundary between the wire APIs and the scheduler.
+//
+// The API layer turns an HTTP request into GenerationRequests (token ids in, sampling parameters,
+// limits) and receives tokens as they are sampled. Everything textual (chat templates, stop
+// strings, detokenisation, response formats) stays in the API layer; everything about batching,
+// KV blocks, workers and restarts stays behind GenerationService.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace radiance::frontend {
+
+struct SamplingParams {
+    double temperature = 1.0;  // 0: greedy
+    double top_p = 1.0;
+    int top_k = 0;             // 0: off
+    double min_p = 0.0;
+    std::optional<uint64_t> seed;  // same seed, same output, whatever else is batched
+    double presence_penalty = 0.0;
+    double frequency_penalty = 0.0;
+    double repetition_penalty = 1.0;
+    std::vector<std::pair<int32_t, float>> logit_bias;
+    int top_logprobs = -1;     // -1: no logprobs; 0: the chosen token's only; k: and the k most likely
+};
+
+struct GenerationRequest {
+    std::vector<int32_t> prompt;
+    SamplingParams sampling;
+    int max_tokens = 16;               // generated tokens at most (>= 1)
+    std::vector<int32_t> stop_token_ids;  // end the request when sampled (EOS and friends)
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+struct TokenLogprob {
+    int32_t token = 0;
+    float logprob = 0;
+};
+
+struct TokenEvent {
+    int32_t token = 0;
+    float logprob = 0;                 // valid when top_logprobs >= 0
+    std::vector<TokenLogprob> top;     // top_logprobs alternatives, most likely first
+};
+
+enum class FinishReason {
+    Length,     // max_tokens reached
+    Stop,       // a stop token was sampled (the API layer also cancels on stop strings)
+    Cancelled,  // cancel() was called (client gone, stop string seen)
+    Error,      // the request cannot continue (message says why: deadline, context, a rank lost for good)
+};
+
+// Receives one request's progress. Calls come from a scheduler thread and must not block;
+// on_finish is called exactly once, last.
+class GenerationSink {
+public:
+    virtual ~GenerationSink() = default;
+    virtual void on_tokens(const std::vector<TokenEvent>& tokens) = 0;
+    virtual void on_finish(FinishReason reason, const std::string& error) = 0;
+};
+
+struct ModelInfo {
+    std::string name;
+    int64_t context_length = 0;  // prompt + generated tokens must fit
+    int64_t vocab_size = 0;
+};
+
+// submit() refusals the API layer maps to HTTP statuses.
+struct QueueFull : std::runtime_error { using std::runtime_error::runtime_error; };     // 429
+struct NotReady : std::runtime_error { using std::runtime_error::runtime_error; };      // 503
+struct BadRequest : std::runtime_error {                                                  // 400
+    std::string param;
+    BadRequest(const std::string& what, std::string p) : std::runtime_error(what), param(std::move(p)) {}
+};
+
+class GenerationService {
+public:
+    virtual ~GenerationService() = default;
+    // Queues a request; returns its id. Throws QueueFull, NotReady or BadRequest.
+    virtual uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) = 0;
+    // Stops a request and frees its KV blocks at once; its sink gets on_finish(Cancelled).
+    virtual void cancel(uint64_t id) = 0;
+    virtual bool ready() const = 0;
+    virtual ModelInfo model_info() const = 0;
+};
+
+}  // namespace radiance::frontend
