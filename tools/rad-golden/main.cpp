@@ -1,12 +1,14 @@
-// rad-golden DIR [--kernels LIST] [--tol X] [--radiance-home HOMES]
+// rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--radiance-home HOMES] [--transport shm|grpc] [--in-process]
 //
 // Converts the checkpoint in DIR, runs the prompts of DIR/golden.safetensors (promptN.ids,
 // promptN.logits, promptN.greedy) each alone and all together in one batch, and compares the
 // prompt logits (relative error ||ours - ref|| / ||ref||) and the greedy tokens with the
-// transformers reference. One line per check, then "N passed, M failed"; exit 0 only if all pass.
+// transformers reference. The prompts run through radiance-worker processes (one per rank) as a
+// server runs them; --in-process steps an engine in this process instead. One line per check, then "N passed, M failed"; exit 0 only if all pass.
 #include <unistd.h>
 
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "radiance/convert/convert.h"
+#include "worker_group.h"
 #include "radiance/convert/safetensors.h"
 #include "radiance/engine/engine.h"
 #include "radiance/util/error.h"
@@ -62,15 +65,22 @@ int argmax(const float* v, int64_t n) {
     return best;
 }
 
+// What the checks step: the worker processes (the default) or an in-process engine (--in-process).
+struct Stepper {
+    int64_t vocab = 0;
+    int block = 0;
+    std::function<void(const engine::StepBatch&, std::vector<float>&)> step;
+};
+
 // Runs prompts together: one prefill step for all, then lockstep greedy decode.
 struct Result {
     std::vector<std::vector<float>> logits;  // per prompt, [len, vocab]
     std::vector<std::vector<int32_t>> greedy;
 };
 
-Result run(engine::Engine& eng, const std::vector<const Prompt*>& ps, size_t n_greedy) {
-    const int64_t V = eng.vocab();
-    const int block = eng.kv_block_size();
+Result run(Stepper& eng, const std::vector<const Prompt*>& ps, size_t n_greedy) {
+    const int64_t V = eng.vocab;
+    const int block = eng.block;
     size_t longest = 0;
     for (auto* p : ps) longest = std::max(longest, p->ids.size() + n_greedy);
     const int32_t stride = static_cast<int32_t>((longest + block - 1) / block);
@@ -127,9 +137,9 @@ Result run(engine::Engine& eng, const std::vector<const Prompt*>& ps, size_t n_g
 // Continuous batching as the scheduler runs it: sequences arrive one step apart, each prompt is
 // prefilled in chunks of `chunk` tokens beside the decode rows of the sequences already running
 // (decode rows first), so most steps are mixed.
-Result run_mixed(engine::Engine& eng, const std::vector<const Prompt*>& ps, size_t n_greedy, size_t chunk) {
-    const int64_t V = eng.vocab();
-    const int block = eng.kv_block_size();
+Result run_mixed(Stepper& eng, const std::vector<const Prompt*>& ps, size_t n_greedy, size_t chunk) {
+    const int64_t V = eng.vocab;
+    const int block = eng.block;
     size_t longest = 0;
     for (auto* p : ps) longest = std::max(longest, p->ids.size() + n_greedy);
     const int32_t stride = static_cast<int32_t>((longest + block - 1) / block);
@@ -215,6 +225,8 @@ int main(int argc, char** argv) {
     std::string dir, kernels, homes;
     double tol = 1e-4;
     int tp = 1;
+    bool in_process = false;
+    std::string transport = "shm";
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -228,6 +240,8 @@ int main(int argc, char** argv) {
         else if (a == "--radiance-home") homes = value();
         else if (a == "--tol") tol = std::stod(value());
         else if (a == "--tp") tp = std::stoi(value());
+        else if (a == "--in-process") in_process = true;
+        else if (a == "--transport") transport = value();
         else if (dir.empty()) dir = a;
         else {
             std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X]\n";
@@ -248,7 +262,6 @@ int main(int argc, char** argv) {
     const std::string label = norm.filename().string();
     std::string tmp = (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
     try {
-        if (tp != 1) throw Error("--tp " + std::to_string(tp) + ": tensor parallelism is not available yet");
         log::set_level(log::Level::warn);
         core::LoadOptions lo;
         lo.homes = core::resolve_homes(homes);
@@ -271,9 +284,44 @@ int main(int argc, char** argv) {
         eo.max_seqs = static_cast<int>(prompts.size());
         eo.max_ctx = static_cast<int>(total + n_greedy + 16);
         eo.select.accept_reference = true;  // this tool exists to check against the reference
-        auto model = std::shared_ptr<const container::Reader>(container::Reader::open(tmp));
-        auto eng = engine::Engine::create(reg, model, eo);
-        fs::remove(tmp);
+        Stepper stepper;
+        std::unique_ptr<engine::Engine> local;
+        std::unique_ptr<frontend::WorkerGroup> group;
+        if (in_process) {
+            auto model = std::shared_ptr<const container::Reader>(container::Reader::open(tmp));
+            local = engine::Engine::create(reg, model, eo);
+            stepper = {local->vocab(), local->kv_block_size(),
+                       [&](const engine::StepBatch& b, std::vector<float>& lg) { local->step(b, lg); }};
+        } else {
+            frontend::GroupOptions go;
+            go.world_size = tp;
+            go.model_path = tmp;
+            go.max_tok = eo.max_tok;
+            go.max_seqs = eo.max_seqs;
+            go.max_ctx = eo.max_ctx;
+            go.max_out_rows = eo.max_out_rows;
+            go.kernels = kernels;
+            go.radiance_home = homes;
+            go.accept_reference = true;
+            go.return_logits = true;
+            go.force_grpc = transport == "grpc";
+            auto meta = container::Reader::open(tmp)->meta();
+            go.vocab = meta.count("model.n_vocab") ? meta.at("model.n_vocab").i : 0;
+            group = std::make_unique<frontend::WorkerGroup>(go);
+            group->start();
+            if (!group->wait_ready(std::chrono::seconds(120)))
+                throw Error("the workers did not become ready: " + (group->failure().empty() ? "timeout" : group->failure()));
+            frontend::PlanInfo plan = group->plan();
+            stepper = {plan.vocab, plan.kv_block_size, [&](const engine::StepBatch& b, std::vector<float>& lg) {
+                           ipc::StepMessage m;
+                           m.batch = b;
+                           m.want_logits = true;
+                           m.samples.resize(b.out_ids.size());  // greedy specs: the workers sample too
+                           ipc::ResultMessage r = group->step(m);
+                           lg = std::move(r.logits);
+                       }};
+        }
+        auto& eng = stepper;
         auto report = [&](const std::string& mode, const Prompt& p, const std::vector<float>& lg, const std::vector<int32_t>& gr) {
             const double e = rel_err(lg, p.logits);
             char buf[256];
@@ -285,26 +333,27 @@ int main(int argc, char** argv) {
                             (same ? "" : ": got [" + ids_str(gr) + "] want [" + ids_str(want) + "]"));
         };
         for (auto& p : prompts) {
-            Result r = run(*eng, {&p}, p.greedy.size());
+            Result r = run(eng, {&p}, p.greedy.size());
             report("alone", p, r.logits[0], r.greedy[0]);
         }
         std::vector<const Prompt*> all;
         for (auto& p : prompts) all.push_back(&p);
-        Result r = run(*eng, all, n_greedy);
+        Result r = run(eng, all, n_greedy);
         for (size_t s = 0; s < prompts.size(); ++s) {
             r.greedy[s].resize(prompts[s].greedy.size());
             report("batched", prompts[s], r.logits[s], r.greedy[s]);
         }
-        Result mx = run_mixed(*eng, all, n_greedy, 5);
+        Result mx = run_mixed(eng, all, n_greedy, 5);
         for (size_t s = 0; s < prompts.size(); ++s) {
             mx.greedy[s].resize(prompts[s].greedy.size());
             report("mixed", prompts[s], mx.logits[s], mx.greedy[s]);
         }
+        if (group) group->shutdown();
     } catch (const std::exception& e) {
-        std::error_code ec;
-        fs::remove(tmp, ec);
         check(false, label + ": " + e.what());
     }
+    std::error_code ec;
+    fs::remove(tmp, ec);
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

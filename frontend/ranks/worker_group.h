@@ -1,0 +1,97 @@
+// worker_group.h: the front end's view of its ranks.
+//
+// Runs the control-plane gRPC server the workers join, spawns and supervises them (spawn mode,
+// `radiance serve --tp N`) or waits for them to join by themselves (external mode), creates each
+// local rank's shared-memory step ring, and runs a step on every rank. It notices a rank that
+// exits, is killed, hangs (no heartbeat) or loses its connection within a second and says which
+// rank, which pid, and the exit code or signal.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "radiance/ipc/step_codec.h"
+
+namespace radiance::frontend {
+
+struct GroupOptions {
+    int world_size = 1;
+    std::string model_path;          // the container every rank loads
+    std::string listen;              // "unix:/path" or "host:port"; "" = a private unix socket
+    bool spawn = true;               // false: external workers join by themselves
+    std::string worker_binary;       // spawn mode: the radiance-worker to run ("" = beside this executable)
+    std::vector<std::string> worker_args;  // extra arguments for spawned workers
+    bool force_grpc = false;         // steps over gRPC even on one host
+    int64_t vocab = 0;               // sizes result slots when logits travel back
+    // engine configuration every rank gets
+    int max_tok = 256, max_seqs = 16, max_ctx = 2048, max_out_rows = 16;
+    int64_t kv_blocks = 0;
+    std::string kernels, radiance_home;
+    bool accept_reference = false;
+    bool return_logits = false;
+    std::chrono::milliseconds heartbeat_timeout{1000};
+    std::chrono::milliseconds step_timeout{60000};
+};
+
+struct PlanInfo {
+    int kv_block_size = 0;
+    int64_t kv_blocks = 0;
+    int64_t vocab = 0;
+    int64_t max_out_rows = 0;
+};
+
+// A rank went away during a step or before it; the message names rank, pid and cause.
+struct RankLost : std::runtime_error {
+    int rank;
+    RankLost(int r, const std::string& what) : std::runtime_error(what), rank(r) {}
+};
+
+enum class RankState { Absent, Joined, Loading, Ready, Failed, Down };
+const char* rank_state_name(RankState s);
+
+struct RankEvent {
+    int rank;
+    RankState state;
+    int pid;
+    std::string detail;  // the cause, as logged
+};
+
+class WorkerGroup {
+public:
+    explicit WorkerGroup(GroupOptions opts);
+    ~WorkerGroup();
+    WorkerGroup(const WorkerGroup&) = delete;
+    WorkerGroup& operator=(const WorkerGroup&) = delete;
+
+    // Starts the control server (and the workers in spawn mode). Throws radiance::Error.
+    void start();
+    // Waits until every rank has loaded the model; false on timeout or when a rank failed to load
+    // (failure() then says why).
+    bool wait_ready(std::chrono::milliseconds timeout);
+    bool ready() const;
+    std::string failure() const;
+    PlanInfo plan() const;
+    std::string address() const;
+
+    // Runs one step on every rank and returns rank 0's result. Throws RankLost.
+    ipc::ResultMessage step(const ipc::StepMessage& m);
+
+    // Called (from supervisor threads) on every rank state change.
+    void on_rank_event(std::function<void(const RankEvent&)> cb);
+    std::vector<RankState> states() const;
+
+    // Restarts one rank on purpose (spawn mode) or drops its session (external mode).
+    void restart_rank(int rank);
+    // Asks every worker to exit and waits for spawned ones.
+    void shutdown();
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace radiance::frontend

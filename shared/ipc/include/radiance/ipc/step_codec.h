@@ -1,0 +1,61 @@
+// step_codec.h: step descriptors and results as bytes, the one encoding used in a shared-memory
+// ring slot and in a gRPC StepPayload. Decoding checks every length against the buffer and names
+// what is malformed; it never reads past the message.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "radiance/engine/engine.h"
+
+namespace radiance::ipc {
+
+inline constexpr uint32_t kStepMagic = 0x50455453;   // "STEP"
+inline constexpr uint32_t kResultMagic = 0x544c5352; // "RSLT"
+
+// How rank 0 picks the token of one out row.
+struct SampleSpec {
+    float temperature = 0.0f;  // 0: greedy
+    float top_p = 1.0f;
+    float min_p = 0.0f;
+    int32_t top_k = 0;
+    uint64_t seed = 0;
+    int64_t draw = 0;          // the RNG counter: which draw of this request this is
+    float presence_penalty = 0.0f;
+    float frequency_penalty = 0.0f;
+    float repetition_penalty = 1.0f;
+    int32_t top_logprobs = -1; // -1: none
+    std::vector<std::pair<int32_t, float>> logit_bias;
+    std::vector<int32_t> seen_tokens;                      // prompt + generated, for the repetition penalty
+    std::vector<std::pair<int32_t, int32_t>> gen_counts;   // generated token -> count, for presence/frequency
+};
+
+struct StepMessage {
+    uint64_t step_id = 0;
+    bool want_logits = false;         // return every out row's logits
+    engine::StepBatch batch;
+    std::vector<SampleSpec> samples;  // one per out row, or empty: no sampling
+};
+
+struct Sampled {
+    int32_t token = 0;
+    float logprob = 0.0f;
+    std::vector<std::pair<int32_t, float>> top;
+};
+
+struct ResultMessage {
+    uint64_t step_id = 0;
+    int32_t status = 0;               // 0 ok
+    std::string error;
+    std::vector<Sampled> tokens;      // per out row when the step sampled
+    std::vector<float> logits;        // out rows x vocab when asked
+};
+
+std::string encode(const StepMessage& m);
+std::string encode(const ResultMessage& m);
+// Throw radiance::Error naming the malformed field.
+StepMessage decode_step(const std::string& bytes);
+ResultMessage decode_result(const std::string& bytes);
+
+}  // namespace radiance::ipc

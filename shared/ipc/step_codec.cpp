@@ -1,0 +1,181 @@
+#include "radiance/ipc/step_codec.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "radiance/util/error.h"
+
+namespace radiance::ipc {
+namespace {
+
+class Writer {
+public:
+    template <typename T> void put(T v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    template <typename T> void vec(const std::vector<T>& v) {
+        put<uint32_t>(static_cast<uint32_t>(v.size()));
+        if (!v.empty()) s_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
+    void str(const std::string& v) {
+        put<uint32_t>(static_cast<uint32_t>(v.size()));
+        s_ += v;
+    }
+    std::string take() { return std::move(s_); }
+
+private:
+    std::string s_;
+};
+
+class Reader {
+public:
+    Reader(const std::string& s, const char* what) : p_(s.data()), end_(s.data() + s.size()), what_(what) {}
+    template <typename T> T get(const char* field) {
+        T v;
+        need(sizeof v, field);
+        std::memcpy(&v, p_, sizeof v);
+        p_ += sizeof v;
+        return v;
+    }
+    template <typename T> std::vector<T> vec(const char* field) {
+        uint32_t n = get<uint32_t>(field);
+        need(static_cast<uint64_t>(n) * sizeof(T), field);
+        std::vector<T> v(n);
+        if (n) std::memcpy(v.data(), p_, n * sizeof(T));
+        p_ += n * sizeof(T);
+        return v;
+    }
+    std::string str(const char* field) {
+        uint32_t n = get<uint32_t>(field);
+        need(n, field);
+        std::string v(p_, n);
+        p_ += n;
+        return v;
+    }
+    void done() {
+        if (p_ != end_) throw Error(std::string(what_) + ": " + std::to_string(end_ - p_) + " trailing bytes");
+    }
+
+private:
+    void need(uint64_t n, const char* field) {
+        if (n > static_cast<uint64_t>(end_ - p_)) throw Error(std::string(what_) + ": field '" + field + "' runs past the message");
+    }
+    const char* p_;
+    const char* end_;
+    const char* what_;
+};
+
+using Pair = std::pair<int32_t, float>;
+using Count = std::pair<int32_t, int32_t>;
+static_assert(sizeof(Pair) == 8 && sizeof(Count) == 8, "pairs travel as 8 bytes");
+
+}  // namespace
+
+std::string encode(const StepMessage& m) {
+    Writer w;
+    w.put(kStepMagic);
+    w.put(m.step_id);
+    w.put<uint8_t>(m.want_logits ? 1 : 0);
+    const auto& b = m.batch;
+    w.vec(b.tokens);
+    w.vec(b.positions);
+    w.vec(b.cu_seqlens);
+    w.vec(b.seq_ids);
+    w.vec(b.out_ids);
+    w.vec(b.block_tables);
+    w.put(b.block_table_stride);
+    w.put(b.n_seq_decode);
+    w.put<uint32_t>(static_cast<uint32_t>(m.samples.size()));
+    for (auto& s : m.samples) {
+        w.put(s.temperature);
+        w.put(s.top_p);
+        w.put(s.min_p);
+        w.put(s.top_k);
+        w.put(s.seed);
+        w.put(s.draw);
+        w.put(s.presence_penalty);
+        w.put(s.frequency_penalty);
+        w.put(s.repetition_penalty);
+        w.put(s.top_logprobs);
+        w.vec(s.logit_bias);
+        w.vec(s.seen_tokens);
+        w.vec(s.gen_counts);
+    }
+    return w.take();
+}
+
+StepMessage decode_step(const std::string& bytes) {
+    Reader r(bytes, "step descriptor");
+    if (r.get<uint32_t>("magic") != kStepMagic) throw Error("step descriptor: bad magic");
+    StepMessage m;
+    m.step_id = r.get<uint64_t>("step_id");
+    m.want_logits = r.get<uint8_t>("want_logits") != 0;
+    auto& b = m.batch;
+    b.tokens = r.vec<int32_t>("tokens");
+    b.positions = r.vec<int32_t>("positions");
+    b.cu_seqlens = r.vec<int32_t>("cu_seqlens");
+    b.seq_ids = r.vec<int32_t>("seq_ids");
+    b.out_ids = r.vec<int32_t>("out_ids");
+    b.block_tables = r.vec<int32_t>("block_tables");
+    b.block_table_stride = r.get<int32_t>("block_table_stride");
+    b.n_seq_decode = r.get<int32_t>("n_seq_decode");
+    uint32_t ns = r.get<uint32_t>("samples");
+    if (ns > b.out_ids.size()) throw Error("step descriptor: more sample specs than out rows");
+    m.samples.resize(ns);
+    for (auto& s : m.samples) {
+        s.temperature = r.get<float>("temperature");
+        s.top_p = r.get<float>("top_p");
+        s.min_p = r.get<float>("min_p");
+        s.top_k = r.get<int32_t>("top_k");
+        s.seed = r.get<uint64_t>("seed");
+        s.draw = r.get<int64_t>("draw");
+        s.presence_penalty = r.get<float>("presence_penalty");
+        s.frequency_penalty = r.get<float>("frequency_penalty");
+        s.repetition_penalty = r.get<float>("repetition_penalty");
+        s.top_logprobs = r.get<int32_t>("top_logprobs");
+        s.logit_bias = r.vec<Pair>("logit_bias");
+        s.seen_tokens = r.vec<int32_t>("seen_tokens");
+        s.gen_counts = r.vec<Count>("gen_counts");
+    }
+    r.done();
+    return m;
+}
+
+std::string encode(const ResultMessage& m) {
+    Writer w;
+    w.put(kResultMagic);
+    w.put(m.step_id);
+    w.put(m.status);
+    w.str(m.error);
+    w.put<uint32_t>(static_cast<uint32_t>(m.tokens.size()));
+    for (auto& t : m.tokens) {
+        w.put(t.token);
+        w.put(t.logprob);
+        w.vec(t.top);
+    }
+    w.vec(m.logits);
+    return w.take();
+}
+
+ResultMessage decode_result(const std::string& bytes) {
+    Reader r(bytes, "step result");
+    if (r.get<uint32_t>("magic") != kResultMagic) throw Error("step result: bad magic");
+    ResultMessage m;
+    m.step_id = r.get<uint64_t>("step_id");
+    m.status = r.get<int32_t>("status");
+    m.error = r.str("error");
+    uint32_t n = r.get<uint32_t>("tokens");
+    if (n > bytes.size()) throw Error("step result: implausible token count");
+    m.tokens.resize(n);
+    for (auto& t : m.tokens) {
+        t.token = r.get<int32_t>("token");
+        t.logprob = r.get<float>("logprob");
+        t.top = r.vec<Pair>("top");
+    }
+    m.logits = r.vec<float>("logits");
+    r.done();
+    return m;
+}
+
+}  // namespace radiance::ipc
