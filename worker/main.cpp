@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
             sent = ring->push_result(res);
         } else {
             pb::WorkerMessage m;
-            m.mutable_result()->set_descriptor(res);
+            m.mutable_result()->set_body(res);
             sent = session->send(m);
         }
         if (!sent) {

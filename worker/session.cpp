@@ -56,7 +56,7 @@ void Session::read_loop() {
     while (stream_->Read(&f)) {
         if (f.has_step()) {
             std::lock_guard<std::mutex> lk(mu_);
-            steps_.push_back(f.step().descriptor());
+            steps_.push_back(f.step().body());
             cv_.notify_all();
         } else if (f.has_shutdown() || f.has_drain()) {
             std::lock_guard<std::mutex> lk(mu_);

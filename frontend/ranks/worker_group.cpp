@@ -204,7 +204,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
                 emit(r, r.failure);
                 cv.notify_all();
             } else if (msg.has_result()) {
-                r.grpc_results.push_back(msg.result().descriptor());
+                r.grpc_results.push_back(msg.result().body());
                 cv.notify_all();
             }
         }
@@ -380,7 +380,7 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
         } else {
             pb::FrontMessage f;
             f.mutable_step()->set_step(copy.step_id);
-            f.mutable_step()->set_descriptor(bytes);
+            f.mutable_step()->set_body(bytes);
             std::lock_guard<std::mutex> wl(*t.wmu);
             ok = t.stream && t.stream->Write(f);
         }
