@@ -1,5 +1,7 @@
 #include "session.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 
 #include "radiance/util/error.h"
