@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
         core::LoadOptions lo;
         lo.homes = core::resolve_homes(c.radiance_home());
         if (!c.kernels().empty()) lo.kernels = str::split(c.kernels(), ",");
-        core::Registry reg = core::Registry::load(lo);
+        auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
         auto model = std::shared_ptr<const container::Reader>(container::Reader::open(welcome.model_path()));
         engine::EngineOptions eo;
         eo.rank = o.rank;

@@ -62,6 +62,7 @@ struct PlannedOp {
 
 struct Engine::Impl {
     EngineOptions opts;
+    std::shared_ptr<const core::Registry> registry;  // keeps the plugins loaded
     std::shared_ptr<const container::Reader> model;
     std::unique_ptr<ModelMeta> meta;
     const core::ArchPlugin* arch = nullptr;
@@ -393,11 +394,13 @@ Engine::~Engine() {
             if (b.instance && b.row && b.row->info->fini) b.row->info->fini(b.instance);
 }
 
-std::unique_ptr<Engine> Engine::create(const core::Registry& reg, std::shared_ptr<const container::Reader> model,
-                                       const EngineOptions& opts) {
+std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> registry,
+                                       std::shared_ptr<const container::Reader> model, const EngineOptions& opts) {
     std::unique_ptr<Engine> e(new Engine());
     Impl& m = *e->impl_;
     m.opts = opts;
+    m.registry = std::move(registry);
+    const core::Registry& reg = *m.registry;
     m.model = std::move(model);
     m.meta = std::make_unique<ModelMeta>(meta_from_container(*m.model));
     m.arch = &reg.arch(m.meta->value(meta_key::arch), m.meta->value(meta_key::quant));

@@ -266,12 +266,12 @@ int main(int argc, char** argv) {
         core::LoadOptions lo;
         lo.homes = core::resolve_homes(homes);
         lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
-        core::Registry reg = core::Registry::load(lo);
+        auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
         convert::ConvertOptions co;
         co.src = dir;
         co.out = tmp;
         std::ostringstream convert_log;
-        convert::convert(reg, co, convert_log);
+        convert::convert(*reg, co, convert_log);
         auto prompts = load_golden((fs::path(dir) / "golden.safetensors").string());
         size_t total = 0, n_greedy = 0;
         for (auto& p : prompts) {

@@ -37,8 +37,9 @@ struct StepBatch {
 
 class Engine {
 public:
-    static std::unique_ptr<Engine> create(const core::Registry& reg, std::shared_ptr<const container::Reader> model,
-                                          const EngineOptions& opts);
+    // The engine keeps the registry (and so every plugin it planned with) loaded for its lifetime.
+    static std::unique_ptr<Engine> create(std::shared_ptr<const core::Registry> reg,
+                                          std::shared_ptr<const container::Reader> model, const EngineOptions& opts);
     ~Engine();
 
     int kv_block_size() const;
