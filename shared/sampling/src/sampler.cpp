@@ -1,0 +1,110 @@
+#include "radiance/sampling/sampler.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "logprobs.h"
+#include "penalties.h"
+#include "radiance/sampling/counter_rng.h"
+#include "truncation.h"
+
+namespace radiance::sampling {
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// NaN never wins and +inf would turn the softmax into NaN: map them to the ends of the finite
+// range (NaN to -inf, +inf to the largest float) once, after every adjustment.
+void sanitize(std::span<float> x) {
+    for (float& v : x) {
+        if (std::isnan(v)) v = kNegInf;
+        else if (v == std::numeric_limits<float>::infinity()) v = std::numeric_limits<float>::max();
+    }
+}
+
+int32_t argmax(std::span<const float> x) {
+    size_t best = 0;
+    for (size_t i = 1; i < x.size(); ++i)
+        if (x[i] > x[best]) best = i;  // strict: ties keep the lower id
+    return static_cast<int32_t>(best);
+}
+
+// Inverse CDF with one uniform draw over `ids` (ascending), or over every id when ids is null.
+int32_t draw(std::span<const float> p, const std::vector<int32_t>* ids, double u) {
+    const size_t n = ids ? ids->size() : p.size();
+    auto id_at = [&](size_t i) { return ids ? (*ids)[i] : static_cast<int32_t>(i); };
+    double mass = 0;
+    for (size_t i = 0; i < n; ++i) mass += p[static_cast<size_t>(id_at(i))];
+    const double target = u * mass;
+    double cum = 0;
+    for (size_t i = 0; i < n; ++i) {
+        cum += p[static_cast<size_t>(id_at(i))];
+        if (cum > target) return id_at(i);
+    }
+    return id_at(n - 1);  // rounding left the target at the very top
+}
+
+}  // namespace
+
+SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams& s, const TokenHistory& history,
+                             uint64_t position) {
+    if (logits.empty()) throw std::invalid_argument("sample: empty logits row");
+    const size_t vocab = logits.size();
+    work_.assign(logits.begin(), logits.end());
+    std::span<float> x(work_);
+
+    detail::apply_logit_bias(x, s.logit_bias);
+    const bool repetition = s.repetition_penalty != 1.0f && s.repetition_penalty > 0.0f;
+    const bool presence_frequency = s.presence_penalty != 0.0f || s.frequency_penalty != 0.0f;
+    if (repetition || presence_frequency) {
+        counts_.resize(vocab, 0);
+        if (repetition) {
+            detail::count_tokens(history.prompt, counts_, touched_);
+            detail::count_tokens(history.generated, counts_, touched_);
+            detail::apply_repetition_penalty(x, touched_, s.repetition_penalty);
+            detail::reset_counts(counts_, touched_);
+        }
+        if (presence_frequency) {
+            detail::count_tokens(history.generated, counts_, touched_);
+            detail::apply_presence_frequency(x, touched_, counts_, s.presence_penalty, s.frequency_penalty);
+            detail::reset_counts(counts_, touched_);
+        }
+    }
+    const bool greedy = !(s.temperature > 0.0f);
+    if (!greedy && s.temperature != 1.0f)
+        for (float& v : x) v /= s.temperature;
+    sanitize(x);
+
+    SampleResult out;
+    detail::Normalizer norm;
+    if (s.top_logprobs >= 0) {
+        norm = detail::normalizer(x);
+        out.top = detail::top_logprobs(x, s.top_logprobs, norm.log_sum, order_);
+    }
+    out.token = greedy ? argmax(x) : draw_token(x, s, position);
+    if (s.top_logprobs >= 0) out.logprob = static_cast<float>(x[static_cast<size_t>(out.token)] - norm.log_sum);
+    return out;
+}
+
+int32_t Sampler::draw_token(std::span<const float> x, const SamplingParams& s, uint64_t position) {
+    const int32_t top = argmax(x);
+    const float mx = x[static_cast<size_t>(top)];
+    if (mx == kNegInf) return top;  // nothing is possible: the greedy rule (token 0) decides
+    // Unnormalised probabilities; the most likely token gets exactly 1 (min_p relies on it).
+    probs_.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) probs_[i] = std::exp(x[i] - mx);
+    const double u = uniform_at(s.seed, position);
+    if (!detail::truncates(s, x.size())) return draw(probs_, nullptr, u);
+    detail::surviving_tokens(probs_, s, order_);
+    return draw(probs_, &order_, u);
+}
+
+SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history,
+                    uint64_t position) {
+    Sampler s;
+    return s.sample(logits, params, history, position);
+}
+
+}  // namespace radiance::sampling
