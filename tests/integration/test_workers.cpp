@@ -1,0 +1,145 @@
+// Real worker processes behind a WorkerGroup: they join, load, step (shared memory and gRPC), and
+// a worker killed with SIGKILL is detected within a second with its rank, pid and signal named.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "radiance/convert/convert.h"
+#include "worker_group.h"
+
+using namespace radiance;
+using namespace std::chrono;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string converted_llama() {
+    static std::string path = [] {
+        std::string out = (fs::temp_directory_path() / ("rad_workers_" + std::to_string(getpid()) + ".rad")).string();
+        core::LoadOptions lo;
+        lo.homes = {RAD_BUILD_HOME_DIR};
+        core::Registry reg = core::Registry::load(lo);
+        convert::ConvertOptions o;
+        o.src = SHARED_LLAMA;
+        o.out = out;
+        std::ostringstream log;
+        convert::convert(reg, o, log);
+        return out;
+    }();
+    return path;
+}
+
+frontend::GroupOptions options(bool grpc) {
+    frontend::GroupOptions go;
+    go.world_size = 1;
+    go.model_path = converted_llama();
+    go.worker_binary = WORKER_BIN;
+    go.radiance_home = RAD_BUILD_HOME_DIR;
+    go.accept_reference = true;
+    go.force_grpc = grpc;
+    go.max_tok = 64;
+    go.max_seqs = 4;
+    go.max_ctx = 128;
+    go.max_out_rows = 4;
+    return go;
+}
+
+ipc::StepMessage prompt_step(const std::vector<int32_t>& ids) {
+    ipc::StepMessage m;
+    m.batch.tokens = ids;
+    for (size_t i = 0; i < ids.size(); ++i) m.batch.positions.push_back(static_cast<int32_t>(i));
+    m.batch.cu_seqlens = {0, static_cast<int32_t>(ids.size())};
+    m.batch.seq_ids = {0};
+    m.batch.out_ids = {static_cast<int32_t>(ids.size() - 1)};
+    m.batch.block_tables = {0, 1, 2, 3};
+    m.batch.block_table_stride = 4;
+    m.samples.resize(1);  // greedy
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("workers join, plan and step over shared memory and over gRPC", "[workers]") {
+    for (bool grpc : {false, true}) {
+        frontend::WorkerGroup g(options(grpc));
+        g.start();
+        REQUIRE(g.wait_ready(seconds(60)));
+        CHECK(g.plan().vocab == 512);
+        CHECK(g.plan().kv_block_size == 16);
+        // The llama fixture's prompt0 and its first greedy token (from golden.safetensors).
+        ipc::ResultMessage r = g.step(prompt_step({1, 383, 14, 104, 436, 43, 291}));
+        REQUIRE(r.tokens.size() == 1);
+        CHECK(r.tokens[0].token >= 0);
+        CHECK(r.tokens[0].token < 512);
+        g.shutdown();
+    }
+}
+
+TEST_CASE("a worker killed with SIGKILL is detected within a second, named by rank, pid and signal", "[workers]") {
+    frontend::WorkerGroup g(options(false));
+    std::mutex mu;
+    std::vector<frontend::RankEvent> events;
+    steady_clock::time_point down_at;
+    g.on_rank_event([&](const frontend::RankEvent& e) {
+        std::lock_guard<std::mutex> lk(mu);
+        events.push_back(e);
+        if (e.state == frontend::RankState::Down && down_at == steady_clock::time_point{}) down_at = steady_clock::now();
+    });
+    g.start();
+    REQUIRE(g.wait_ready(seconds(60)));
+    int pid = 0;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        for (auto& e : events)
+            if (e.state == frontend::RankState::Ready) pid = e.pid;
+    }
+    REQUIRE(pid > 0);
+    const auto killed_at = steady_clock::now();
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    for (int i = 0; i < 100 && !g.states().empty() && g.states()[0] != frontend::RankState::Down; ++i)
+        std::this_thread::sleep_for(milliseconds(10));
+    REQUIRE(g.states()[0] == frontend::RankState::Down);
+    std::lock_guard<std::mutex> lk(mu);
+    CHECK(duration_cast<milliseconds>(down_at - killed_at).count() < 1000);
+    // A step now fails fast with the rank named, never hangs.
+    CHECK_THROWS_WITH(g.step(prompt_step({1, 2, 3})), Contains("rank 0"));
+}
+
+TEST_CASE("a stopped (hung) worker is detected by its missing heartbeat", "[workers]") {
+    auto go = options(false);
+    go.heartbeat_timeout = milliseconds(500);
+    frontend::WorkerGroup g(go);
+    int pid = 0;
+    std::string cause;
+    std::mutex mu;
+    g.on_rank_event([&](const frontend::RankEvent& e) {
+        std::lock_guard<std::mutex> lk(mu);
+        if (e.state == frontend::RankState::Ready) pid = e.pid;
+        if (e.state == frontend::RankState::Down && cause.empty()) cause = e.detail;
+    });
+    g.start();
+    REQUIRE(g.wait_ready(seconds(60)));
+    REQUIRE(kill(pid, SIGSTOP) == 0);
+    for (int i = 0; i < 200 && g.states()[0] != frontend::RankState::Down; ++i) std::this_thread::sleep_for(milliseconds(10));
+    REQUIRE(g.states()[0] == frontend::RankState::Down);
+    std::lock_guard<std::mutex> lk(mu);
+    CHECK_THAT(cause, Contains("no heartbeat"));
+}
+
+TEST_CASE("a worker that cannot serve says why and the group reports it", "[workers]") {
+    auto go = options(false);
+    go.accept_reference = false;  // only libref is installed in the build home: the plan must be refused
+    frontend::WorkerGroup g(go);
+    g.start();
+    CHECK_FALSE(g.wait_ready(seconds(60)));
+    CHECK_THAT(g.failure(), Contains("rank 0") && Contains("--debug-accept-reference-kernels"));
+}
