@@ -137,7 +137,8 @@ TEST_CASE("a stopped (hung) worker is detected by its missing heartbeat", "[work
 
 TEST_CASE("a worker that cannot serve says why and the group reports it", "[workers]") {
     auto go = options(false);
-    go.accept_reference = false;  // only libref is installed in the build home: the plan must be refused
+    go.kernels = "libref";        // only the reference library, which may not serve: the plan must be refused
+    go.accept_reference = false;
     frontend::WorkerGroup g(go);
     g.start();
     CHECK_FALSE(g.wait_ready(seconds(60)));
