@@ -1,36 +1,34 @@
-// sampler.cpp: greedy selection with log-softmax logprobs; temperature sampling arrives with the
-// shared sampling library (shared/sampling), and until then a sampled request is refused by the
-// front end rather than silently served greedily.
+// sampler.cpp: the step's SampleSpec -> shared/sampling's parameters and history.
 #include "sampler.h"
 
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <vector>
+#include <radiance/sampling/sampler.h>
 
 namespace radiance::worker {
 
 ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpec& spec) {
-    std::vector<float> l(logits, logits + vocab);
-    for (auto& [tok, bias] : spec.logit_bias)
-        if (tok >= 0 && tok < vocab) l[tok] += bias;
+    thread_local sampling::Sampler sampler;  // scratch sized to the vocabulary, reused
+    sampling::SamplingParams p;
+    p.temperature = spec.temperature;
+    p.top_p = spec.top_p;
+    p.top_k = spec.top_k;
+    p.min_p = spec.min_p;
+    p.presence_penalty = spec.presence_penalty;
+    p.frequency_penalty = spec.frequency_penalty;
+    p.repetition_penalty = spec.repetition_penalty;
+    p.logit_bias = spec.logit_bias;
+    p.top_logprobs = spec.top_logprobs;
+    p.seed = spec.seed;
+    // The front end sends the distinct tokens seen (repetition penalty) and the generated tokens'
+    // counts (presence/frequency); the sampler takes them as token lists.
+    std::vector<int32_t> generated;
+    for (auto& [tok, count] : spec.gen_counts) generated.insert(generated.end(), static_cast<size_t>(count), tok);
+    sampling::TokenHistory h{spec.seen_tokens, generated};
+    sampling::SampleResult r = sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)), p, h,
+                                              static_cast<uint64_t>(spec.draw));
     ipc::Sampled out;
-    int64_t best = 0;
-    for (int64_t i = 1; i < vocab; ++i)
-        if (l[i] > l[best]) best = i;
-    out.token = static_cast<int32_t>(best);
-    if (spec.top_logprobs >= 0) {
-        double mx = l[best], sum = 0;
-        for (float v : l) sum += std::exp(static_cast<double>(v) - mx);
-        const double lse = mx + std::log(sum);
-        out.logprob = static_cast<float>(l[best] - lse);
-        std::vector<int32_t> idx(static_cast<size_t>(vocab));
-        std::iota(idx.begin(), idx.end(), 0);
-        const size_t k = std::min<size_t>(static_cast<size_t>(spec.top_logprobs), idx.size());
-        std::partial_sort(idx.begin(), idx.begin() + static_cast<long>(k), idx.end(),
-                          [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
-        for (size_t i = 0; i < k; ++i) out.top.push_back({idx[i], static_cast<float>(l[idx[i]] - lse)});
-    }
+    out.token = r.token;
+    out.logprob = r.logprob;
+    for (auto& t : r.top) out.top.push_back({t.token, t.logprob});
     return out;
 }
 

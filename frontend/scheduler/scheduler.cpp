@@ -1,0 +1,337 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <random>
+
+#include "radiance/util/error.h"
+#include "radiance/util/log.h"
+
+namespace radiance::frontend {
+
+struct Scheduler::Request {
+    uint64_t id = 0;
+    GenerationRequest req;
+    std::shared_ptr<GenerationSink> sink;
+    uint64_t seed = 0;
+    std::vector<int32_t> generated;
+    std::vector<int32_t> blocks;
+    int64_t computed = 0;  // tokens whose KV the workers hold
+    bool cancelled = false;
+    bool in_step = false;
+    std::map<int32_t, int32_t> gen_counts;
+
+    int64_t len() const { return static_cast<int64_t>(req.prompt.size() + generated.size()); }
+    int32_t token_at(int64_t i) const {
+        const int64_t p = static_cast<int64_t>(req.prompt.size());
+        return i < p ? req.prompt[i] : generated[i - p];
+    }
+};
+
+namespace {
+
+struct Finished {
+    std::shared_ptr<GenerationSink> sink;
+    FinishReason why;
+    std::string error;
+};
+
+ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::vector<int32_t>& generated,
+                        const std::map<int32_t, int32_t>& counts) {
+    const SamplingParams& s = q.sampling;
+    ipc::SampleSpec o;
+    o.temperature = static_cast<float>(s.temperature);
+    o.top_p = static_cast<float>(s.top_p);
+    o.top_k = s.top_k;
+    o.min_p = static_cast<float>(s.min_p);
+    o.seed = seed;
+    o.draw = static_cast<int64_t>(generated.size());
+    o.presence_penalty = static_cast<float>(s.presence_penalty);
+    o.frequency_penalty = static_cast<float>(s.frequency_penalty);
+    o.repetition_penalty = static_cast<float>(s.repetition_penalty);
+    o.top_logprobs = s.top_logprobs;
+    o.logit_bias = s.logit_bias;
+    if (s.repetition_penalty != 1.0) {  // HF applies it over prompt and generated tokens
+        std::vector<int32_t> seen(q.prompt.begin(), q.prompt.end());
+        seen.insert(seen.end(), generated.begin(), generated.end());
+        std::sort(seen.begin(), seen.end());
+        seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+        o.seen_tokens = std::move(seen);
+    }
+    if (s.presence_penalty != 0.0 || s.frequency_penalty != 0.0)
+        for (auto& [t, c] : counts) o.gen_counts.push_back({t, c});
+    return o;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(WorkerGroup& group, SchedulerOptions opts) : group_(group), opts_(std::move(opts)) {}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::start() {
+    plan_ = group_.plan();
+    if (plan_.kv_block_size <= 0 || plan_.kv_blocks <= 0) throw Error("the workers report no KV cache to schedule");
+    blocks_.reset(plan_.kv_blocks);
+    stats_.kv_blocks_total = plan_.kv_blocks;
+    started_ = true;
+    thread_ = std::thread([this] { loop(); });
+}
+
+void Scheduler::stop() {
+    stop_ = true;
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+bool Scheduler::ready() const { return started_ && group_.ready(); }
+
+ModelInfo Scheduler::model_info() const { return {opts_.model_name, opts_.max_ctx, plan_.vocab}; }
+
+SchedulerStats Scheduler::stats() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    SchedulerStats s = stats_;
+    s.running = static_cast<int64_t>(running_.size());
+    s.waiting = static_cast<int64_t>(waiting_.size());
+    s.kv_blocks_used = blocks_.total() - blocks_.free_count();
+    return s;
+}
+
+uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
+    if (!started_) throw NotReady("the model is not loaded yet");
+    if (req.prompt.empty()) throw BadRequest("the prompt is empty", "prompt");
+    if (req.max_tokens < 1) throw BadRequest("max_tokens must be at least 1", "max_tokens");
+    for (int32_t t : req.prompt)
+        if (t < 0 || t >= plan_.vocab) throw BadRequest("token id " + std::to_string(t) + " is outside the vocabulary", "prompt");
+    const int64_t total = static_cast<int64_t>(req.prompt.size()) + req.max_tokens;
+    if (static_cast<int64_t>(req.prompt.size()) >= opts_.max_ctx)
+        throw BadRequest("the prompt has " + std::to_string(req.prompt.size()) + " tokens; the context holds " +
+                             std::to_string(opts_.max_ctx),
+                         "prompt");
+    if (total > opts_.max_ctx)
+        throw BadRequest("prompt (" + std::to_string(req.prompt.size()) + " tokens) + max_tokens (" + std::to_string(req.max_tokens) +
+                             ") exceeds the context of " + std::to_string(opts_.max_ctx),
+                         "max_tokens");
+    std::lock_guard<std::mutex> lk(mu_);
+    if (waiting_.size() >= opts_.max_queue) throw QueueFull("the queue holds " + std::to_string(opts_.max_queue) + " waiting requests");
+    auto r = std::make_unique<Request>();
+    r->id = next_id_++;
+    r->seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull + r->id;
+    r->req = std::move(req);
+    r->sink = std::move(sink);
+    waiting_.push_back(r.get());
+    const uint64_t id = r->id;
+    stats_.prompt_tokens += static_cast<int64_t>(r->req.prompt.size());
+    requests_[id] = std::move(r);
+    cv_.notify_all();
+    return id;
+}
+
+void Scheduler::cancel(uint64_t id) {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = requests_.find(id);
+    if (it == requests_.end()) return;
+    it->second->cancelled = true;
+    cv_.notify_all();
+}
+
+void Scheduler::preempt_newest(Request* keep) {
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+        Request* v = *it;
+        if (v == keep || v->in_step) continue;
+        blocks_.release(v->blocks);
+        v->computed = 0;
+        running_.erase(std::next(it).base());
+        waiting_.push_front(v);
+        stats_.preemptions++;
+        log::debug("preempted request ", v->id, " (recompute)");
+        return;
+    }
+}
+
+// Builds the next step; rows[i] is (request, samples) for each sequence in batch order.
+bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows) {
+    const int block = plan_.kv_block_size;
+    int budget = opts_.max_batch_tokens;
+    auto& b = m.batch;
+    b.cu_seqlens = {0};
+    auto blocks_for = [&](int64_t tokens) { return (tokens + block - 1) / block; };
+    auto add = [&](Request* r, int64_t from, int64_t to) {
+        for (int64_t i = from; i < to; ++i) {
+            b.tokens.push_back(r->token_at(i));
+            b.positions.push_back(static_cast<int32_t>(i));
+        }
+        b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
+        b.seq_ids.push_back(static_cast<int32_t>(r->id & 0x7fffffff));
+        const bool samples = to == r->len();
+        if (samples) {
+            b.out_ids.push_back(static_cast<int32_t>(b.tokens.size() - 1));
+            m.samples.push_back(spec_of(r->req, r->seed, r->generated, r->gen_counts));
+        }
+        r->in_step = true;
+        rows.push_back({r, samples});
+        budget -= static_cast<int>(to - from);
+    };
+    // Decode rows first: one token for every running sequence whose KV is complete.
+    for (size_t i = 0; i < running_.size() && budget > 0 && static_cast<int>(rows.size()) < opts_.max_seqs; ++i) {
+        Request* r = running_[i];
+        if (r->computed != r->len() - 1) continue;
+        while (!blocks_.grow(r->blocks, blocks_for(r->len()))) {
+            size_t before = running_.size();
+            preempt_newest(r);
+            if (running_.size() == before) break;
+        }
+        if (static_cast<int64_t>(r->blocks.size()) < blocks_for(r->len())) continue;  // waits for blocks
+        add(r, r->len() - 1, r->len());
+    }
+    b.n_seq_decode = static_cast<int32_t>(rows.size());
+    // Then prefill chunks: running sequences mid-prefill, then new arrivals in order.
+    auto prefill = [&](Request* r) -> bool {
+        if (budget <= 0 || static_cast<int>(rows.size()) >= opts_.max_seqs) return false;
+        const int64_t chunk = std::min<int64_t>(r->len() - r->computed, budget);
+        if (chunk <= 0) return true;
+        if (!blocks_.grow(r->blocks, blocks_for(r->computed + chunk))) return false;
+        add(r, r->computed, r->computed + chunk);
+        return true;
+    };
+    for (Request* r : running_)
+        if (!r->in_step && r->computed < r->len() - 1) prefill(r);
+    while (!waiting_.empty()) {
+        Request* r = waiting_.front();
+        if (!prefill(r)) break;
+        waiting_.pop_front();
+        running_.push_back(r);
+    }
+    if (rows.empty()) return false;
+    // Block tables: one row per sequence, as wide as the widest.
+    size_t stride = 1;
+    for (auto& [r, s] : rows) stride = std::max(stride, r->blocks.size());
+    b.block_table_stride = static_cast<int32_t>(stride);
+    for (auto& [r, s] : rows) {
+        for (size_t k = 0; k < stride; ++k) b.block_tables.push_back(k < r->blocks.size() ? r->blocks[k] : r->blocks[0]);
+    }
+    return true;
+}
+
+void Scheduler::retire(Request& r) {
+    blocks_.release(r.blocks);
+    running_.erase(std::remove(running_.begin(), running_.end(), &r), running_.end());
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &r), waiting_.end());
+}
+
+void Scheduler::requeue_all(const std::string& why) {
+    // Oldest first at the front of the queue, ahead of new arrivals.
+    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+        Request* r = *it;
+        blocks_.release(r->blocks);
+        r->computed = 0;
+        r->in_step = false;
+        waiting_.push_front(r);
+        stats_.requeued_after_rank_loss++;
+    }
+    if (!running_.empty()) log::warn("re-queued ", running_.size(), " running request(s) for recompute: ", why);
+    running_.clear();
+}
+
+void Scheduler::loop() {
+    std::vector<Finished> done;
+    std::vector<std::pair<std::shared_ptr<GenerationSink>, std::vector<TokenEvent>>> emitted;
+    while (!stop_) {
+        ipc::StepMessage m;
+        std::vector<std::pair<Request*, bool>> rows;
+        {
+            std::unique_lock<std::mutex> lk(mu_);
+            // Cancellations and deadlines first: their blocks are free for this step.
+            const auto now = std::chrono::steady_clock::now();
+            for (auto it = requests_.begin(); it != requests_.end();) {
+                Request& r = *it->second;
+                if (r.cancelled || now > r.req.deadline) {
+                    retire(r);
+                    done.push_back({r.sink, r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
+                                    r.cancelled ? "" : "the request's deadline passed"});
+                    it = requests_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            if (!group_.ready()) {
+                requeue_all("a rank is down");
+            } else if (build_step(m, rows)) {
+                stats_.steps++;
+            }
+            if (rows.empty() && done.empty()) {
+                cv_.wait_for(lk, std::chrono::milliseconds(group_.ready() ? 200 : 50));
+                continue;
+            }
+        }
+        for (auto& f : done) f.sink->on_finish(f.why, f.error);
+        done.clear();
+        if (rows.empty()) continue;
+
+        ipc::ResultMessage res;
+        std::string failure;
+        bool lost = false;
+        try {
+            res = group_.step(m);
+        } catch (const RankLost& e) {
+            lost = true;
+            failure = e.what();
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            for (auto& [r, s] : rows) r->in_step = false;
+            if (lost) {
+                requeue_all(failure);
+            } else if (!failure.empty()) {
+                // A step that fails on a healthy group fails its requests, not the server.
+                log::error("step failed: ", failure);
+                for (auto& [r, s] : rows) {
+                    retire(*r);
+                    done.push_back({r->sink, FinishReason::Error, failure});
+                    requests_.erase(r->id);
+                }
+            } else {
+                size_t out = 0;
+                for (size_t k = 0; k < rows.size(); ++k) {
+                    Request* r = rows[k].first;
+                    const int64_t n = m.batch.cu_seqlens[k + 1] - m.batch.cu_seqlens[k];
+                    r->computed += n;
+                    if (!rows[k].second) continue;
+                    const ipc::Sampled& t = res.tokens.at(out++);
+                    if (r->cancelled) continue;
+                    r->generated.push_back(t.token);
+                    r->gen_counts[t.token]++;
+                    stats_.generated_tokens++;
+                    TokenEvent ev;
+                    ev.token = t.token;
+                    ev.logprob = t.logprob;
+                    for (auto& [id, lp] : t.top) ev.top.push_back({id, lp});
+                    emitted.push_back({r->sink, {ev}});
+                    const auto& stops = r->req.stop_token_ids;
+                    FinishReason why;
+                    bool end = false;
+                    if (std::find(stops.begin(), stops.end(), t.token) != stops.end()) why = FinishReason::Stop, end = true;
+                    else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= opts_.max_ctx)
+                        why = FinishReason::Length, end = true;
+                    if (end) {
+                        retire(*r);
+                        done.push_back({r->sink, why, ""});
+                        requests_.erase(r->id);
+                    }
+                }
+            }
+        }
+        for (auto& [sink, evs] : emitted) sink->on_tokens(evs);
+        emitted.clear();
+        for (auto& f : done) f.sink->on_finish(f.why, f.error);
+        done.clear();
+        if (lost) {
+            // Wait for the group to be whole again before building the next step.
+            std::unique_lock<std::mutex> lk(mu_);
+            cv_.wait_for(lk, std::chrono::milliseconds(50));
+        }
+    }
+}
+
+}  // namespace radiance::frontend

@@ -1,0 +1,79 @@
+// scheduler.h: continuous batching over the worker group.
+//
+// Every step mixes decode rows (one token for each running sequence, first) with prefill chunks
+// under a token budget (chunked prefill). KV blocks are allocated on demand; when they run out the
+// newest running request is preempted by recompute (its blocks freed, its tokens kept, recomputed
+// later), never failed. Cancelling frees a request's blocks at once. Waiting requests are served
+// first come, first served, from a bounded queue.
+//
+// The front end owns the truth of every request (prompt, generated tokens, sampling state), so a
+// rank that dies costs time, not data: every running request is re-queued with what it generated
+// so far and recomputed once the group is ready again.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "block_allocator.h"
+#include "generation.h"
+#include "worker_group.h"
+
+namespace radiance::frontend {
+
+struct SchedulerOptions {
+    int max_batch_tokens = 256;  // tokens in one step (the workers' max_tok)
+    int max_seqs = 16;           // sequences in one step
+    int max_ctx = 2048;          // prompt + generated tokens
+    size_t max_queue = 256;      // waiting requests before 429
+    std::string model_name;
+};
+
+struct SchedulerStats {
+    int64_t running = 0, waiting = 0;
+    int64_t kv_blocks_total = 0, kv_blocks_used = 0;
+    int64_t preemptions = 0, prompt_tokens = 0, generated_tokens = 0, steps = 0, requeued_after_rank_loss = 0;
+};
+
+class Scheduler final : public GenerationService {
+public:
+    Scheduler(WorkerGroup& group, SchedulerOptions opts);
+    ~Scheduler() override;
+    // Starts the step loop; call once the group is ready (plan() known).
+    void start();
+    void stop();
+
+    uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) override;
+    void cancel(uint64_t id) override;
+    bool ready() const override;
+    ModelInfo model_info() const override;
+    SchedulerStats stats() const;
+
+private:
+    struct Request;
+    void loop();
+    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows);
+    void preempt_newest(Request* keep);
+    void retire(Request& r);  // frees its blocks and takes it out of the queues
+    void requeue_all(const std::string& why);
+
+    WorkerGroup& group_;
+    SchedulerOptions opts_;
+    PlanInfo plan_{};
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    BlockAllocator blocks_;
+    std::map<uint64_t, std::unique_ptr<Request>> requests_;
+    std::deque<Request*> waiting_;
+    std::vector<Request*> running_;  // admission order: the last is the newest
+    uint64_t next_id_ = 1;
+    std::atomic<bool> stop_{false}, started_{false};
+    SchedulerStats stats_;
+    std::thread thread_;
+};
+
+}  // namespace radiance::frontend

@@ -1,0 +1,217 @@
+// The scheduler over real workers: many concurrent greedy requests of different lengths give
+// exactly transformers' greedy tokens, also when a small KV cache forces preemption by recompute,
+// and cancelling frees the request's blocks at once.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+#include "radiance/convert/convert.h"
+#include "radiance/convert/safetensors.h"
+#include "scheduler.h"
+
+using namespace radiance;
+using namespace radiance::frontend;
+using namespace std::chrono;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Golden {
+    std::vector<int32_t> ids, greedy;
+};
+
+std::vector<Golden> golden() {
+    auto f = convert::SafetensorsFile::open(std::string(SHARED_LLAMA) + "/golden.safetensors");
+    std::vector<Golden> out;
+    for (int i = 0; i < 3; ++i) {
+        auto get = [&](const std::string& n) {
+            auto& t = f->tensors().at("prompt" + std::to_string(i) + "." + n);
+            std::vector<int32_t> v(t.bytes / 4);
+            std::memcpy(v.data(), t.data, t.bytes);
+            return v;
+        };
+        out.push_back({get("ids"), get("greedy")});
+    }
+    return out;
+}
+
+std::string model() {
+    static std::string path = [] {
+        std::string out = (fs::temp_directory_path() / ("rad_sched_" + std::to_string(getpid()) + ".rad")).string();
+        core::LoadOptions lo;
+        lo.homes = {RAD_BUILD_HOME_DIR};
+        core::Registry reg = core::Registry::load(lo);
+        convert::ConvertOptions o;
+        o.src = SHARED_LLAMA;
+        o.out = out;
+        std::ostringstream log;
+        convert::convert(reg, o, log);
+        return out;
+    }();
+    return path;
+}
+
+struct Collect : GenerationSink {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<int32_t> tokens;
+    bool done = false;
+    FinishReason why{};
+    void on_tokens(const std::vector<TokenEvent>& t) override {
+        std::lock_guard<std::mutex> lk(mu);
+        for (auto& e : t) tokens.push_back(e.token);
+    }
+    void on_finish(FinishReason r, const std::string&) override {
+        std::lock_guard<std::mutex> lk(mu);
+        why = r;
+        done = true;
+        cv.notify_all();
+    }
+    bool wait(seconds s) {
+        std::unique_lock<std::mutex> lk(mu);
+        return cv.wait_for(lk, s, [&] { return done; });
+    }
+};
+
+GroupOptions group_options(int64_t kv_blocks) {
+    GroupOptions go;
+    go.world_size = 1;
+    go.model_path = model();
+    go.worker_binary = WORKER_BIN;
+    go.radiance_home = RAD_BUILD_HOME_DIR;
+    go.accept_reference = true;
+    go.max_tok = 48;
+    go.max_seqs = 8;
+    go.max_ctx = 128;
+    go.max_out_rows = 8;
+    go.kv_blocks = kv_blocks;
+    return go;
+}
+
+}  // namespace
+
+TEST_CASE("16 concurrent greedy requests give transformers' tokens, with and without preemption", "[scheduler]") {
+    auto g = golden();
+    for (int64_t kv_blocks : {64, 12}) {  // 12 blocks of 16 cannot hold 16 requests at once: preemption
+        INFO("kv_blocks " << kv_blocks);
+        WorkerGroup group(group_options(kv_blocks));
+        group.start();
+        REQUIRE(group.wait_ready(seconds(60)));
+        SchedulerOptions so;
+        so.max_batch_tokens = 48;
+        so.max_seqs = 8;
+        so.max_ctx = 128;
+        Scheduler sched(group, so);
+        sched.start();
+        std::vector<std::shared_ptr<Collect>> sinks;
+        std::vector<int> which;
+        for (int i = 0; i < 16; ++i) {
+            GenerationRequest r;
+            which.push_back(i % 3);
+            r.prompt = g[i % 3].ids;
+            r.max_tokens = 4 + (i * 5) % 21;  // different output lengths
+            r.sampling.temperature = 0;
+            auto s = std::make_shared<Collect>();
+            sinks.push_back(s);
+            sched.submit(r, s);
+        }
+        for (int i = 0; i < 16; ++i) {
+            REQUIRE(sinks[i]->wait(seconds(120)));
+            CHECK(sinks[i]->why == FinishReason::Length);
+            std::vector<int32_t> want(g[which[i]].greedy.begin(), g[which[i]].greedy.begin() + static_cast<long>(sinks[i]->tokens.size()));
+            CHECK(sinks[i]->tokens.size() == static_cast<size_t>(4 + (i * 5) % 21));
+            CHECK(sinks[i]->tokens == want);
+        }
+        SchedulerStats st = sched.stats();
+        CHECK(st.kv_blocks_used == 0);
+        if (kv_blocks == 12) CHECK(st.preemptions > 0);
+        sched.stop();
+        group.shutdown();
+    }
+}
+
+TEST_CASE("cancelling frees the request's KV blocks at once; stop tokens end a request", "[scheduler]") {
+    auto g = golden();
+    WorkerGroup group(group_options(64));
+    group.start();
+    REQUIRE(group.wait_ready(seconds(60)));
+    SchedulerOptions so;
+    so.max_ctx = 128;
+    so.max_batch_tokens = 48;
+    so.max_seqs = 8;
+    Scheduler sched(group, so);
+    sched.start();
+    GenerationRequest r;
+    r.prompt = g[2].ids;
+    r.max_tokens = 80;
+    r.sampling.temperature = 0;
+    auto s = std::make_shared<Collect>();
+    uint64_t id = sched.submit(r, s);
+    while (sched.stats().generated_tokens < 3) std::this_thread::sleep_for(milliseconds(5));
+    CHECK(sched.stats().kv_blocks_used > 0);
+    sched.cancel(id);
+    REQUIRE(s->wait(seconds(10)));
+    CHECK(s->why == FinishReason::Cancelled);
+    CHECK(sched.stats().kv_blocks_used == 0);
+
+    GenerationRequest q;
+    q.prompt = g[0].ids;
+    q.max_tokens = 20;
+    q.sampling.temperature = 0;
+    q.stop_token_ids = {g[0].greedy[5]};
+    auto t = std::make_shared<Collect>();
+    sched.submit(q, t);
+    REQUIRE(t->wait(seconds(30)));
+    CHECK(t->why == FinishReason::Stop);
+    CHECK(t->tokens.back() == g[0].greedy[5]);
+    CHECK_THROWS_AS(sched.submit(GenerationRequest{}, t), BadRequest);
+    GenerationRequest big;
+    big.prompt = g[0].ids;
+    big.max_tokens = 1000;
+    CHECK_THROWS_AS(sched.submit(big, t), BadRequest);
+}
+
+TEST_CASE("a seeded sampled request reproduces its tokens whatever else is batched", "[scheduler]") {
+    auto g = golden();
+    WorkerGroup group(group_options(64));
+    group.start();
+    REQUIRE(group.wait_ready(seconds(60)));
+    SchedulerOptions so;
+    so.max_ctx = 128;
+    so.max_batch_tokens = 48;
+    so.max_seqs = 8;
+    Scheduler sched(group, so);
+    sched.start();
+    auto run = [&](int others) {
+        std::vector<std::shared_ptr<Collect>> noise;
+        for (int i = 0; i < others; ++i) {
+            GenerationRequest n;
+            n.prompt = g[i % 3].ids;
+            n.max_tokens = 10;
+            n.sampling.temperature = 1.0;
+            auto c = std::make_shared<Collect>();
+            noise.push_back(c);
+            sched.submit(n, c);
+        }
+        GenerationRequest r;
+        r.prompt = g[1].ids;
+        r.max_tokens = 16;
+        r.sampling.temperature = 0.9;
+        r.sampling.top_p = 0.95;
+        r.sampling.seed = 1234;
+        auto s = std::make_shared<Collect>();
+        sched.submit(r, s);
+        REQUIRE(s->wait(seconds(60)));
+        for (auto& c : noise) c->wait(seconds(60));
+        return s->tokens;
+    };
+    auto alone = run(0);
+    auto crowded = run(5);
+    CHECK(alone.size() == 16);
+    CHECK(alone == crowded);
+}
