@@ -32,6 +32,7 @@ struct Candidate {
     uint32_t rank;
     int32_t pos;
     int32_t merged;
+    int32_t left, right;  // the pair this candidate was made for
 };
 
 // Heap order: the lowest rank on top, then the leftmost position.
@@ -44,6 +45,7 @@ struct CandidateOrder {
 struct ThreadScratch {
     std::vector<Symbol> symbols;
     std::vector<Candidate> heap;
+    std::vector<MergeMap::Value> pairs;
     std::string text, mapped;
     uint64_t cache_owner = 0;
     WordCache cache;
@@ -258,49 +260,90 @@ void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out)
 }
 
 void BpeModel::merge(std::vector<int32_t>& out) const {
-    ThreadScratch& scr = scratch();
-    std::vector<Symbol>& sym = scr.symbols;
-    if (sym.size() > 1) {
-        std::vector<Candidate>& heap = scr.heap;
-        heap.clear();
-        for (size_t k = 0; k + 1 < sym.size(); ++k)
-            if (const MergeMap::Value* m = merges_.find(sym[k].id, sym[k + 1].id))
-                heap.push_back({m->rank, static_cast<int32_t>(k), m->merged});
-        CandidateOrder order;
-        std::make_heap(heap.begin(), heap.end(), order);
-        while (!heap.empty()) {
-            std::pop_heap(heap.begin(), heap.end(), order);
-            Candidate top = heap.back();
-            heap.pop_back();
-            Symbol& left = sym[top.pos];
-            if (left.len == 0 || left.next < 0) continue;
-            Symbol& right = sym[left.next];
-            const MergeMap::Value* m = merges_.find(left.id, right.id);
-            if (!m || m->merged != top.merged) continue;  // stale: the pair changed since
-            left.id = top.merged;
-            left.len += right.len;
-            left.next = right.next;
-            right.len = 0;
-            if (left.next >= 0) sym[left.next].prev = top.pos;
-            if (left.prev >= 0) {
-                if (const MergeMap::Value* p = merges_.find(sym[left.prev].id, left.id)) {
-                    heap.push_back({p->rank, left.prev, p->merged});
-                    std::push_heap(heap.begin(), heap.end(), order);
-                }
-            }
-            if (left.next >= 0) {
-                if (const MergeMap::Value* q = merges_.find(left.id, sym[left.next].id)) {
-                    heap.push_back({q->rank, top.pos, q->merged});
-                    std::push_heap(heap.begin(), heap.end(), order);
-                }
-            }
-        }
-    }
+    std::vector<Symbol>& sym = scratch().symbols;
+    if (sym.size() > options_.heap_above) merge_with_heap();
+    else if (sym.size() > 1) merge_linear();
     for (const Symbol& s : sym)
         if (s.len != 0) out.push_back(s.id);
 }
 
-BpeModel parse_bpe_model(const nlohmann::json& j) {
+// Short words: keep each pair's merge next to its left symbol and scan for the best one.
+// No heap, and each merge costs two lookups (the new pairs on either side).
+void BpeModel::merge_linear() const {
+    ThreadScratch& scr = scratch();
+    std::vector<Symbol>& sym = scr.symbols;
+    std::vector<MergeMap::Value>& pair = scr.pairs;  // pair[i]: merge of i and its right neighbour
+    constexpr MergeMap::Value kNone{UINT32_MAX, -1};
+    auto lookup = [this](int32_t a, int32_t b) {
+        const MergeMap::Value* m = merges_.find(a, b);
+        return m ? *m : kNone;
+    };
+    pair.resize(sym.size());
+    for (size_t k = 0; k + 1 < sym.size(); ++k) pair[k] = lookup(sym[k].id, sym[k + 1].id);
+    pair.back() = kNone;
+    for (;;) {
+        int32_t best = -1;
+        uint32_t best_rank = UINT32_MAX;
+        for (int32_t i = 0; i >= 0; i = sym[i].next) {
+            if (pair[i].rank < best_rank) {  // strict: the leftmost wins ties
+                best_rank = pair[i].rank;
+                best = i;
+            }
+        }
+        if (best < 0) return;
+        Symbol& left = sym[best];
+        Symbol& right = sym[left.next];
+        left.id = pair[best].merged;
+        left.len += right.len;
+        left.next = right.next;
+        right.len = 0;
+        if (left.next >= 0) {
+            sym[left.next].prev = best;
+            pair[best] = lookup(left.id, sym[left.next].id);
+        } else {
+            pair[best] = kNone;
+        }
+        if (left.prev >= 0) pair[left.prev] = lookup(sym[left.prev].id, left.id);
+    }
+}
+
+// Long words: a heap of candidate merges, lowest rank first, then leftmost. Entries go stale
+// when a neighbour merges; they remember the pair they were made for to notice.
+void BpeModel::merge_with_heap() const {
+    ThreadScratch& scr = scratch();
+    std::vector<Symbol>& sym = scr.symbols;
+    std::vector<Candidate>& heap = scr.heap;
+    heap.clear();
+    for (size_t k = 0; k + 1 < sym.size(); ++k)
+        if (const MergeMap::Value* m = merges_.find(sym[k].id, sym[k + 1].id))
+            heap.push_back({m->rank, static_cast<int32_t>(k), m->merged, sym[k].id, sym[k + 1].id});
+    CandidateOrder order;
+    std::make_heap(heap.begin(), heap.end(), order);
+    auto push = [&](int32_t pos, int32_t a, int32_t b) {
+        if (const MergeMap::Value* m = merges_.find(a, b)) {
+            heap.push_back({m->rank, pos, m->merged, a, b});
+            std::push_heap(heap.begin(), heap.end(), order);
+        }
+    };
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), order);
+        Candidate top = heap.back();
+        heap.pop_back();
+        Symbol& left = sym[top.pos];
+        if (left.len == 0 || left.next < 0 || left.id != top.left) continue;
+        Symbol& right = sym[left.next];
+        if (right.id != top.right) continue;  // stale: the pair changed since
+        left.id = top.merged;
+        left.len += right.len;
+        left.next = right.next;
+        right.len = 0;
+        if (left.next >= 0) sym[left.next].prev = top.pos;
+        if (left.prev >= 0) push(left.prev, sym[left.prev].id, left.id);
+        if (left.next >= 0) push(top.pos, left.id, sym[left.next].id);
+    }
+}
+
+BpeModel parse_bpe_model(const nlohmann::json& j, size_t heap_above) {
     std::string type = json_util::get_string(j, "type", "BPE");
     if (type != "BPE")
         throw TokenizerError("unsupported model type \"" + type + "\" (only BPE is implemented)");
@@ -332,6 +375,7 @@ BpeModel parse_bpe_model(const nlohmann::json& j) {
     o.fuse_unk = json_util::get_bool(j, "fuse_unk", false);
     o.byte_fallback = json_util::get_bool(j, "byte_fallback", false);
     o.ignore_merges = json_util::get_bool(j, "ignore_merges", false);
+    o.heap_above = heap_above;
     // "dropout" is training-time randomness; encoding here is always deterministic.
     return BpeModel(std::move(vocab), merges, std::move(o));
 }

@@ -24,6 +24,9 @@ public:
         bool fuse_unk = false;
         bool byte_fallback = false;
         bool ignore_merges = false;
+        // Words with more symbols than this merge through a heap (O(n log n)); shorter ones
+        // with a linear scan, which is faster for them. Both give the same result.
+        size_t heap_above = 32;
     };
 
     BpeModel(std::vector<std::pair<std::string, int32_t>> vocab,
@@ -45,6 +48,8 @@ public:
 private:
     void encode_uncached(std::string_view word, std::vector<int32_t>& out) const;
     void merge(std::vector<int32_t>& out) const;  // runs the merges over the scratch symbols
+    void merge_linear() const;
+    void merge_with_heap() const;
     void encode_one(std::string_view word, std::vector<int32_t>& out) const;
     int32_t char_id(std::string_view ch, bool first, bool last) const;
 
@@ -65,7 +70,7 @@ private:
     uint64_t instance_id_;               // keys the per-thread word cache
 };
 
-// The "model" object of tokenizer.json (type BPE).
-BpeModel parse_bpe_model(const nlohmann::json& model);
+// The "model" object of tokenizer.json (type BPE). heap_above: see Options (tests set it).
+BpeModel parse_bpe_model(const nlohmann::json& model, size_t heap_above = BpeModel::Options{}.heap_above);
 
 }  // namespace radiance::text
