@@ -102,7 +102,8 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     void mark_down(Rank& r, const std::string& cause) {
         if (r.state == RankState::Down || r.state == RankState::Absent) return;
         r.state = RankState::Down;
-        log::error("rank ", r.index, " (pid ", r.pid, ") ", cause);
+        if (stopping) log::info("rank ", r.index, " (pid ", r.pid, ") ", cause);  // an orderly shutdown
+        else log::error("rank ", r.index, " (pid ", r.pid, ") ", cause);
         r.ring.reset();
         emit(r, cause);
         cv.notify_all();
@@ -249,7 +250,9 @@ struct WorkerGroup::Impl final : pb::Control::Service {
         if (r.child != pid) return;
         r.child = 0;
         const std::string cause = exit_cause(status);
-        if (r.state == RankState::Down || r.state == RankState::Failed || r.state == RankState::Absent)
+        if (stopping)
+            log::info("rank ", rank, " (pid ", pid, ") ", cause);
+        else if (r.state == RankState::Down || r.state == RankState::Failed || r.state == RankState::Absent)
             log::error("rank ", rank, " (pid ", pid, ") ", cause);
         else
             mark_down(r, cause);
