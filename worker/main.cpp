@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "radiance/engine/engine.h"
+#include "radiance/ipc/host_comm.h"
 #include "radiance/ipc/shm_ring.h"
 #include "radiance/ipc/step_codec.h"
 #include "radiance/util/error.h"
@@ -61,12 +62,29 @@ pb::DeviceFacts facts() {
     return f;
 }
 
+// The group's communicator as steps name it: a step naming a new generation makes this rank
+// attach to it first (after a peer restarted, the whole group meets in a fresh one).
+struct CommState {
+    RadComm comm{};
+    std::unique_ptr<ipc::HostComm> host;
+    uint64_t generation = 0;
+    int rank = 0;
+    void follow(const ipc::StepMessage& m) {
+        if (m.comm_name.empty() || m.comm_generation == generation) return;
+        host = ipc::HostComm::attach(m.comm_name, rank);
+        host->fill(&comm);
+        generation = m.comm_generation;
+    }
+};
+
 // Runs one encoded step; returns the encoded result.
-std::string run_step(engine::Engine& eng, const std::string& bytes, bool sample_here, std::vector<float>& logits) {
+std::string run_step(engine::Engine& eng, CommState& comm, const std::string& bytes, bool sample_here,
+                     std::vector<float>& logits) {
     ipc::ResultMessage res;
     try {
         ipc::StepMessage m = ipc::decode_step(bytes);
         res.step_id = m.step_id;
+        comm.follow(m);
         eng.step(m.batch, logits);
         if (sample_here) {
             const int64_t V = eng.vocab();
@@ -112,6 +130,10 @@ int main(int argc, char** argv) {
     // Load and plan; anything that stops this rank from serving is reported to the front end too.
     std::unique_ptr<engine::Engine> eng;
     std::unique_ptr<ipc::ShmRing> ring;
+    CommState comm;
+    comm.rank = o.rank;
+    comm.comm.rank = o.rank;
+    comm.comm.world = o.world;
     try {
         const auto& c = welcome.config();
         core::LoadOptions lo;
@@ -128,6 +150,7 @@ int main(int argc, char** argv) {
         eo.max_out_rows = c.max_out_rows();
         eo.kv_blocks = c.kv_blocks();
         eo.select.accept_reference = c.accept_reference();
+        eo.comm = &comm.comm;
         eng = engine::Engine::create(reg, model, eo);
         if (!welcome.shm_name().empty()) ring = ipc::ShmRing::open(welcome.shm_name());
         pb::WorkerMessage m;
@@ -157,7 +180,7 @@ int main(int argc, char** argv) {
         }
         bool got = ring ? ring->pop_request(&req, 100000) : session->next_step(&req, 100);
         if (!got) continue;
-        std::string res = run_step(*eng, req, sample_here, logits);
+        std::string res = run_step(*eng, comm, req, sample_here, logits);
         session->steps_done++;
         bool sent;
         if (ring) {

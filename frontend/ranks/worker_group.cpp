@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "radiance/control.grpc.pb.h"
+#include "radiance/ipc/host_comm.h"
 #include "radiance/ipc/shm_ring.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
@@ -89,9 +90,12 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     std::vector<Rank> ranks;
     std::unique_ptr<grpc::Server> server;
     std::string addr, socket_dir, host = this_host();
+    std::mutex threads_mu;  // spawn() runs from reaper threads too
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
     uint64_t generation = 0;
+    std::unique_ptr<ipc::HostComm> comm;  // the current generation's communicator (world > 1)
+    bool comm_aborted = false;
     uint64_t step_seq = 0;
     std::function<void(const RankEvent&)> cb;
 
@@ -102,6 +106,10 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     void mark_down(Rank& r, const std::string& cause) {
         if (r.state == RankState::Down || r.state == RankState::Absent) return;
         r.state = RankState::Down;
+        if (comm) {
+            comm->abort();  // peers blocked in a collective give up at once
+            comm_aborted = true;
+        }
         if (stopping) log::info("rank ", r.index, " (pid ", r.pid, ") ", cause);  // an orderly shutdown
         else log::error("rank ", r.index, " (pid ", r.pid, ") ", cause);
         r.ring.reset();
@@ -219,6 +227,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     }
 
     void spawn(int rank) {
+        if (stopping) return;
         std::string bin = opts.worker_binary.empty() ? self_dir() + "/radiance-worker" : opts.worker_binary;
         std::vector<std::string> args = {bin, "--rank", std::to_string(rank), "--world", std::to_string(opts.world_size),
                                          "--connect", addr};
@@ -238,6 +247,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             std::lock_guard<std::mutex> lk(mu);
             ranks[rank].child = pid;
         }
+        std::lock_guard<std::mutex> tl(threads_mu);
         threads.emplace_back([this, rank, pid] { reap(rank, pid); });
     }
 
@@ -256,6 +266,18 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             log::error("rank ", rank, " (pid ", pid, ") ", cause);
         else
             mark_down(r, cause);
+        if (stopping || !opts.respawn || r.state == RankState::Failed) return;  // a rank that cannot load is not retried
+        const int n = ++r.restarts;
+        lk.unlock();
+        // Back off a little on repeated crashes so a crash loop does not spin the machine.
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(100 * (n - 1), 2000)));
+        if (stopping) return;
+        log::warn("restarting rank ", rank, " (restart ", n, ")");
+        try {
+            spawn(rank);
+        } catch (const std::exception& e) {
+            log::error("cannot restart rank ", rank, ": ", e.what());
+        }
     }
 
     void watchdog() {
@@ -305,7 +327,10 @@ void WorkerGroup::start() {
         m.addr = m.addr.substr(0, colon) + ":" + std::to_string(port);
     }
     log::info("control plane on ", m.addr, "; waiting for ", m.opts.world_size, " rank(s)", m.opts.spawn ? " (spawning them)" : "");
-    m.threads.emplace_back([&m] { m.watchdog(); });
+    {
+        std::lock_guard<std::mutex> tl(m.threads_mu);
+        m.threads.emplace_back([&m] { m.watchdog(); });
+    }
     if (m.opts.spawn)
         for (int r = 0; r < m.opts.world_size; ++r) m.spawn(r);
 }
@@ -347,6 +372,13 @@ void WorkerGroup::on_rank_event(std::function<void(const RankEvent&)> cb) {
     impl_->cb = std::move(cb);
 }
 
+std::vector<int> WorkerGroup::restarts() const {
+    std::lock_guard<std::mutex> lk(impl_->mu);
+    std::vector<int> v;
+    for (auto& r : impl_->ranks) v.push_back(r.restarts);
+    return v;
+}
+
 std::vector<RankState> WorkerGroup::states() const {
     std::lock_guard<std::mutex> lk(impl_->mu);
     std::vector<RankState> s;
@@ -374,6 +406,18 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
                 throw RankLost(r.index, "rank " + std::to_string(r.index) + " is " + rank_state_name(r.state));
             targets.push_back({r.index, r.ring.get(), r.stream, r.write_mu, r.session});
         }
+        // A whole group without a live communicator gets a new generation: after a rank re-joins,
+        // the survivors and the newcomer meet in a fresh one.
+        if (m.opts.world_size > 1) {
+            if (!m.comm || m.comm_aborted) {
+                ++m.generation;
+                m.comm = ipc::HostComm::create("/radiance-" + std::to_string(getpid()) + "-comm-g" + std::to_string(m.generation),
+                                               m.opts.world_size, m.opts.comm_slot_bytes);
+                m.comm_aborted = false;
+            }
+            copy.comm_name = m.comm->name();
+            copy.comm_generation = m.generation;
+        }
     }
     bytes = ipc::encode(copy);
     for (auto& t : targets) {
@@ -391,11 +435,12 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
     }
     ipc::ResultMessage first;
     const auto deadline = Clock::now() + m.opts.step_timeout;
-    for (auto& t : targets) {
+    // One rank's next encoded result; throws RankLost when the rank goes away or times out.
+    auto receive = [&](const Target& t) -> std::string {
         std::string out;
         for (;;) {
             if (t.ring) {
-                if (t.ring->pop_result(&out, 50000)) break;
+                if (t.ring->pop_result(&out, 50000)) return out;
             } else {
                 std::unique_lock<std::mutex> lk(m.mu);
                 Rank& r = m.ranks[t.rank];
@@ -404,7 +449,7 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
                 if (r.session == t.session && !r.grpc_results.empty()) {
                     out = std::move(r.grpc_results.front());
                     r.grpc_results.pop_front();
-                    break;
+                    return out;
                 }
             }
             std::lock_guard<std::mutex> lk(m.mu);
@@ -416,11 +461,22 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
                 throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " did not finish step " + std::to_string(copy.step_id) +
                                            " in time");
         }
-        ipc::ResultMessage res = ipc::decode_result(out);
+    };
+    for (auto& t : targets) {
+        ipc::ResultMessage res = ipc::decode_result(receive(t));
+        while (res.step_id < copy.step_id) res = ipc::decode_result(receive(t));  // a late answer to an abandoned step
         if (res.step_id != copy.step_id)
             throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " answered step " + std::to_string(res.step_id) +
                                        " to step " + std::to_string(copy.step_id));
-        if (res.status != 0) throw Error("rank " + std::to_string(t.rank) + ": " + res.error);
+        if (res.status != 0) {
+            // A collective aborted because a peer went down is that peer's loss, not a bad step.
+            std::lock_guard<std::mutex> lk(m.mu);
+            for (Rank& r : m.ranks)
+                if (r.state != RankState::Ready || r.session != targets[static_cast<size_t>(r.index)].session)
+                    throw RankLost(r.index, "rank " + std::to_string(r.index) + " went " + rank_state_name(r.state) +
+                                                " during step " + std::to_string(copy.step_id));
+            throw Error("rank " + std::to_string(t.rank) + ": " + res.error);
+        }
         if (t.rank == 0) first = std::move(res);
     }
     return first;
@@ -464,9 +520,14 @@ void WorkerGroup::shutdown() {
             if (r.child > 0) kill(r.child, SIGKILL);
     }
     if (m.server) m.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-    for (auto& t : m.threads)
+    std::vector<std::thread> threads;
+    {
+        std::lock_guard<std::mutex> tl(m.threads_mu);
+        threads.swap(m.threads);
+    }
+    for (auto& t : threads)
         if (t.joinable()) t.join();
-    m.threads.clear();
+    m.comm.reset();
     for (Rank& r : m.ranks) r.ring.reset();
     if (!m.socket_dir.empty()) {
         std::error_code ec;

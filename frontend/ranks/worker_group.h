@@ -32,6 +32,8 @@ struct GroupOptions {
     std::string kernels, radiance_home;
     bool accept_reference = false;
     bool return_logits = false;
+    bool respawn = true;             // spawn mode: restart a rank that dies
+    uint64_t comm_slot_bytes = 4 << 20;  // host-staging slot per rank (collectives chunk larger messages)
     std::chrono::milliseconds heartbeat_timeout{1000};
     std::chrono::milliseconds step_timeout{60000};
 };
@@ -79,6 +81,8 @@ public:
     // Runs one step on every rank and returns rank 0's result. Throws RankLost.
     ipc::ResultMessage step(const ipc::StepMessage& m);
 
+    // Restarts of each rank so far.
+    std::vector<int> restarts() const;
     // Called (from supervisor threads) on every rank state change.
     void on_rank_event(std::function<void(const RankEvent&)> cb);
     std::vector<RankState> states() const;

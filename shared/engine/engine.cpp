@@ -89,6 +89,7 @@ struct Engine::Impl {
     void plan_weights();
     void plan_buffers();
     void plan_kv();
+    bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
     int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
     bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
 };
@@ -176,15 +177,18 @@ void Engine::Impl::plan_weights() {
             errors.push_back(os.str());
             continue;
         }
-        if (opts.world_size > 1 && w.d.shard != RAD_SHARD_NONE) {
-            errors.push_back("weight '" + w.name + "' is sharded; tensor-parallel slicing is not available yet");
-            continue;
-        }
         const int stored = enc.planes[0].dtype;
         t.rank = w.d.rank;
         for (int d = 0; d < w.d.rank; ++d) t.shape[d] = w.d.shape[d];
         t.dtype = stored;
         t.data = const_cast<uint8_t*>(model->plane_data(*ti, 0));  // read in place from the mapping
+        if (opts.world_size > 1 && w.d.shard != RAD_SHARD_NONE) {
+            std::string why;
+            if (!slice_weight(w, &t, &widened[i], &why)) {
+                errors.push_back("weight '" + w.name + "': " + why);
+                continue;
+            }
+        }
         if (w.d.dtype != RAD_DT_NONE && w.d.dtype != stored) {
             bool widen = w.d.dtype == RAD_F32 && (stored == RAD_BF16 || stored == RAD_F16);
             if (!widen) {
@@ -194,8 +198,10 @@ void Engine::Impl::plan_weights() {
             }
             int64_t n = 1;
             for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
-            widened[i].alloc(static_cast<uint64_t>(n) * 4);
-            for (int64_t k = 0; k < n; ++k) rad_store_f32(RAD_F32, widened[i].data, k, rad_load_f32(stored, t.data, k));
+            Bytes wide;
+            wide.alloc(static_cast<uint64_t>(n) * 4);
+            for (int64_t k = 0; k < n; ++k) rad_store_f32(RAD_F32, wide.data, k, rad_load_f32(stored, t.data, k));
+            widened[i] = std::move(wide);
             t.data = widened[i].data;
             t.dtype = RAD_F32;
         }
@@ -205,6 +211,49 @@ void Engine::Impl::plan_weights() {
         for (auto& e : errors) msg += "\n  " + e;
         throw Error(msg);
     }
+}
+
+// This rank's slice of a sharded weight: ROW takes a span of every stacked part's rows (a rank
+// owns a slice of q, of k and of v, never a contiguous slice of the stack), COL a span of columns.
+// Spans are [r * P / W, (r + 1) * P / W), so widths that do not divide give uneven spans.
+bool Engine::Impl::slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why) {
+    const int64_t W = opts.world_size, r = opts.rank;
+    const uint64_t es = elem_bytes(t->dtype);
+    if (!es) return *why = "cannot slice a sub-byte encoding", false;
+    auto span = [&](int64_t P) { return std::make_pair(r * P / W, (r + 1) * P / W); };
+    const auto* src = static_cast<const uint8_t*>(t->data);
+    if (w.d.shard == RAD_SHARD_ROW) {
+        uint64_t row_bytes = es;
+        for (int d = 1; d < t->rank; ++d) row_bytes *= static_cast<uint64_t>(t->shape[d]);
+        std::vector<int64_t> parts = w.row_parts.empty() ? std::vector<int64_t>{t->shape[0]} : w.row_parts;
+        int64_t total = 0, local = 0;
+        for (int64_t p : parts) {
+            total += p;
+            auto [a, b] = span(p);
+            local += b - a;
+        }
+        if (total != t->shape[0]) return *why = "row parts add up to " + std::to_string(total) + ", not " + std::to_string(t->shape[0]), false;
+        owned->alloc(static_cast<uint64_t>(local) * row_bytes);
+        uint64_t off = 0;
+        int64_t base = 0;
+        for (int64_t p : parts) {
+            auto [a, b] = span(p);
+            std::memcpy(owned->data + off, src + static_cast<uint64_t>(base + a) * row_bytes, static_cast<uint64_t>(b - a) * row_bytes);
+            off += static_cast<uint64_t>(b - a) * row_bytes;
+            base += p;
+        }
+        t->shape[0] = local;
+    } else {
+        if (t->rank != 2) return *why = "a column split needs a 2-D weight", false;
+        auto [a, b] = span(t->shape[1]);
+        owned->alloc(static_cast<uint64_t>(t->shape[0] * (b - a)) * es);
+        for (int64_t i = 0; i < t->shape[0]; ++i)
+            std::memcpy(owned->data + static_cast<uint64_t>(i * (b - a)) * es, src + static_cast<uint64_t>(i * t->shape[1] + a) * es,
+                        static_cast<uint64_t>(b - a) * es);
+        t->shape[1] = b - a;
+    }
+    t->data = owned->data;
+    return true;
 }
 
 void Engine::Impl::plan_buffers() {
@@ -367,6 +416,7 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     a.scratch_bytes = band.scratch.size;
     a.rank = opts.rank;
     a.world_size = opts.world_size;
+    a.comm = opts.comm;
     int rc = band.row->info->launch(&a);
     if (rc != RAD_OK)
         return fail(where + " failed in kernel " + band.row->lib->plugin->name + ":" + band.row->info->name + " with " +

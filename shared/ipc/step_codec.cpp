@@ -77,6 +77,8 @@ std::string encode(const StepMessage& m) {
     w.put(kStepMagic);
     w.put(m.step_id);
     w.put<uint8_t>(m.want_logits ? 1 : 0);
+    w.str(m.comm_name);
+    w.put(m.comm_generation);
     const auto& b = m.batch;
     w.vec(b.tokens);
     w.vec(b.positions);
@@ -111,6 +113,8 @@ StepMessage decode_step(const std::string& bytes) {
     StepMessage m;
     m.step_id = r.get<uint64_t>("step_id");
     m.want_logits = r.get<uint8_t>("want_logits") != 0;
+    m.comm_name = r.str("comm_name");
+    m.comm_generation = r.get<uint64_t>("comm_generation");
     auto& b = m.batch;
     b.tokens = r.vec<int32_t>("tokens");
     b.positions = r.vec<int32_t>("positions");

@@ -75,6 +75,14 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     const int64_t hq = meta->n_head, hkv = meta->n_head_kv > 0 ? meta->n_head_kv : meta->n_head, hd = meta->head_dim;
     const int64_t n_ff = meta->n_ff;
     const int act = ctx->act_dtype ? ctx->act_dtype : RAD_F32;
+    const int world = ctx->world_size > 0 ? ctx->world_size : 1, rank = ctx->rank;
+    if (hq % world || hkv % world) {
+        const std::string why = std::to_string(hq) + " query heads and " + std::to_string(hkv) + " kv heads do not split over " +
+                                std::to_string(world) + " tensor-parallel ranks";
+        rad_decl_fail(b, why.c_str());
+        return RAD_E_SHAPE;
+    }
+    const int64_t hq_l = hq / world, hkv_l = hkv / world, ff_l = MlpBlock::share(n_ff, rank, world);
     Rope rope = Rope::from_meta(meta, hd);
     std::string why;
     if (!rope.supported(&why)) {
@@ -90,19 +98,19 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.b_x = rad_decl_buffer(b, "x", &d);
     m.b_h = rad_decl_buffer(b, "h", &d);
     m.b_tmp = rad_decl_buffer(b, "tmp", &d);
-    d = buf2(act, m.max_tok, (hq + 2 * hkv) * hd);
+    d = buf2(act, m.max_tok, (hq_l + 2 * hkv_l) * hd);
     m.b_qkv = rad_decl_buffer(b, "qkv", &d);
-    d = buf2(act, m.max_tok, hq * hd);
+    d = buf2(act, m.max_tok, hq_l * hd);
     m.b_attn = rad_decl_buffer(b, "attn", &d);
-    d = buf2(act, m.max_tok, 2 * n_ff);
+    d = buf2(act, m.max_tok, 2 * ff_l);
     m.b_gu = rad_decl_buffer(b, "gate_up", &d);
-    d = buf2(act, m.max_tok, n_ff);
+    d = buf2(act, m.max_tok, ff_l);
     m.b_act = rad_decl_buffer(b, "act", &d);
 
     RadKvGroupDecl kvd{};
     kvd.kind = RAD_KV_FULL;
     kvd.dtype = ctx->kv_dtype ? ctx->kv_dtype : RAD_F32;
-    kvd.n_head_kv = static_cast<int32_t>(hkv);
+    kvd.n_head_kv = static_cast<int32_t>(hkv_l);
     kvd.head_dim = static_cast<int32_t>(hd);
     kvd.n_planes = 2;
     m.kv = rad_decl_kv_group(b, "attn", &kvd);
@@ -133,6 +141,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.window = layer_window(meta, l);
         ac.rope = rope;
         ac.max_tok = m.max_tok;
+        ac.world = world;
         ac.hf_prefix = hf + "self_attn.";
         ac.name = name;
         L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
@@ -148,6 +157,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         mc.n_embd = m.n_embd;
         mc.n_ff = n_ff;
         mc.max_tok = m.max_tok;
+        mc.world = world;
+        mc.rank = rank;
         mc.hf_prefix = hf + "mlp.";
         mc.name = name;
         L.mlp.declare(b, mc, MlpBuffers{m.b_h, m.b_gu, m.b_act, m.b_tmp});
@@ -168,7 +179,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
                                    RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
     uses(b, m.op_norm, {m.b_xo}, {m.b_xo});
-    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, RAD_SHARD_ROW, -1, RAD_ACCESS_VOCAB);
+    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);  // replicated head
     if (meta_true(meta, "hf.tie_word_embeddings")) {
         wo.source = "token_embd.weight";  // tied: the head reads the embedding table
     } else {

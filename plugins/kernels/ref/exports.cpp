@@ -3,6 +3,8 @@
 // itself a reference library, and is what every other library is checked against.
 #include <radiance/rad_ops.h>
 
+#include <string_view>
+
 #include "ref_util.h"
 
 namespace {
@@ -25,6 +27,7 @@ const RadKernelInfo rows[] = {
     ROW("ref_gelu", "gelu", ref_gelu, nullptr, 0),
     ROW("ref_add", "add", ref_add, nullptr, 0),
     ROW("ref_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
+    ROW("ref_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
 };
 
 }  // namespace
@@ -44,5 +47,6 @@ RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
 }
 RAD_EXPORT int rad_kernel_count(void) { return static_cast<int>(sizeof rows / sizeof rows[0]); }
 RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return &rows[i]; }
-RAD_EXPORT int rad_kernel_concurrent(int) { return 1; }
+RAD_EXPORT int rad_kernel_concurrent(int i) { return rows[i].op != std::string_view("all_reduce"); }
+RAD_EXPORT int rad_kernel_collective(int i) { return rows[i].op == std::string_view("all_reduce"); }
 }

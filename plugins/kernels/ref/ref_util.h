@@ -32,3 +32,4 @@ int ref_geglu(const RadArgs* a);
 int ref_gelu(const RadArgs* a);
 int ref_add(const RadArgs* a);
 int ref_gather_rows(const RadArgs* a);
+int ref_all_reduce(const RadArgs* a);

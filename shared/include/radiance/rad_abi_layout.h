@@ -54,7 +54,8 @@
     RAD_L_STRUCT(RadBatch), RAD_L_FIELD(RadBatch, token_ids), RAD_L_FIELD(RadBatch, block_tables), \
     RAD_L_FIELD(RadBatch, reserved_p),                                                             \
     RAD_L_STRUCT(RadOperandRef), RAD_L_FIELD(RadOperandRef, rows), RAD_L_FIELD(RadOperandRef, ptr), \
-    RAD_L_STRUCT(RadCtxApi), RAD_L_FIELD(RadCtxApi, status)
+    RAD_L_STRUCT(RadCtxApi), RAD_L_FIELD(RadCtxApi, status),                                      \
+    RAD_L_STRUCT(RadComm), RAD_L_FIELD(RadComm, staging), RAD_L_FIELD(RadComm, barrier), RAD_L_FIELD(RadComm, device_comm)
 
 #ifdef __cplusplus
 namespace rad_abi_detail {

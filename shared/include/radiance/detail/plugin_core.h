@@ -93,6 +93,25 @@ typedef struct RadConstraint {
 
 typedef enum RadDomain { RAD_DOMAIN_HOST = 1, RAD_DOMAIN_DEVICE = 2 } RadDomain;
 
+/* ---- collectives --------------------------------------------------------------------------- */
+
+/* The engine's communicator for collective rows (RadArgs.comm). Host staging: `staging` is a
+ * shared-memory area every rank of one host maps, `world` slots of `slot_bytes` each, slot r
+ * belonging to rank r; `barrier` returns when every rank reached it (RAD_OK), or an error when
+ * the group is being torn down (a peer died), which the row returns as its launch status. */
+typedef struct RadComm {
+    uint32_t struct_size;
+    int32_t rank;
+    int32_t world;
+    int32_t p2p;            /* device.p2p: 1 when the ranks' cards reach each other's memory */
+    void* staging;
+    uint64_t slot_bytes;
+    int (*barrier)(struct RadComm* c);
+    void* engine;           /* the engine's own state behind barrier */
+    void* device_comm;      /* a device library's communicator (NCCL), when one was set up */
+    void* reserved[4];
+} RadComm;
+
 /* ---- launch arguments -------------------------------------------------------------------- */
 
 typedef struct RadParam {

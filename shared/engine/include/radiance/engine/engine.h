@@ -25,6 +25,7 @@ struct EngineOptions {
     int max_out_rows = 0;   // logits rows per step (0: the plugin's rule)
     int64_t kv_blocks = 0;  // cache blocks per layer (0: max_seqs sequences of max_ctx)
     core::SelectOptions select;
+    RadComm* comm = nullptr;  // the rank group's communicator for collective rows (owned by the caller)
 };
 
 // One step's batch. Sequences are ordered decode-first; cu_seqlens has n_seq + 1 entries;

@@ -22,6 +22,7 @@ struct AttnConfig {
     double scale = 0.0;            // 0: head_dim^-0.5
     Rope rope;
     int64_t max_tok = 0;
+    int world = 1;                 // tensor-parallel ranks: heads are split across them
     std::string hf_prefix;         // e.g. "model.layers.3.self_attn."
     std::string name;              // e.g. "blk.3."
 };
@@ -41,28 +42,38 @@ struct AttnBlock {
     rad_weight w_qkv = RAD_NULL_HANDLE, b_qkv = RAD_NULL_HANDLE, w_qn = RAD_NULL_HANDLE, w_kn = RAD_NULL_HANDLE,
                w_o = RAD_NULL_HANDLE;
     rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE,
-           op_rk = RAD_NULL_HANDLE, op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE;
+           op_rk = RAD_NULL_HANDLE, op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
 
-    int64_t q_width() const { return c.n_head * c.head_dim; }
-    int64_t kv_width() const { return c.n_head_kv * c.head_dim; }
+    // This rank's heads and widths; the weights are declared at their full size and sliced by the core.
+    int64_t heads() const { return c.n_head / c.world; }
+    int64_t kv_heads() const { return c.n_head_kv / c.world; }
+    int64_t q_width() const { return heads() * c.head_dim; }
+    int64_t kv_width() const { return kv_heads() * c.head_dim; }
+
+    // Checks the split before anything is declared.
+    static bool divisible(const AttnConfig& cfg, std::string* why) {
+        if (cfg.n_head % cfg.world == 0 && cfg.n_head_kv % cfg.world == 0) return true;
+        *why = std::to_string(cfg.n_head) + " query heads and " + std::to_string(cfg.n_head_kv) +
+               " kv heads do not split over " + std::to_string(cfg.world) + " ranks";
+        return false;
+    }
 
     void declare(RadBuilder* b, const AttnConfig& cfg, const AttnBuffers& buffers, rad_kv group) {
         c = cfg;
         bufs = buffers;
         kv = group;
         const std::string p = c.hf_prefix, n = c.name;
-        const int64_t qkv_rows = q_width() + 2 * kv_width();
+        const int64_t full_q = c.n_head * c.head_dim, full_kv = c.n_head_kv * c.head_dim;
+        const int64_t qkv_rows = q_width() + 2 * kv_width();  // this rank's
         map(b, n + "attn_qkv.weight", RAD_MAP_CONCAT, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"});
-        int64_t parts[3];  // copied by the builder at declare
-        parts[0] = q_width();
-        parts[1] = parts[2] = kv_width();
-        RadWeightDecl wq = weight(qkv_rows, c.n_embd, RAD_SHARD_ROW, c.layer);
+        int64_t parts[3] = {full_q, full_kv, full_kv};  // copied by the builder at declare
+        RadWeightDecl wq = weight(full_q + 2 * full_kv, c.n_embd, RAD_SHARD_ROW, c.layer);
         wq.n_row_parts = 3;
         wq.row_parts = parts;
         w_qkv = rad_decl_weight(b, (n + "attn_qkv.weight").c_str(), &wq);
         if (c.qkv_bias) {
             map(b, n + "attn_qkv.bias", RAD_MAP_CONCAT, {p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"});
-            RadWeightDecl wb = weight(qkv_rows, 0, RAD_SHARD_ROW, c.layer);
+            RadWeightDecl wb = weight(full_q + 2 * full_kv, 0, RAD_SHARD_ROW, c.layer);
             wb.n_row_parts = 3;
             wb.row_parts = parts;
             b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
@@ -76,18 +87,18 @@ struct AttnBlock {
             RadWeightDecl wn = weight(c.head_dim, 0, RAD_SHARD_NONE, c.layer);
             w_qn = rad_decl_weight(b, (n + "attn_q_norm.weight").c_str(), &wn);
             w_kn = rad_decl_weight(b, (n + "attn_k_norm.weight").c_str(), &wn);
-            op_qn = norm_op(b, c.n_head, w_qn);
-            op_kn = norm_op(b, c.n_head_kv, w_kn);
+            op_qn = norm_op(b, heads(), w_qn);
+            op_kn = norm_op(b, kv_heads(), w_kn);
             uses(b, op_qn, {bufs.qkv}, {bufs.qkv});
             uses(b, op_kn, {bufs.qkv}, {bufs.qkv});
         }
-        op_rq = c.rope.declare_op(b, c.max_tok, c.n_head, c.head_dim);
-        op_rk = c.rope.declare_op(b, c.max_tok, c.n_head_kv, c.head_dim);
+        op_rq = c.rope.declare_op(b, c.max_tok, heads(), c.head_dim);
+        op_rk = c.rope.declare_op(b, c.max_tok, kv_heads(), c.head_dim);
         uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
         uses(b, op_rk, {bufs.qkv}, {bufs.qkv});
         const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
-        std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", c.n_head),
-                                        RAD_INT("n_head_kv", c.n_head_kv), RAD_INT("head_dim", c.head_dim),
+        std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", heads()),
+                                        RAD_INT("n_head_kv", kv_heads()), RAD_INT("head_dim", c.head_dim),
                                         RAD_F64("scale", scale)};
         if (c.window > 0) ap.push_back(RAD_INT("window", c.window));
         if (c.softcap > 0) ap.push_back(RAD_F64("softcap", c.softcap));
@@ -95,11 +106,15 @@ struct AttnBlock {
         uses(b, op_attn, {bufs.qkv}, {bufs.attn});
         rad_bind_layer_kv(b, kv, c.layer);
         map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
-        RadWeightDecl wo = weight(c.n_embd, q_width(), RAD_SHARD_COL, c.layer);
+        RadWeightDecl wo = weight(c.n_embd, full_q, RAD_SHARD_COL, c.layer);
         w_o = rad_decl_weight(b, (n + "attn_output.weight").c_str(), &wo);
         op_o = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", q_width()),
                               RAD_STR("wdtype", wdtype(b, w_o))}, {w_o});
         uses(b, op_o, {bufs.attn}, {bufs.out});
+        if (c.world > 1) {  // each rank holds a partial sum of the output projection
+            op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
+            uses(b, op_reduce, {bufs.out}, {bufs.out});
+        }
     }
 
     void step(RadCtx* ctx, const RadBatch* bt) const {
@@ -118,6 +133,7 @@ struct AttnBlock {
                     rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
                     rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride), rad_brows(bufs.attn, n));
         RAD_ISSUE_N(ctx, op_o, n, rad_brows(bufs.attn, n), rad_w(w_o), rad_none(), rad_brows(bufs.out, n));
+        if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }
 
 private:

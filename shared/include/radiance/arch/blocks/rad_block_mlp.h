@@ -9,7 +9,8 @@ namespace radblk {
 
 struct MlpConfig {
     int layer = 0;
-    int64_t n_embd = 0, n_ff = 0, max_tok = 0;
+    int64_t n_embd = 0, n_ff = 0, max_tok = 0;  // n_ff is the full width
+    int world = 1, rank = 0;
     const char* act = "swiglu";  // or "geglu"
     std::string hf_prefix;       // e.g. "model.layers.3.mlp."
     std::string name;            // e.g. "blk.3."
@@ -26,7 +27,12 @@ struct MlpBlock {
     MlpConfig c;
     MlpBuffers bufs{};
     rad_weight w_gu = RAD_NULL_HANDLE, w_down = RAD_NULL_HANDLE;
-    rad_op op_gu = RAD_NULL_HANDLE, op_act = RAD_NULL_HANDLE, op_down = RAD_NULL_HANDLE;
+    rad_op op_gu = RAD_NULL_HANDLE, op_act = RAD_NULL_HANDLE, op_down = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
+
+    // This rank's share of the hidden width: the core's span [r P / W, (r + 1) P / W), so a width
+    // that does not divide gives uneven shares.
+    static int64_t share(int64_t P, int rank, int world) { return (rank + 1) * P / world - rank * P / world; }
+    int64_t ff() const { return share(c.n_ff, c.rank, c.world); }
 
     void declare(RadBuilder* b, const MlpConfig& cfg, const MlpBuffers& buffers) {
         c = cfg;
@@ -41,14 +47,18 @@ struct MlpBlock {
         map(b, n + "ffn_down.weight", RAD_MAP_COPY, {p + "down_proj.weight"});
         RadWeightDecl wd = weight(c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer);
         w_down = rad_decl_weight(b, (n + "ffn_down.weight").c_str(), &wd);
-        op_gu = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * c.n_ff), RAD_INT("K", c.n_embd),
+        op_gu = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * ff()), RAD_INT("K", c.n_embd),
                                RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
         uses(b, op_gu, {bufs.in}, {bufs.gu});
-        op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_ff)});
+        op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
         uses(b, op_act, {bufs.gu}, {bufs.act});
-        op_down = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", c.n_ff),
+        op_down = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", ff()),
                                  RAD_STR("wdtype", wdtype(b, w_down))}, {w_down});
         uses(b, op_down, {bufs.act}, {bufs.out});
+        if (c.world > 1) {
+            op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
+            uses(b, op_reduce, {bufs.out}, {bufs.out});
+        }
     }
 
     void step(RadCtx* ctx, const RadBatch* bt) const {
@@ -56,6 +66,7 @@ struct MlpBlock {
         RAD_ISSUE_N(ctx, op_gu, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_none(), rad_brows(bufs.gu, n));
         RAD_ISSUE_N(ctx, op_act, n, rad_brows(bufs.gu, n), rad_brows(bufs.act, n));
         RAD_ISSUE_N(ctx, op_down, n, rad_brows(bufs.act, n), rad_w(w_down), rad_none(), rad_brows(bufs.out, n));
+        if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }
 };
 

@@ -34,6 +34,8 @@ struct SampleSpec {
 struct StepMessage {
     uint64_t step_id = 0;
     bool want_logits = false;         // return every out row's logits
+    std::string comm_name;            // the group's host communicator ("" with one rank)
+    uint64_t comm_generation = 0;     // a new generation: attach before running the step
     engine::StepBatch batch;
     std::vector<SampleSpec> samples;  // one per out row, or empty: no sampling
 };

@@ -1,0 +1,5 @@
+#include <radiance/kernels/rad_host_collectives.h>
+
+#include "ref_util.h"
+
+int ref_all_reduce(const RadArgs* a) { return rad_host_all_reduce_f32(a); }
