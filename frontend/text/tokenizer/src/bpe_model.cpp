@@ -10,6 +10,7 @@
 
 #include "byte_level.h"
 #include "json_util.h"
+#include "tokenizer_json_reader.h"
 #include "radiance/text/tokenizer.h"
 #include "unicode.h"
 
@@ -343,31 +344,12 @@ void BpeModel::merge_with_heap() const {
     }
 }
 
-BpeModel parse_bpe_model(const nlohmann::json& j, size_t heap_above) {
+namespace {
+
+BpeModel::Options parse_options(const nlohmann::json& j, size_t heap_above) {
     std::string type = json_util::get_string(j, "type", "BPE");
     if (type != "BPE")
         throw TokenizerError("unsupported model type \"" + type + "\" (only BPE is implemented)");
-    const auto& vocab_json = json_util::require(j, "vocab", "BPE model");
-    std::vector<std::pair<std::string, int32_t>> vocab;
-    vocab.reserve(vocab_json.size());
-    for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) vocab.emplace_back(it.key(), it->get<int32_t>());
-
-    std::vector<std::pair<std::string, std::string>> merges;
-    if (auto it = j.find("merges"); it != j.end() && !it->is_null()) {
-        merges.reserve(it->size());
-        for (const auto& m : *it) {
-            if (m.is_array() && m.size() == 2) {
-                merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-                continue;
-            }
-            const std::string& line = m.get_ref<const std::string&>();
-            size_t space = line.find(' ');
-            if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
-                throw TokenizerError("bad merge \"" + line + "\" (want two tokens separated by one space)");
-            merges.emplace_back(line.substr(0, space), line.substr(space + 1));
-        }
-    }
-
     BpeModel::Options o;
     if (auto it = j.find("unk_token"); it != j.end() && it->is_string()) o.unk_token = it->get<std::string>();
     o.continuing_subword_prefix = json_util::get_string(j, "continuing_subword_prefix");
@@ -377,7 +359,33 @@ BpeModel parse_bpe_model(const nlohmann::json& j, size_t heap_above) {
     o.ignore_merges = json_util::get_bool(j, "ignore_merges", false);
     o.heap_above = heap_above;
     // "dropout" is training-time randomness; encoding here is always deterministic.
-    return BpeModel(std::move(vocab), merges, std::move(o));
+    return o;
+}
+
+}  // namespace
+
+BpeModel parse_bpe_model(const nlohmann::json& j, size_t heap_above) {
+    BpeModel::Options options = parse_options(j, heap_above);
+    const auto& vocab_json = json_util::require(j, "vocab", "BPE model");
+    if (!vocab_json.is_object()) throw TokenizerError("BPE model: \"vocab\" must be an object");
+    std::vector<std::pair<std::string, int32_t>> vocab;
+    vocab.reserve(vocab_json.size());
+    for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) vocab.emplace_back(it.key(), it->get<int32_t>());
+
+    std::vector<std::pair<std::string, std::string>> merges;
+    if (auto it = j.find("merges"); it != j.end() && !it->is_null()) {
+        merges.reserve(it->size());
+        for (const auto& m : *it) {
+            if (m.is_array() && m.size() == 2) merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+            else merges.push_back(split_merge_line(m.get<std::string>()));
+        }
+    }
+    return BpeModel(std::move(vocab), merges, std::move(options));
+}
+
+BpeModel build_bpe_model(const nlohmann::json& j, std::vector<std::pair<std::string, int32_t>> vocab,
+                         const std::vector<std::pair<std::string, std::string>>& merges) {
+    return BpeModel(std::move(vocab), merges, parse_options(j, BpeModel::Options{}.heap_above));
 }
 
 }  // namespace radiance::text

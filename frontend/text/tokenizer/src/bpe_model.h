@@ -72,5 +72,9 @@ private:
 
 // The "model" object of tokenizer.json (type BPE). heap_above: see Options (tests set it).
 BpeModel parse_bpe_model(const nlohmann::json& model, size_t heap_above = BpeModel::Options{}.heap_above);
+// The same with vocab and merges already read (see tokenizer_json_reader.h); `model` gives the
+// options.
+BpeModel build_bpe_model(const nlohmann::json& model, std::vector<std::pair<std::string, int32_t>> vocab,
+                         const std::vector<std::pair<std::string, std::string>>& merges);
 
 }  // namespace radiance::text

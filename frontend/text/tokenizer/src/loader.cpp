@@ -9,6 +9,7 @@
 #include "json_util.h"
 #include "radiance/text/tokenizer.h"
 #include "tokenizer_impl.h"
+#include "tokenizer_json_reader.h"
 
 namespace radiance::text {
 namespace {
@@ -102,7 +103,8 @@ void attach_added_tokens(detail::TokenizerImpl& impl, std::vector<AddedToken> to
 }  // namespace
 
 Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json, const LoadOptions& options) {
-    json j = parse_json(tokenizer_json, "tokenizer.json");
+    TokenizerJson parts = read_tokenizer_json(tokenizer_json);
+    const json& j = parts.document;
     if (!j.is_object()) throw TokenizerError("tokenizer.json is not a JSON object");
     auto impl = std::make_shared<detail::TokenizerImpl>();
     auto field = [&j](const char* key) -> const json& {
@@ -112,7 +114,9 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
     };
     impl->normalizer = parse_normalizer(field("normalizer"));
     impl->pre_tokenizer = parse_pre_tokenizer(field("pre_tokenizer"));
-    impl->model = std::make_unique<BpeModel>(parse_bpe_model(json_util::require(j, "model", "tokenizer.json")));
+    const json& model = json_util::require(j, "model", "tokenizer.json");
+    impl->model = std::make_unique<BpeModel>(parts.has_vocab ? build_bpe_model(model, std::move(parts.vocab), parts.merges)
+                                                             : parse_bpe_model(model));
     impl->post_processor = parse_post_processor(field("post_processor"));
     impl->decoder = parse_decoder(field("decoder"), impl->decoder_traits);
     if (options.fast_paths) {
