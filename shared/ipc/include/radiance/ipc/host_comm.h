@@ -28,11 +28,11 @@ public:
     void abort();
     const std::string& name() const { return name_; }
     int world() const;
+    struct Header;
 
 private:
     HostComm() = default;
     static int barrier(RadComm* c);
-    struct Header;
     std::string name_;
     void* map_ = nullptr;
     uint64_t size_ = 0;
