@@ -119,6 +119,19 @@ TokCheckResult run_tok_check(const text::Tokenizer& tokenizer, const std::string
                         tokenizer.decode(want_special, true), out) && ok;
         (ok ? result.passed : result.failed)++;
     }
+    // Optional: decodes of arbitrary id sequences ({"ids", "text", "text_skip"}), as made by
+    // tests/unit/tokenizer/hf_fixtures/make_fixtures.js.
+    if (golden.contains("decodes")) {
+        const json& decodes = golden["decodes"];
+        for (size_t i = 0; i < decodes.size(); ++i) {
+            const json& d = decodes[i];
+            auto ids = d.at("ids").get<std::vector<text::TokenId>>();
+            std::string label = "decode " + std::to_string(i);
+            bool ok = check_text(i, label, "text", d.at("text").get<std::string>(), tokenizer.decode(ids, false), out);
+            ok = check_text(i, label, "text_skip", d.at("text_skip").get<std::string>(), tokenizer.decode(ids, true), out) && ok;
+            (ok ? result.passed : result.failed)++;
+        }
+    }
     return result;
 }
 

@@ -19,7 +19,9 @@ struct TokCheckResult {
 
 // For every case of golden.json ({"cases": [{"text", "ids", "ids_with_special", "decoded",
 // "decoded_skip_special"}]}) compares encode without and with special tokens, decode of ids
-// and decode of ids_with_special skipping special tokens. Prints each mismatch to `out`.
+// and decode of ids_with_special skipping special tokens; and, when the file has a "decodes"
+// array ({"ids", "text", "text_skip"}), decode of those ids without and with skipping.
+// Prints each mismatch to `out`.
 TokCheckResult run_tok_check(const text::Tokenizer& tokenizer, const std::string& golden_path, std::ostream& out);
 
 }  // namespace radiance::tools

@@ -1,14 +1,60 @@
 #!/usr/bin/env python3
 """Writes src/unicode_tables.cpp: the Unicode data the tokenizer needs (see src/unicode_tables.h).
 
-Run from anywhere:  python3 frontend/text/tokenizer/gen_unicode_tables.py
-The data comes from Python's unicodedata, so the Unicode version is the one of the Python that
-runs this script (printed into the output). The tables are small sorted arrays searched with a
-binary search; only the rare non-ASCII slow paths ever touch them.
+Run from anywhere:  python3 frontend/text/tokenizer/gen_unicode_tables.py [DerivedAge.txt]
+
+The data comes from Python's unicodedata. The `tokenizers` library normalises (NFC, NFD, NFKC,
+NFKD, StripAccents) with the crate unicode-normalization-alignments 0.1.12, whose tables are
+Unicode 9.0: characters added later are unassigned there (combining class 0, no decomposition,
+not a mark). To give the same results, the normalisation tables keep only characters of
+Unicode 9.0 or older, by their age in DerivedAge.txt (Debian: apt-get install unicode-data,
+which puts it in /usr/share/unicode/). Normalisation data of an assigned character never
+changes between versions, so a newer unicodedata restricted this way is Unicode 9.0's.
+Lowercase and the numeric class come from Rust's standard library in `tokenizers`, which
+follows current Unicode, so they use unicodedata as it is.
+
+The tables are small sorted arrays searched with a binary search; only the rare non-ASCII
+slow paths ever touch them.
 """
 import os
 import sys
 import unicodedata as ud
+
+NORMALIZATION_VERSION = (9, 0)
+DEFAULT_DERIVED_AGE = "/usr/share/unicode/DerivedAge.txt"
+
+
+def read_ages(path):
+    """Code point -> (major, minor) of the version that assigned it."""
+    ages = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            cps, version = (x.strip() for x in line.split(";"))
+            lo, _, hi = cps.partition("..")
+            v = tuple(int(x) for x in version.split("."))
+            for cp in range(int(lo, 16), int(hi or lo, 16) + 1):
+                ages[cp] = v
+    return ages
+
+
+AGES = {}
+
+
+def in_normalization_version(cp):
+    # Unknown age (newer than the file): not in Unicode 9.0 either.
+    return AGES.get(cp, (99, 0)) <= NORMALIZATION_VERSION
+
+
+def ccc(ch):
+    return ud.combining(ch) if in_normalization_version(ord(ch)) else 0
+
+
+def norm(form, ch):
+    """Normalisation of one character as Unicode 9.0 had it."""
+    return ud.normalize(form, ch) if in_normalization_version(ord(ch)) else ch
 
 MAX_CP = 0x110000
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
@@ -39,7 +85,7 @@ def ranges(pred):
 def ccc_ranges():
     out = []
     for cp, ch in chars():
-        c = ud.combining(ch)
+        c = ccc(ch)
         if c == 0:
             continue
         if out and out[-1][1] == cp - 1 and out[-1][2] == c:
@@ -63,7 +109,7 @@ def decompositions():
     for cp, ch in chars():
         if HANGUL_FIRST <= cp <= HANGUL_LAST:
             continue
-        d, k = ud.normalize("NFD", ch), ud.normalize("NFKD", ch)
+        d, k = norm("NFD", ch), norm("NFKD", ch)
         if d == ch and k == ch:
             continue
         d_off, d_len = intern(d) if d != ch else (0, 0)
@@ -76,6 +122,8 @@ def decompositions():
 def compositions():
     pairs = []
     for cp, ch in chars():
+        if not in_normalization_version(cp):
+            continue
         m = ud.decomposition(ch)
         if not m or m.startswith("<"):
             continue
@@ -94,10 +142,10 @@ def nfc_unstable(pairs):
     seconds.update(range(0x11A8, 0x11C3))
 
     def unstable(cp, ch):
-        if ud.combining(ch) != 0 or cp in seconds or ud.normalize("NFC", ch) != ch:
+        if ccc(ch) != 0 or cp in seconds or norm("NFC", ch) != ch:
             return True
-        first = ud.normalize("NFD", ch)[0]
-        return ud.combining(first) != 0 or ord(first) in seconds
+        first = norm("NFD", ch)[0]
+        return ccc(first) != 0 or ord(first) in seconds
 
     out = ranges(unstable)
     assert out[0][0] >= 0x300, "the U+0300 fast path in unicode.cpp relies on this"
@@ -123,6 +171,10 @@ def fmt_rows(items, per_line):
 
 
 def main():
+    age_path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_DERIVED_AGE
+    if not os.path.exists(age_path):
+        sys.exit("need %s (Debian: apt-get install unicode-data) or its path as argument" % age_path)
+    AGES.update(read_ages(age_path))
     here = os.path.dirname(os.path.abspath(__file__))
     out_path = os.path.join(here, "src", "unicode_tables.cpp")
     ccc = ccc_ranges()
@@ -131,19 +183,22 @@ def main():
     unstable = nfc_unstable(comp)
     low = lowercase()
     numeric = ranges(lambda cp, ch: ud.category(ch).startswith("N"))
-    marks = ranges(lambda cp, ch: ud.category(ch).startswith("M"))
+    marks = ranges(lambda cp, ch: in_normalization_version(cp) and ud.category(ch).startswith("M"))
 
     def rng(rs):
         return fmt_rows(["{0x%X,0x%X}," % r for r in rs], 6)
 
     parts = [
-        "// Generated by gen_unicode_tables.py from Python's unicodedata %s. Do not edit."
+        "// Generated by gen_unicode_tables.py from Python's unicodedata %s (normalisation and"
         % ud.unidata_version,
+        "// combining marks as of Unicode %d.%d, like the tokenizers library). Do not edit."
+        % NORMALIZATION_VERSION,
         '#include "unicode_tables.h"',
         "",
         "namespace radiance::text::tables {",
         "",
-        'const char* const unicode_version = "%s";' % ud.unidata_version,
+        'const char* const unicode_version = "%s (normalization %d.%d)";'
+        % ((ud.unidata_version,) + NORMALIZATION_VERSION),
         "",
         "const CccRange ccc_ranges[] = {",
         fmt_rows(["{0x%X,0x%X,%d}," % r for r in ccc], 5),
