@@ -1,0 +1,149 @@
+// cpu_kernels.h: what libcpu's launchers (default-target code) hand to the per-ISA kernel bodies.
+//
+// Every op is split in two: a launcher (launch_*.cpp) that validates operands, reads parameters
+// and cuts the work into tasks for the thread pool, and a kernel that computes a range of rows (or
+// one task) with one instruction set. The kernels of one ISA are compiled in one translation unit
+// (isa_*.cpp) and reached through a KernelTable chosen once at rad_plugin_open.
+#pragma once
+#include <radiance/rad_plugin.h>
+
+#include <cstdint>
+
+namespace cpu {
+
+// ISA levels, as avx_isa_force numbers them. Level 3 is level 2 plus AVX512_BF16 dot products
+// for bf16 weights in gemm.
+enum Isa : int { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaAvx512Bf16 = 3, kIsaCount = 4 };
+
+// f32 rows at a byte pitch.
+struct RowsIn {
+    const char* base;
+    int64_t pitch;
+    const float* row(int64_t i) const { return reinterpret_cast<const float*>(base + i * pitch); }
+};
+struct RowsOut {
+    char* base;
+    int64_t pitch;
+    float* row(int64_t i) const { return reinterpret_cast<float*>(base + i * pitch); }
+};
+
+struct GemmArgs {
+    RowsIn x;            // [M, K]
+    const void* w;       // [N, K], dense, dtype wdt
+    int wdt;             // RAD_F32 / RAD_BF16 / RAD_F16
+    const void* bias;    // [N] or null
+    int bdt;
+    RowsOut y;           // [M, N]
+    int64_t M, N, K;
+    // The bf16-dot path: x split into bf16 hi and lo parts, row m at xbf + m * 2 * kpad
+    // (hi then lo), zero padded to kpad (a multiple of 32).
+    const uint16_t* xbf;
+    int64_t kpad;
+};
+
+struct NormArgs {
+    RowsIn x;
+    RowsOut y;
+    const void* w;
+    int wdt;
+    const void* b;  // layer_norm bias or null
+    int bdt;
+    int64_t dim, groups;
+    float eps;
+    bool unit_offset;
+};
+
+enum ActKind : int { kSwiglu = 0, kGeglu = 1, kGeluErf = 2, kGeluTanh = 3 };
+struct ActArgs {
+    RowsIn x;
+    RowsOut y;
+    int64_t dim;
+    int kind;  // ActKind
+};
+
+struct AddArgs {
+    RowsIn a, b;
+    RowsOut y;
+    int64_t dim;
+};
+
+struct EmbedArgs {
+    const int32_t* ids;
+    const void* table;  // [vocab, dim], dtype tdt
+    int tdt;
+    RowsOut y;
+    int64_t dim;
+    float scale;
+};
+
+struct RopeArgs {
+    RowsOut x;
+    int64_t n_head, head_dim, rot;
+    bool gptj;
+    // Per-row cos/sin tables (times yarn's attention factor), row i at cs + i * cs_stride.
+    // neox: cos[rot/2] then sin[rot/2]. gptj, expanded to the interleaved pairs: cos[rot] with
+    // cos_j at 2j and 2j+1, then sin[rot] with -sin_j at 2j and +sin_j at 2j+1.
+    const float* cs;
+    int64_t cs_stride;
+};
+
+struct AttnArgs {
+    RowsIn q;
+    RowsOut y;
+    const void* kc;  // [blocks, block, Hkv, hd], dtype cdt (k_cache and v_cache share it)
+    const void* vc;
+    int cdt;
+    const int32_t* pos;
+    const int32_t* tables;   // block tables [n_seq, stride]
+    int64_t stride;
+    const int32_t* row_seq;  // row i -> its sequence
+    int64_t n_head, n_head_kv, head_dim, block;
+    int64_t window;
+    float scale, softcap;
+};
+
+// One instruction set's kernels. A null entry means "not available at this level".
+struct KernelTable {
+    const char* name;
+    // y[m0:m1, n0:n1] over all of K (bias included); at most 8 rows stream w once.
+    void (*gemm)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+    void (*rms_norm)(const NormArgs&, int64_t i0, int64_t i1);
+    void (*layer_norm)(const NormArgs&, int64_t i0, int64_t i1);
+    void (*act)(const ActArgs&, int64_t i0, int64_t i1);
+    void (*add)(const AddArgs&, int64_t i0, int64_t i1);
+    void (*embed)(const EmbedArgs&, int64_t i0, int64_t i1);
+    void (*rope)(const RopeArgs&, int64_t i0, int64_t i1);
+    void (*attention)(const AttnArgs&, int64_t task);  // task = row * n_head_kv + kv head
+    // Level 3 only: the gemm over x pre-split by pack_bf16 (GemmArgs.xbf).
+    void (*gemm_bf16dot)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+    void (*pack_bf16)(const GemmArgs&, uint16_t* out, int64_t m0, int64_t m1);
+};
+
+extern const KernelTable kTableScalar;
+extern const KernelTable kTableAvx2;
+extern const KernelTable kTableAvx512;
+extern const KernelTable kTableAvx512Bf16;  // kTableAvx512 with the bf16-dot gemm
+
+// The table in effect (set at rad_plugin_open, changed by avx_isa_force).
+const KernelTable& kernels();
+int isa_level();
+// Levels this machine runs (CPUID + the OS saving the registers); init once.
+bool isa_supported(int level);
+void isa_init();
+const char* isa_features();  // e.g. "avx2 fma f16c", for a human
+
+}  // namespace cpu
+
+// The launchers (one per op row), for exports.cpp.
+int cpu_embed(const RadArgs* a);
+int cpu_rms_norm(const RadArgs* a);
+int cpu_layer_norm(const RadArgs* a);
+int cpu_gemm(const RadArgs* a);
+int cpu_gemm_decode(const RadArgs* a);
+int cpu_rope(const RadArgs* a);
+int cpu_attention(const RadArgs* a);
+int cpu_swiglu(const RadArgs* a);
+int cpu_geglu(const RadArgs* a);
+int cpu_gelu(const RadArgs* a);
+int cpu_add(const RadArgs* a);
+int cpu_gather_rows(const RadArgs* a);

@@ -1,0 +1,63 @@
+// libcpu: the optimised host kernel library. Implements every op of docs/OPS.md with the same
+// schemas as libref (rad_ops_conventional), vectorised per instruction set (AVX-512, AVX2+FMA, a
+// portable fallback; chosen once by CPUID at rad_plugin_open) and spread over a persistent thread
+// pool. Not a reference library: it sums with FMA and in blocks, and is checked against libref
+// by rad-avx-check.
+#include <radiance/rad_ops.h>
+
+#include "cpu_kernels.h"
+#include "pool.h"
+
+namespace {
+
+const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
+const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
+const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};  // libref's block: one KV layout for both
+
+#define ROW(name, op, fn, what, shape, prio, cons, ncons) \
+    {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn}
+
+const RadKernelInfo rows[] = {
+    ROW("cpu_embed", "embed", cpu_embed, "vectorised row gather and widen", "any", 0, c_float_weights, 1),
+    ROW("cpu_rms_norm", "rms_norm", cpu_rms_norm, "vectorised rms norm", "any", 0, c_float_weights, 1),
+    ROW("cpu_layer_norm", "layer_norm", cpu_layer_norm, "vectorised layer norm", "any", 0, c_float_weights, 1),
+    ROW("cpu_gemm_decode", "gemm", cpu_gemm_decode, "weight-streaming gemm, split over N", "M <= 8", 1, c_decode, 2),
+    ROW("cpu_gemm", "gemm", cpu_gemm, "cache-blocked gemm, split over M blocks and N", "any M", 0, c_float_weights, 1),
+    ROW("cpu_rope", "rope", cpu_rope, "libref's frequencies, vectorised rotation", "any", 0, nullptr, 0),
+    ROW("cpu_attention", "attention", cpu_attention, "paged varlen GQA attention, task per (row, kv head)", "any", 0,
+        c_block16, 1),
+    ROW("cpu_swiglu", "swiglu", cpu_swiglu, "vectorised silu(gate) * up", "any", 0, nullptr, 0),
+    ROW("cpu_geglu", "geglu", cpu_geglu, "vectorised gelu_tanh(gate) * up", "any", 0, nullptr, 0),
+    ROW("cpu_gelu", "gelu", cpu_gelu, "vectorised gelu (erf or tanh)", "any", 0, nullptr, 0),
+    ROW("cpu_add", "add", cpu_add, "vectorised add", "any", 0, nullptr, 0),
+    ROW("cpu_gather_rows", "gather_rows", cpu_gather_rows, "row copy", "any", 0, nullptr, 0),
+};
+constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
+
+}  // namespace
+
+RAD_PLUGIN_ABI_VERSION_EXPORT
+RAD_PLUGIN_ABI_LAYOUT_EXPORT
+
+extern "C" {
+RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
+    static const RadPluginInfo info = {RAD_PLUGIN_KERNEL, "libcpu", "0.1",
+                                       "optimised host kernels (AVX-512 / AVX2+FMA / portable, thread pool)", "host"};
+    return &info;
+}
+RAD_EXPORT int rad_plugin_open(const RadMachine*) {
+    cpu::isa_init();
+    cpu::pool_init();
+    return RAD_OK;
+}
+RAD_EXPORT void rad_plugin_close(void) { cpu::pool_shutdown(); }
+RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
+RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
+    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
+}
+RAD_EXPORT int rad_kernel_count(void) { return kRows; }
+RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+// Rows may be launched from several threads at once: a launch that finds the pool busy runs on
+// its own thread.
+RAD_EXPORT int rad_kernel_concurrent(int) { return 1; }
+}

@@ -1,0 +1,29 @@
+// isa_avx2.cpp: level 1, every kernel body over 8-lane AVX2 vectors with FMA and F16C. Only
+// the functions (by their target attribute) use these instructions; the file is built for the
+// baseline like the rest of the library.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "simd_avx2.h"
+
+namespace cpu::avx2 {
+using V = VAvx2;
+// 4 x 3 tile: 12 accumulators + 3 weight vectors + 1 x vector = the 16 ymm registers.
+constexpr int kMR = 4, kNR = 3;
+constexpr int64_t kKC = 512;
+#include "body_common.inc"
+#include "body_gemm.inc"
+#include "body_norm.inc"
+#include "body_act.inc"
+#include "body_elementwise.inc"
+#include "body_rope.inc"
+#include "body_attention.inc"
+}  // namespace cpu::avx2
+
+namespace cpu {
+const KernelTable kTableAvx2 = {
+    "avx2",      avx2::gemm,  avx2::rms_norm, avx2::layer_norm, avx2::act, avx2::add, avx2::embed,
+    avx2::rope, avx2::attention, nullptr, nullptr};
+}  // namespace cpu

@@ -1,0 +1,29 @@
+// isa_avx512.cpp: level 2, every kernel body over 16-lane AVX-512 vectors (F/BW/VL). Only the
+// functions (by their target attribute) use these instructions.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "simd_avx512.h"
+
+namespace cpu::avx512 {
+using V = VAvx512;
+// 8 x 3 tile: 24 accumulators + 3 weight vectors + 1 x vector of the 32 zmm registers; decode
+// batches up to 8 rows stream each weight row once.
+constexpr int kMR = 8, kNR = 3;
+constexpr int64_t kKC = 512;
+#include "body_common.inc"
+#include "body_gemm.inc"
+#include "body_norm.inc"
+#include "body_act.inc"
+#include "body_elementwise.inc"
+#include "body_rope.inc"
+#include "body_attention.inc"
+}  // namespace cpu::avx512
+
+namespace cpu {
+const KernelTable kTableAvx512 = {
+    "avx512",      avx512::gemm,  avx512::rms_norm, avx512::layer_norm, avx512::act, avx512::add, avx512::embed,
+    avx512::rope, avx512::attention, nullptr, nullptr};
+}  // namespace cpu

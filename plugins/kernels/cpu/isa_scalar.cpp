@@ -1,0 +1,26 @@
+// isa_scalar.cpp: level 0, every kernel body over a one-lane vector (portable C++).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "simd_scalar.h"
+
+namespace cpu::scalar {
+using V = VScalar;
+constexpr int kMR = 4, kNR = 3;  // register tile of the gemm
+constexpr int64_t kKC = 512;     // K block of the gemm
+#include "body_common.inc"
+#include "body_gemm.inc"
+#include "body_norm.inc"
+#include "body_act.inc"
+#include "body_elementwise.inc"
+#include "body_rope.inc"
+#include "body_attention.inc"
+}  // namespace cpu::scalar
+
+namespace cpu {
+const KernelTable kTableScalar = {
+    "scalar",      scalar::gemm,  scalar::rms_norm, scalar::layer_norm, scalar::act, scalar::add, scalar::embed,
+    scalar::rope, scalar::attention, nullptr, nullptr};
+}  // namespace cpu

@@ -1,0 +1,193 @@
+// pool.cpp: the persistent thread pool behind parallel_run, and avx_par_force.
+#include "pool.h"
+
+#include <radiance/rad_plugin.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_PAUSE() _mm_pause()
+#else
+#define CPU_PAUSE() ((void)0)
+#endif
+
+namespace cpu {
+namespace {
+
+struct Job {
+    TaskFn fn = nullptr;
+    void* ctx = nullptr;
+    int64_t n = 0;
+    int workers = 0;  // worker indices below this take part
+    uint64_t seq = 0;
+};
+
+struct Pool {
+    int size = 1;
+    std::atomic<int> forced{0};
+    std::mutex region;  // one region at a time
+    std::mutex mu;      // guards job, sleeping, stop, threads
+    std::condition_variable cv;
+    std::vector<std::thread> threads;
+    std::atomic<uint64_t> seq{0};  // the published job's number; spun on by idle workers
+    Job job;
+    std::atomic<int64_t> next{0};
+    std::atomic<int> done{0};
+    int sleeping = 0;
+    bool stop = false;
+    bool initialised = false;
+};
+
+// Never destroyed: worker threads may outlive static destruction at exit (the library is linked
+// -z nodelete, so its code stays mapped while they sleep).
+Pool& pool() {
+    static Pool* p = new Pool;
+    return *p;
+}
+
+thread_local bool t_in_region = false;  // set on workers and on a caller inside its region
+
+void drain(const Job& j, std::atomic<int64_t>& next) {
+    for (int64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < j.n;) j.fn(j.ctx, t);
+}
+
+void worker_main(Pool& P, int index, uint64_t seen) {
+    t_in_region = true;
+    using clock = std::chrono::steady_clock;
+    for (;;) {
+        // Decode issues regions back to back with a few microseconds between them: spin that
+        // long before sleeping, no longer (the machine is shared).
+        const auto t0 = clock::now();
+        for (int spins = 1; P.seq.load(std::memory_order_acquire) == seen; ++spins) {
+            CPU_PAUSE();
+            if (spins % 128 == 0 && clock::now() - t0 > std::chrono::microseconds(60)) break;
+        }
+        Job j;
+        {
+            std::unique_lock<std::mutex> lk(P.mu);
+            while (P.seq.load(std::memory_order_relaxed) == seen && !P.stop) {
+                ++P.sleeping;
+                P.cv.wait(lk);
+                --P.sleeping;
+            }
+            if (P.stop) return;
+            j = P.job;
+            seen = j.seq;
+        }
+        if (index < j.workers) {
+            drain(j, P.next);
+            P.done.fetch_add(1, std::memory_order_release);
+        }
+    }
+}
+
+int machine_threads() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+void pool_init() {
+    Pool& P = pool();
+    std::lock_guard<std::mutex> lk(P.mu);
+    if (P.initialised) return;
+    P.initialised = true;
+    int n = machine_threads();
+    if (const char* e = std::getenv("RADIANCE_THREADS")) {
+        char* end = nullptr;
+        long v = std::strtol(e, &end, 10);
+        if (end != e && *end == '\0' && v > 0 && v <= 1024) n = static_cast<int>(v);
+    }
+    P.size = n;
+}
+
+void pool_shutdown() {
+    Pool& P = pool();
+    std::lock_guard<std::mutex> region(P.region);
+    std::vector<std::thread> ts;
+    {
+        std::lock_guard<std::mutex> lk(P.mu);
+        P.stop = true;
+        ts.swap(P.threads);
+    }
+    P.cv.notify_all();
+    for (auto& t : ts) t.join();
+    std::lock_guard<std::mutex> lk(P.mu);
+    P.stop = false;
+}
+
+int pool_size() { return pool().size; }
+int forced_threads() { return pool().forced.load(std::memory_order_relaxed); }
+
+int threads_for(double work, double per_thread) {
+    const Pool& P = pool();
+    if (int f = P.forced.load(std::memory_order_relaxed); f > 0) return f;
+    if (P.size <= 1 || per_thread <= 0) return 1;
+    const double t = work / per_thread;
+    return t < 2.0 ? 1 : static_cast<int>(std::min<double>(t, P.size));
+}
+
+int64_t tasks_for(int64_t units, int threads, int64_t min_units) {
+    if (threads <= 1 || units <= 1) return 1;
+    int64_t t = std::min<int64_t>(int64_t{threads} * 4, std::max<int64_t>(1, units / std::max<int64_t>(1, min_units)));
+    return std::max(t, std::min<int64_t>(threads, units));
+}
+
+void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx) {
+    if (n_tasks <= 0) return;
+    if (threads > n_tasks) threads = static_cast<int>(n_tasks);
+    auto serial = [&] {
+        for (int64_t t = 0; t < n_tasks; ++t) fn(ctx, t);
+    };
+    if (threads <= 1 || t_in_region) return serial();
+    Pool& P = pool();
+    std::unique_lock<std::mutex> region(P.region, std::try_to_lock);
+    if (!region.owns_lock()) return serial();  // another thread's region holds the pool
+    const int workers = threads - 1;
+    Job j;
+    {
+        std::lock_guard<std::mutex> lk(P.mu);
+        while (static_cast<int>(P.threads.size()) < workers)
+            P.threads.emplace_back(worker_main, std::ref(P), static_cast<int>(P.threads.size()),
+                                   P.seq.load(std::memory_order_relaxed));
+        P.next.store(0, std::memory_order_relaxed);
+        P.done.store(0, std::memory_order_relaxed);
+        j = Job{fn, ctx, n_tasks, workers, P.seq.load(std::memory_order_relaxed) + 1};
+        P.job = j;
+        P.seq.store(j.seq, std::memory_order_release);
+        if (P.sleeping) P.cv.notify_all();
+    }
+    t_in_region = true;
+    drain(j, P.next);
+    t_in_region = false;
+    // The caller's share is done; wait for the workers (yielding, in case they share our core).
+    for (int spins = 0; P.done.load(std::memory_order_acquire) < workers; ++spins) {
+        if (spins < 2000) CPU_PAUSE();
+        else std::this_thread::yield();
+    }
+}
+
+}  // namespace cpu
+
+extern "C" {
+// Forces every parallel region onto `threads` threads, however small (a checker's switch);
+// 0 or less restores the automatic choice. Returns the previous forced count (0: automatic).
+RAD_EXPORT int avx_par_force(int threads) {
+    return cpu::pool().forced.exchange(threads > 0 ? threads : 0);
+}
+}

@@ -1,0 +1,75 @@
+// simd_avx2.h: the 8-lane f32 vector the kernel bodies compile against for level 1
+// (AVX2 + FMA + F16C). Every function carries the target attribute; nothing here may be called
+// from code compiled for another level.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+
+#define CPU_TARGET __attribute__((target("avx2,fma,f16c")))
+#define CPU_VFN static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+
+namespace cpu {
+
+struct VAvx2 {
+    using R = __m256;
+    static constexpr int W = 8;
+    CPU_VFN R zero() { return _mm256_setzero_ps(); }
+    CPU_VFN R set1(float v) { return _mm256_set1_ps(v); }
+    CPU_VFN R load(const float* p) { return _mm256_loadu_ps(p); }
+    CPU_VFN void store(float* p, R v) { _mm256_storeu_ps(p, v); }
+    // bf16 is the top half of an f32: widen the 16-bit lanes to 32 and shift them up.
+    CPU_VFN R load_bf16(const uint16_t* p) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    }
+    CPU_VFN R load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+    CPU_VFN R add(R a, R b) { return _mm256_add_ps(a, b); }
+    CPU_VFN R sub(R a, R b) { return _mm256_sub_ps(a, b); }
+    CPU_VFN R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+    CPU_VFN R div(R a, R b) { return _mm256_div_ps(a, b); }
+    CPU_VFN R max(R a, R b) { return _mm256_max_ps(a, b); }
+    CPU_VFN R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+    CPU_VFN R fnma(R a, R b, R c) { return _mm256_fnmadd_ps(a, b, c); }
+    CPU_VFN R abs(R a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+    CPU_VFN R copysign(R mag, R sgn) {
+        const R s = _mm256_set1_ps(-0.0f);
+        return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sgn));
+    }
+    CPU_VFN float hsum(R v) {
+        __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+        x = _mm_add_ss(x, _mm_shuffle_ps(x, x, 1));
+        return _mm_cvtss_f32(x);
+    }
+    CPU_VFN float hmax(R v) {
+        __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+        x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
+        return _mm_cvtss_f32(x);
+    }
+    // (v0, v1, v2, v3, ...) -> (v1, v0, v3, v2, ...): the partner of each gptj rope pair.
+    CPU_VFN R swap_pairs(R v) { return _mm256_permute_ps(v, 0xB1); }
+    // e^x to about 1 ulp: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two so n ln2 is exact),
+    // e^r by its Taylor series to r^7 (truncation below 5e-9), times 2^n built in the exponent.
+    // Inputs are clamped to [-87.3, 88.3] so 2^n stays a normal float.
+    CPU_VFN R exp(R x) {
+        x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+        const R n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        R r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+        r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723212e-6f), r);
+        R p = _mm256_set1_ps(1.0f / 5040.0f);
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+        p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+        const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+        return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    }
+};
+
+}  // namespace cpu
