@@ -86,37 +86,44 @@ TEST_CASE("tokenizer component metaspace", "[tokenizer][components]") {
 
 TEST_CASE("tokenizer component added tokens", "[tokenizer][components]") {
     json vocab = {{"a", 0}, {"b", 1}, {" ", 2}, {"c", 3}, {"t", 4}, {"s", 5}, {"d", 6}, {"o", 7}, {"g", 8}, {"H", 9}, {"I", 10}};
-    json model = bpe(vocab);
+    json model = bpe(vocab);  // 11 entries: added tokens not in it are numbered from 11
     SECTION("lstrip and rstrip take the spaces") {
-        CHECK(make(model, nullptr, nullptr, json::array({added_token(20, "<m>", true)})).encode("a <m> b", false) ==
-              Ids{0, 2, 20, 2, 1});
-        CHECK(make(model, nullptr, nullptr, json::array({added_token(20, "<m>", true, {{"lstrip", true}})}))
-                  .encode("a <m> b", false) == Ids{0, 20, 2, 1});
-        CHECK(make(model, nullptr, nullptr, json::array({added_token(20, "<m>", true, {{"rstrip", true}})}))
-                  .encode("a <m> b", false) == Ids{0, 2, 20, 1});
+        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true)})).encode("a <m> b", false) ==
+              Ids{0, 2, 11, 2, 1});
+        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true, {{"lstrip", true}})}))
+                  .encode("a <m> b", false) == Ids{0, 11, 2, 1});
+        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true, {{"rstrip", true}})}))
+                  .encode("a <m> b", false) == Ids{0, 2, 11, 1});
     }
     SECTION("single_word needs word boundaries") {
-        Tokenizer t = make(model, nullptr, nullptr, json::array({added_token(21, "cat", false, {{"single_word", true}})}));
-        CHECK(t.encode("a cat", false) == Ids{0, 2, 21});
+        Tokenizer t = make(model, nullptr, nullptr, json::array({added_token(11, "cat", false, {{"single_word", true}})}));
+        CHECK(t.encode("a cat", false) == Ids{0, 2, 11});
         CHECK(t.encode("cats", false) == Ids{3, 0, 4, 5});
         CHECK(t.encode("bcat", false) == Ids{1, 3, 0, 4});
     }
     SECTION("longest match at the leftmost position") {
         Tokenizer t = make(model, nullptr, nullptr,
-                           json::array({added_token(30, "<a>", true), added_token(31, "<a><b>", true)}));
-        CHECK(t.encode("<a><b><a>", false) == Ids{31, 30});
+                           json::array({added_token(11, "<a>", true), added_token(12, "<a><b>", true)}));
+        CHECK(t.encode("<a><b><a>", false) == Ids{12, 11});
     }
     SECTION("normalized tokens match the normalised text") {
         json lower = {{"type", "Lowercase"}};
         Tokenizer t = make(model, nullptr, lower,
-                           json::array({added_token(40, "dog", false, {{"normalized", true}}), added_token(41, "HI", true)}));
-        CHECK(t.encode("DOG", false) == Ids{40});
-        CHECK(t.encode("HI", false) == Ids{41});        // raw match before lowercasing
+                           json::array({added_token(11, "dog", false, {{"normalized", true}}), added_token(12, "HI", true)}));
+        CHECK(t.encode("DOG", false) == Ids{11});
+        CHECK(t.encode("HI", false) == Ids{12});        // raw match before lowercasing
         CHECK(t.encode("hi", false) == Ids{});          // "h" and "i" are not in the vocabulary
-        CHECK(t.decode(Ids{41, 40}, true) == "dog");    // no decoder: tokens joined by spaces
-        CHECK(t.decode(Ids{41, 40}, false) == "HI dog");
-        CHECK(t.is_special(41));
-        CHECK_FALSE(t.is_special(40));
+        CHECK(t.decode(Ids{12, 11}, true) == "dog");    // no decoder: tokens joined by spaces
+        CHECK(t.decode(Ids{12, 11}, false) == "HI dog");
+        CHECK(t.is_special(12));
+        CHECK_FALSE(t.is_special(11));
+    }
+    SECTION("ids come from the vocabulary and the file order, not from the file's ids") {
+        Tokenizer t = make(model, nullptr, nullptr,
+                           json::array({added_token(999, "<z>", true), added_token(5, "a", true), added_token(7, "<y>", true)}));
+        CHECK(t.encode("<z>a<y>", false) == Ids{11, 0, 12});
+        CHECK(t.is_special(0));
+        CHECK(t.vocab_size() == 13);
     }
 }
 

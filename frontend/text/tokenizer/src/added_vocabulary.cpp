@@ -68,7 +68,7 @@ void AddedVocabulary::build() {
         (tokens_[i].normalized ? normalized_ : raw_).add(match_forms_[i], static_cast<int32_t>(i));
     }
     bool any_single_word = std::any_of(tokens_.begin(), tokens_.end(), [](const AddedToken& t) { return t.single_word; });
-    if (any_single_word) word_start_ = std::make_unique<Regex>("^\\w", false);
+    if (any_single_word) word_start_ = std::make_unique<Regex>("^[" + std::string(kRustWordClass) + "]", false);
 }
 
 namespace {

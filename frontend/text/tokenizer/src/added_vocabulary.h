@@ -69,7 +69,7 @@ private:
     std::vector<AddedToken> tokens_;
     std::vector<std::string> match_forms_;  // the text each token is matched as
     TokenMatcher raw_, normalized_;
-    std::unique_ptr<Regex> word_start_;  // "^\\w", for single_word
+    std::unique_ptr<Regex> word_start_;  // a word character first (Rust's \w), for single_word
 };
 
 template <class NormalizeFn>

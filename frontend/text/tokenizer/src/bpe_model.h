@@ -44,6 +44,7 @@ public:
         return id >= 0 && static_cast<size_t>(id) < tokens_.size() && has_token_[id] ? &tokens_[id] : nullptr;
     }
     size_t id_space() const { return tokens_.size(); }  // max id + 1
+    size_t vocab_count() const { return vocab_.size(); }  // distinct tokens
 
 private:
     void encode_uncached(std::string_view word, std::vector<int32_t>& out) const;

@@ -2,6 +2,7 @@
 // GPT-2's encoder.json + vocab.bpe.
 #include <fstream>
 #include <optional>
+#include <unordered_map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -90,7 +91,39 @@ std::optional<std::string> byte_level_split_pattern(const json& pre) {
     return split["pattern"]["Regex"].get<std::string>();
 }
 
+bool same_token(const AddedToken& a, const AddedToken& b) {
+    return a.content == b.content && a.single_word == b.single_word && a.lstrip == b.lstrip && a.rstrip == b.rstrip &&
+           a.normalized == b.normalized && a.special == b.special;
+}
+
+// The library does not trust the ids written in "added_tokens": a token whose content is in
+// the model's vocabulary takes that id, the others are numbered from the vocabulary size on,
+// in file order. Real files agree with this; hand-edited ones may not, and then the
+// library's ids are the ones the model was used with.
+std::vector<AddedToken> assign_added_token_ids(std::vector<AddedToken> tokens, const BpeModel& model) {
+    std::vector<AddedToken> out;
+    std::unordered_map<std::string, int32_t> id_of_content;
+    std::unordered_map<int32_t, size_t> index_of_id;
+    auto next_id = static_cast<int32_t>(model.vocab_count());
+    for (AddedToken& t : tokens) {
+        if (t.content.empty()) continue;
+        auto known = id_of_content.find(t.content);
+        if (known != id_of_content.end() && same_token(out[index_of_id[known->second]], t)) continue;
+        int32_t model_id = model.token_to_id(t.content);
+        t.id = known != id_of_content.end() ? known->second : model_id >= 0 ? model_id : next_id++;
+        id_of_content[t.content] = t.id;
+        if (auto at = index_of_id.find(t.id); at != index_of_id.end()) {
+            out[at->second] = std::move(t);  // the later token replaces the one with its id
+        } else {
+            index_of_id[t.id] = out.size();
+            out.push_back(std::move(t));
+        }
+    }
+    return out;
+}
+
 void attach_added_tokens(detail::TokenizerImpl& impl, std::vector<AddedToken> tokens) {
+    tokens = assign_added_token_ids(std::move(tokens), *impl.model);
     const Normalizer* normalizer = impl.normalizer.get();
     impl.added = std::make_unique<AddedVocabulary>(std::move(tokens), [normalizer](const std::string& content) {
         std::string s = content;

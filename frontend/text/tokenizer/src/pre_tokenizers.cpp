@@ -173,10 +173,12 @@ public:
     }
 };
 
-// Keeps runs of word characters and runs of other non-space characters (\w+|[^\w\s]+).
+// Keeps runs of word characters and runs of other non-space characters (\w+|[^\w\s]+ with
+// the Rust regex crate's \w, which the library uses here).
 class Whitespace final : public PreTokenizer {
 public:
-    Whitespace() : regex_("\\w+|[^\\w\\s]+", false) {}
+    Whitespace()
+        : regex_("[" + std::string(kRustWordClass) + "]+|[^" + std::string(kRustWordClass) + "\\s]+", false) {}
     void pre_tokenize(PieceList& list) const override {
         std::vector<PieceList::Piece> out;
         std::vector<Match> matches;

@@ -35,6 +35,12 @@ private:
     bool jit_ = false;
 };
 
+// The body of a character class for \w as Rust's regex crate reads it (Unicode word
+// characters per UTS #18), which the library uses for single_word added tokens and the
+// Whitespace pre-tokenizer. Unlike Oniguruma's \w it has letter numbers (Ⅻ) and circled
+// letters (Ⓐ).
+inline constexpr std::string_view kRustWordClass = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
+
 // Rewrites Oniguruma-isms that PCRE2 reads differently: \s and \w get Oniguruma's Unicode
 // meaning (White_Space; Letter|Mark|Decimal_Number|Connector_Punctuation). Exposed for tests.
 std::string onig_pattern_to_pcre2(std::string_view pattern);
