@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace radiance::frontend {
 
 struct SamplingParams {
@@ -87,6 +89,8 @@ public:
     virtual void cancel(uint64_t id) = 0;
     virtual bool ready() const = 0;
     virtual ModelInfo model_info() const = 0;
+    // Load figures for GET /props (KV blocks used/total, queue length, ...); empty when none.
+    virtual nlohmann::json stats_json() const { return {}; }
 };
 
 }  // namespace radiance::frontend

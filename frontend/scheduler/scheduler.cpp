@@ -96,6 +96,21 @@ SchedulerStats Scheduler::stats() const {
     return s;
 }
 
+nlohmann::json Scheduler::stats_json() const {
+    SchedulerStats s = stats();
+    return {{"requests_running", s.running},
+            {"requests_waiting", s.waiting},
+            {"kv_blocks_total", s.kv_blocks_total},
+            {"kv_blocks_used", s.kv_blocks_used},
+            {"kv_block_size", plan_.kv_block_size},
+            {"kv_cache_usage", s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / static_cast<double>(s.kv_blocks_total) : 0.0},
+            {"preemptions", s.preemptions},
+            {"prompt_tokens", s.prompt_tokens},
+            {"generated_tokens", s.generated_tokens},
+            {"steps", s.steps},
+            {"requeued_after_rank_loss", s.requeued_after_rank_loss}};
+}
+
 uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
     if (!started_) throw NotReady("the model is not loaded yet");
     if (req.prompt.empty()) throw BadRequest("the prompt is empty", "prompt");

@@ -51,6 +51,7 @@ public:
     void cancel(uint64_t id) override;
     bool ready() const override;
     ModelInfo model_info() const override;
+    nlohmann::json stats_json() const override;
     SchedulerStats stats() const;
 
 private:

@@ -1,18 +1,25 @@
-// radiance: the front end. `radiance serve` answers HTTP; model execution lives in the
-// radiance-worker processes it drives (one per GPU rank).
+// radiance serve: the front end. It answers HTTP (OpenAI, Anthropic, llama-server), tokenises,
+// renders chat templates and schedules; the model runs in radiance-worker processes, one per rank,
+// which it spawns and supervises (--tp N) or which join it by themselves (--external-workers N).
 #include <csignal>
-#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
+#include "api_routes.h"
 #include "http_server.h"
+#include "model_source.h"
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
+#include "radiance/text/tokenizer.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
+#include "scheduler.h"
+#include "worker_group.h"
 
 using namespace radiance;
 using namespace radiance::frontend;
@@ -21,10 +28,15 @@ namespace {
 
 struct ServeOptions {
     HttpOptions http;
-    std::string model;
-    std::string homes;
-    std::string kernels;
+    std::string model, model_name, homes, kernels, workers_listen, api_key, transport = "shm", cache_dir;
+    int tp = 1;
+    int external_workers = 0;
     bool accept_reference = false;
+    int max_ctx = 0;           // 0: the model's training context, capped at 4096
+    int max_batch_tokens = 256;
+    int max_seqs = 16;
+    int64_t kv_blocks = 0;
+    int max_queue = 256;
 };
 
 HttpServer* g_server = nullptr;
@@ -32,11 +44,12 @@ void on_signal(int) {
     if (g_server) g_server->stop();
 }
 
-int usage() {
-    std::cerr << "usage: radiance serve [--model PATH] [--host ADDR] [--port N] [--threads N]\n"
-                 "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n";
-    return 2;
-}
+const char* kUsage =
+    "usage: radiance serve [--model PATH] [--host ADDR] [--port N] [--threads N] [--api-key KEY]\n"
+    "                      [--tp N | --external-workers N [--workers-listen ADDR]] [--transport shm|grpc]\n"
+    "                      [--max-ctx N] [--max-batch-tokens N] [--max-seqs N] [--kv-blocks N] [--max-queue N]\n"
+    "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
+    "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n";
 
 ServeOptions parse(int argc, char** argv) {
     ServeOptions o;
@@ -46,21 +59,43 @@ ServeOptions parse(int argc, char** argv) {
             if (i + 1 >= argc) throw Error(a + " needs a value");
             return argv[++i];
         };
-        auto number = [&](const std::string& v, long lo, long hi) {
+        auto number = [&](long lo, long hi) {
+            std::string v = value();
             char* end = nullptr;
             long n = std::strtol(v.c_str(), &end, 10);
-            if (!end || *end || n < lo || n > hi)
+            if (!end || *end || v.empty() || n < lo || n > hi)
                 throw Error(a + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + v + "'");
             return n;
         };
         if (a == "--model" || a == "-m") o.model = value();
+        else if (a == "--model-name") o.model_name = value();
         else if (a == "--host") o.http.host = value();
-        else if (a == "--port") o.http.port = static_cast<unsigned short>(number(value(), 0, 65535));
-        else if (a == "--threads") o.http.threads = static_cast<int>(number(value(), 1, 256));
+        else if (a == "--port") o.http.port = static_cast<unsigned short>(number(0, 65535));
+        else if (a == "--threads") o.http.threads = static_cast<int>(number(1, 256));
+        else if (a == "--api-key") o.api_key = value();
+        else if (a == "--tp") o.tp = static_cast<int>(number(1, 64));
+        else if (a == "--external-workers") o.external_workers = static_cast<int>(number(1, 64));
+        else if (a == "--workers-listen") o.workers_listen = value();
+        else if (a == "--transport") o.transport = value();
+        else if (a == "--max-ctx") o.max_ctx = static_cast<int>(number(16, 1 << 20));
+        else if (a == "--max-batch-tokens") o.max_batch_tokens = static_cast<int>(number(1, 1 << 20));
+        else if (a == "--max-seqs") o.max_seqs = static_cast<int>(number(1, 4096));
+        else if (a == "--kv-blocks") o.kv_blocks = number(1, 1L << 30);
+        else if (a == "--max-queue") o.max_queue = static_cast<int>(number(1, 1 << 20));
         else if (a == "--kernels") o.kernels = value();
         else if (a == "--radiance-home") o.homes = value();
+        else if (a == "--cache-dir") o.cache_dir = value();
         else if (a == "--debug-accept-reference-kernels") o.accept_reference = true;
-        else throw Error("unknown option " + a);
+        else if (a == "-h" || a == "--help") {
+            std::cout << kUsage;
+            std::exit(0);
+        } else throw Error("unknown option " + a);
+    }
+    if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
+    if (o.cache_dir.empty()) {
+        const char* c = std::getenv("RADIANCE_CACHE");
+        const char* h = std::getenv("HOME");
+        o.cache_dir = c ? c : (std::string(h ? h : "/tmp") + "/.cache/radiance");
     }
     return o;
 }
@@ -70,40 +105,112 @@ int serve(const ServeOptions& o) {
     lo.homes = core::resolve_homes(o.homes);
     lo.kernels = o.kernels.empty() ? core::kernels_from_env() : std::optional(str::split(o.kernels, ","));
     core::Registry reg = core::Registry::load(lo);
-    log::info("plugin search path: ", str::join(lo.homes, ":"), "; ", reg.kernel_libraries().size(), " kernel libraries, ",
-              reg.architectures().size(), " architectures");
+    std::string spec = o.model.empty() ? default_model(lo.homes) : o.model;
+    if (spec.empty()) throw Error("no --model given and no default model installed");
+    const std::string path = resolve_model(spec, reg, o.cache_dir);
 
-    std::string model_name;
-    std::string not_ready = "no model loaded (pass --model PATH)";
-    if (!o.model.empty()) {
-        auto c = container::Reader::open(o.model);  // a bad container is a startup error
-        auto it = c->meta().find("general.name");
-        model_name = it != c->meta().end() ? it->second.to_string() : o.model;
-        not_ready = "model " + model_name + " is not served yet: no worker has joined";
-    }
+    // What the front end itself needs from the container: names, sizes, tokenizer, template.
+    auto c = container::Reader::open(path);
+    auto meta = [&](const char* k) -> const container::MetaValue* {
+        auto it = c->meta().find(k);
+        return it == c->meta().end() ? nullptr : &it->second;
+    };
+    auto tok_json = c->blob(container::Section::Tokenizer);
+    if (!tok_json) throw Error(path + " carries no tokenizer (convert a folder with tokenizer.json)");
+    auto tok_cfg = c->blob(container::Section::TokenizerConfig);
+    text::Tokenizer tokenizer = text::Tokenizer::from_json(*tok_json, tok_cfg ? *tok_cfg : std::string());
+    const int64_t train_ctx = meta("model.n_ctx_train") ? meta("model.n_ctx_train")->i : 2048;
+    const int max_ctx = o.max_ctx > 0 ? o.max_ctx : static_cast<int>(std::min<int64_t>(train_ctx > 0 ? train_ctx : 2048, 4096));
+    const std::string name = !o.model_name.empty() ? o.model_name
+                             : meta("model.name")   ? meta("model.name")->s
+                                                    : std::filesystem::path(path).stem().string();
 
-    HttpServer server(o.http);
+    GroupOptions go;
+    go.world_size = o.external_workers > 0 ? o.external_workers : o.tp;
+    go.spawn = o.external_workers == 0;
+    go.listen = o.workers_listen;
+    go.model_path = std::filesystem::absolute(path).string();
+    go.force_grpc = o.transport == "grpc";
+    go.max_tok = o.max_batch_tokens;
+    go.max_seqs = o.max_seqs;
+    go.max_ctx = max_ctx;
+    go.max_out_rows = o.max_seqs;
+    go.kv_blocks = o.kv_blocks;
+    go.kernels = o.kernels;
+    go.radiance_home = o.homes;
+    go.accept_reference = o.accept_reference;
+    go.vocab = meta("model.n_vocab") ? meta("model.n_vocab")->i : 0;
+    WorkerGroup group(go);
+    SchedulerOptions so;
+    so.max_batch_tokens = o.max_batch_tokens;
+    so.max_seqs = o.max_seqs;
+    so.max_ctx = max_ctx;
+    so.max_queue = static_cast<size_t>(o.max_queue);
+    so.model_name = name;
+    Scheduler scheduler(group, so);
+
+    ApiContext ctx;
+    ctx.tokenizer = &tokenizer;
+    ctx.chat_template = c->blob(container::Section::ChatTemplate).value_or("");
+    ctx.bos_token = tokenizer.bos_token().value_or("");
+    ctx.eos_token = tokenizer.eos_token().value_or("");
+    ctx.model_name = name;
+    ctx.service = &scheduler;
+    ctx.max_context = max_ctx;
+
+    HttpOptions http = o.http;
+    if (!o.api_key.empty()) http.api_keys.push_back(o.api_key);
+    HttpServer server(http);
+    std::atomic<bool> started{false};
+    std::string startup_error;
     server.route(http::verb::get, "/health", [](const Request& r) { return json_response(r, http::status::ok, R"({"status":"ok"})"); });
-    server.route(http::verb::get, "/ready", [&](const Request& r) {
-        return json_response(r, http::status::service_unavailable, nlohmann::json({{"status", not_ready}}).dump());
+    server.route(http::verb::get, "/startup", [&](const Request& r) {
+        return started ? json_response(r, http::status::ok, R"({"status":"started"})")
+                       : json_response(r, http::status::service_unavailable, R"({"status":"starting"})");
     });
-    server.route(http::verb::get, "/v1/models", [&](const Request& r) {
-        nlohmann::json data = nlohmann::json::array();
-        if (!model_name.empty()) data.push_back({{"id", model_name}, {"object", "model"}, {"owned_by", "radiance"}});
-        return json_response(r, http::status::ok, nlohmann::json({{"object", "list"}, {"data", data}}).dump());
+    server.route(http::verb::get, "/ready", [&](const Request& r) {
+        nlohmann::json ranks = nlohmann::json::array();
+        for (auto s : group.states()) ranks.push_back(rank_state_name(s));
+        bool ok = scheduler.ready();
+        nlohmann::json j = {{"status", ok ? "ready" : "not ready"}, {"ranks", ranks}};
+        if (!startup_error.empty()) j["error"] = startup_error;
+        auto res = json_response(r, ok ? http::status::ok : http::status::service_unavailable, j.dump());
+        if (!ok) res.set(http::field::retry_after, "1");
+        return res;
+    });
+    register_api_routes(server, ctx);
+
+    group.start();
+    // Loading happens in the workers; the HTTP side answers (503 until ready) meanwhile.
+    std::thread loader([&] {
+        if (!group.wait_ready(std::chrono::minutes(30))) {
+            startup_error = group.failure().empty() ? "the workers did not become ready" : group.failure();
+            log::error("cannot serve: ", startup_error);
+            server.stop();
+            return;
+        }
+        scheduler.start();
+        started = true;
+        log::info("serving ", name, " (context ", max_ctx, ", ", go.world_size, " rank(s))");
     });
     g_server = &server;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     server.run();
+    loader.join();
+    scheduler.stop();
+    group.shutdown();
     log::info("stopped");
-    return 0;
+    return startup_error.empty() ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2 || std::string(argv[1]) != "serve") return usage();
+    if (argc < 2 || std::string(argv[1]) != "serve") {
+        std::cerr << kUsage;
+        return 2;
+    }
     try {
         return serve(parse(argc, argv));
     } catch (const std::exception& e) {
