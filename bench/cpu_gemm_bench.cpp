@@ -1,11 +1,11 @@
-// rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--no-ref]
+// rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--threads 1,8,...] [--no-ref]
 //
 // gemm throughput of libcpu (every ISA level this machine runs, 1 thread and the whole pool)
 // and of libref, on the gemms of a Qwen2.5-0.5B-like model (hidden 896, ff 4864, vocab 151936,
 // 14 query / 2 kv heads of 64: fused qkv N = 1152, fused gate|up N = 9728), bf16 weights:
 // decode-shaped (M = 1, 4) and prefill-shaped (M = 128, 512). Weights rotate over copies
-// totalling >= 256 MiB so every call streams them from memory, as a decode step through all
-// layers does. Prints one table row per (shape, library, level, threads).
+// totalling >= 1 GiB (more than the last-level cache of the machines measured) so every call
+// streams them from memory, as a decode step through all layers does. Prints one table row per (shape, library, level, threads).
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -59,12 +59,11 @@ Bench make(const Shape& s) {
     for (auto& v : b.x) v = u(rng);
     b.y.resize(static_cast<size_t>(s.M * s.N));
     const int64_t bytes = s.N * s.K * 2;
-    const int64_t copies = std::max<int64_t>(1, ((int64_t{256} << 20) + bytes - 1) / bytes);
+    const int64_t copies = std::max<int64_t>(1, ((int64_t{1} << 30) + bytes - 1) / bytes);
     b.w.resize(static_cast<size_t>(copies));
-    for (auto& w : b.w) {
-        w.resize(static_cast<size_t>(s.N * s.K));
-        for (auto& v : w) v = rad_f32_to_bf16(u(rng) * 0.05f);
-    }
+    b.w[0].resize(static_cast<size_t>(s.N * s.K));
+    for (auto& v : b.w[0]) v = rad_f32_to_bf16(u(rng) * 0.05f);
+    for (size_t c = 1; c < b.w.size(); ++c) b.w[c] = b.w[0];  // other addresses, same values
     return b;
 }
 
@@ -137,14 +136,23 @@ int main(int argc, char** argv) {
     std::string cpu_path = default_plugin("libcpu.so"), ref_path = default_plugin("libref.so");
     double min_ms = 300;
     bool with_ref = true;
+    std::vector<int> thread_counts;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--cpu" && i + 1 < argc) cpu_path = argv[++i];
         else if (a == "--ref" && i + 1 < argc) ref_path = argv[++i];
         else if (a == "--min-ms" && i + 1 < argc) min_ms = std::stod(argv[++i]);
         else if (a == "--no-ref") with_ref = false;
+        else if (a == "--threads" && i + 1 < argc) {
+            for (std::string t = argv[++i]; !t.empty();) {
+                const size_t c = t.find(',');
+                thread_counts.push_back(std::stoi(t.substr(0, c)));
+                t = c == std::string::npos ? "" : t.substr(c + 1);
+            }
+        }
         else {
-            std::fprintf(stderr, "usage: rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--no-ref]\n");
+            std::fprintf(stderr, "usage: rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--threads 1,8,...] "
+                                 "[--no-ref]\n");
             return 2;
         }
     }
@@ -154,7 +162,8 @@ int main(int argc, char** argv) {
         if (with_ref) ref = std::make_unique<KernelLib>(ref_path);
         if (!cpu.isa_force || !cpu.par_force) throw std::runtime_error(cpu_path + " lacks avx_isa_force / avx_par_force");
         const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        std::printf("libcpu %s; %d hardware threads; bf16 weights, >= 256 MiB of weight copies in rotation\n",
+        if (thread_counts.empty()) thread_counts = hw > 1 ? std::vector<int>{1, hw} : std::vector<int>{1};
+        std::printf("libcpu %s; %d hardware threads; bf16 weights, >= 1 GiB of weight copies in rotation\n",
                     cpu.isa_describe ? cpu.isa_describe() : "?", hw);
         std::printf("%-8s %4s %6s %5s  %-6s %-10s %3s %10s %9s %8s\n", "shape", "M", "N", "K", "lib", "isa", "thr",
                     "ms/call", "GFLOP/s", "GB/s(w)");
@@ -164,10 +173,9 @@ int main(int argc, char** argv) {
             for (int level = 0; level < 4; ++level) {
                 if (cpu.isa_force(level) != level) continue;
                 if (level == 0 && s.M > 4) continue;  // the portable path is for correctness, not prefill
-                for (int threads : {1, hw}) {
+                for (int threads : thread_counts) {
                     cpu.par_force(threads);
                     print_row(s, "libcpu", kLevels[level], threads, time_row(cpu, row, s, b, min_ms));
-                    if (hw == 1) break;
                 }
             }
             cpu.isa_force(-1);

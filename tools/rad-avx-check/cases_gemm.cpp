@@ -1,7 +1,7 @@
 // gemm cases: decode (M = 1..9, across the M <= 8 band of cpu_gemm_decode) and prefill shapes of
 // real models (Qwen2.5-0.5B: 896 / 4864 / vocab 151936; 2048; 4096), every weight dtype, bias,
-// pitched views, and odd sizes that leave tails in every vector width and cross the K block
-// (512) and M block (128) of the blocked kernel.
+// pitched views, and odd sizes that leave tails in every vector width and tile and cross the K
+// blocks (256, 512), w slices (288 rows) and m groups (512 rows) of the prefill kernels.
 #include <string>
 
 #include "cases.h"
@@ -43,6 +43,8 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
     gemm(g, out, 7, 11, 33, RAD_BF16, true);
     gemm(g, out, 130, 100, 515, RAD_BF16, true);
     gemm(g, out, 129, 13, 1030, RAD_F32, false);
+    gemm(g, out, 600, 300, 300, RAD_BF16, true);  // two m groups (512 rows), two w slices
+    gemm(g, out, 40, 250, 257, RAD_F16, false);
     gemm(g, out, 17, 896, 896, RAD_BF16, true, 13, 7);
     gemm(g, out, 1, 896, 896, RAD_F16, false, 3, 0);
     gemm(g, out, 3, 2048, 2048, RAD_BF16, false);

@@ -12,7 +12,8 @@
 namespace cpu {
 
 // ISA levels, as avx_isa_force numbers them. Level 3 is level 2 plus AVX512_BF16 dot products
-// for bf16 weights in gemm.
+// for bf16 weights in gemm: opt-in (avx_isa_force(3), RADIANCE_CPU_ISA=avx512bf16), since it
+// measured slower than level 2 (body_gemm_bf16dot.inc says why).
 enum Isa : int { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaAvx512Bf16 = 3, kIsaCount = 4 };
 
 // f32 rows at a byte pitch.
@@ -35,8 +36,8 @@ struct GemmArgs {
     int bdt;
     RowsOut y;           // [M, N]
     int64_t M, N, K;
-    // The bf16-dot path: x split into bf16 hi and lo parts, row m at xbf + m * 2 * kpad
-    // (hi then lo), zero padded to kpad (a multiple of 32).
+    // The bf16-dot path (level 3): x split exactly into three bf16 parts, row m at
+    // xbf + m * 3 * kpad (hi, mid, lo), zero padded to kpad (a multiple of 32).
     const uint16_t* xbf;
     int64_t kpad;
 };
@@ -105,8 +106,13 @@ struct AttnArgs {
 // One instruction set's kernels. A null entry means "not available at this level".
 struct KernelTable {
     const char* name;
-    // y[m0:m1, n0:n1] over all of K (bias included); at most 8 rows stream w once.
+    // Decode gemm: y[m0:m1, n0:n1] over all of K (bias included), w streamed once (m1 - m0 <= 8).
     void (*gemm)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+    // Prefill gemm: x packed by pack_x into tiles of packed_mt rows and K blocks of packed_kc
+    // (m-tiles [t0, t1) per call), then y[tiles t0..t1, n0..n1]; n0 and n1 - n0 multiples of 12.
+    void (*pack_x)(const GemmArgs&, float* xt, int64_t t0, int64_t t1);
+    void (*gemm_packed)(const GemmArgs&, const float* xt, int64_t t0, int64_t t1, int64_t n0, int64_t n1);
+    int64_t packed_mt, packed_kc;
     void (*rms_norm)(const NormArgs&, int64_t i0, int64_t i1);
     void (*layer_norm)(const NormArgs&, int64_t i0, int64_t i1);
     void (*act)(const ActArgs&, int64_t i0, int64_t i1);

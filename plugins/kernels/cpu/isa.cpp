@@ -60,9 +60,10 @@ std::atomic<int> g_level{kIsaScalar};
 const KernelTable* const kTables[kIsaCount] = {&kTableScalar, &kTableAvx2, &kTableAvx512, &kTableAvx512Bf16};
 const char* const kLevelNames[kIsaCount] = {"scalar", "avx2", "avx512", "avx512bf16"};
 
+// The best level this machine runs, short of the opt-in level 3.
 int best_level() {
     int best = kIsaScalar;
-    for (int l = 0; l < kIsaCount; ++l)
+    for (int l = 0; l <= kIsaAvx512; ++l)
         if (g_supported[l]) best = l;
     return best;
 }
@@ -86,11 +87,11 @@ void isa_init() {
         }
         if (g_describe.empty()) g_describe = "none";
         int level = best_level();
-        // RADIANCE_CPU_ISA caps the level (scalar, avx2, avx512, avx512bf16): a way to compare
-        // paths through the whole engine without the checker.
+        // RADIANCE_CPU_ISA (scalar, avx2, avx512, avx512bf16) picks a level this machine runs:
+        // paths compared through the whole engine, and the way to opt in to level 3.
         if (const char* e = std::getenv("RADIANCE_CPU_ISA"))
             for (int l = 0; l < kIsaCount; ++l)
-                if (!std::strcmp(e, kLevelNames[l]) && l < level) level = l;
+                if (!std::strcmp(e, kLevelNames[l]) && g_supported[l]) level = l;
         g_level.store(level);
     });
 }
@@ -104,8 +105,8 @@ const char* isa_features() { return g_describe.c_str(); }
 
 extern "C" {
 // Selects the kernels of one level (0 scalar, 1 avx2, 2 avx512, 3 avx512 with AVX512_BF16 dot
-// products; -1 the best this machine runs). Returns the level now in effect, or -1 (and changes
-// nothing) when the machine cannot run the level asked for.
+// products; -1 the best this machine runs short of the opt-in level 3). Returns the level now
+// in effect, or -1 (and changes nothing) when the machine cannot run the level asked for.
 RAD_EXPORT int avx_isa_force(int level) {
     cpu::isa_init();
     if (level < 0) level = cpu::best_level();

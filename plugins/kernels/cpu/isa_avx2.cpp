@@ -10,11 +10,15 @@
 
 namespace cpu::avx2 {
 using V = VAvx2;
-// 4 x 3 tile: 12 accumulators + 3 weight vectors + 1 x vector = the 16 ymm registers.
+// Decode gemm: 4 x 3 tile, 12 accumulators + 3 weight vectors + 1 x vector = the 16 ymm.
 constexpr int kMR = 4, kNR = 3;
-constexpr int64_t kKC = 512;
+// Prefill gemm: 6 rows of w by 2 vectors (16 rows) of x: 12 accumulators + 2 x + 1 broadcast.
+// K block 256: a 16 x 256 x tile is 16 KiB of L1.
+constexpr int kPNR = 6, kPMV = 2;
+constexpr int64_t kPKC = 256;
 #include "body_common.inc"
 #include "body_gemm.inc"
+#include "body_gemm_packed.inc"
 #include "body_norm.inc"
 #include "body_act.inc"
 #include "body_elementwise.inc"
@@ -24,6 +28,6 @@ constexpr int64_t kKC = 512;
 
 namespace cpu {
 const KernelTable kTableAvx2 = {
-    "avx2",      avx2::gemm,  avx2::rms_norm, avx2::layer_norm, avx2::act, avx2::add, avx2::embed,
-    avx2::rope, avx2::attention, nullptr, nullptr};
+    "avx2",      avx2::gemm,  avx2::pack_x,   avx2::gemm_packed, avx2::kMT,  avx2::kPKC,  avx2::rms_norm,
+    avx2::layer_norm, avx2::act, avx2::add, avx2::embed, avx2::rope, avx2::attention, nullptr, nullptr};
 }  // namespace cpu

@@ -9,12 +9,16 @@
 
 namespace cpu::avx512 {
 using V = VAvx512;
-// 8 x 3 tile: 24 accumulators + 3 weight vectors + 1 x vector of the 32 zmm registers; decode
+// Decode gemm: 8 x 3 tile, 24 accumulators + 3 weight vectors + 1 x vector of the 32 zmm; decode
 // batches up to 8 rows stream each weight row once.
 constexpr int kMR = 8, kNR = 3;
-constexpr int64_t kKC = 512;
+// Prefill gemm: 12 rows of w by 2 vectors (32 rows) of x: 24 accumulators + 2 x + 1 broadcast.
+// K block 256: a 32 x 256 x tile is 32 KiB of L1.
+constexpr int kPNR = 12, kPMV = 2;
+constexpr int64_t kPKC = 256;
 #include "body_common.inc"
 #include "body_gemm.inc"
+#include "body_gemm_packed.inc"
 #include "body_norm.inc"
 #include "body_act.inc"
 #include "body_elementwise.inc"
@@ -24,6 +28,6 @@ constexpr int64_t kKC = 512;
 
 namespace cpu {
 const KernelTable kTableAvx512 = {
-    "avx512",      avx512::gemm,  avx512::rms_norm, avx512::layer_norm, avx512::act, avx512::add, avx512::embed,
-    avx512::rope, avx512::attention, nullptr, nullptr};
+    "avx512",      avx512::gemm,  avx512::pack_x,   avx512::gemm_packed, avx512::kMT,  avx512::kPKC,  avx512::rms_norm,
+    avx512::layer_norm, avx512::act, avx512::add, avx512::embed, avx512::rope, avx512::attention, nullptr, nullptr};
 }  // namespace cpu

@@ -8,10 +8,12 @@
 
 namespace cpu::scalar {
 using V = VScalar;
-constexpr int kMR = 4, kNR = 3;  // register tile of the gemm
-constexpr int64_t kKC = 512;     // K block of the gemm
+constexpr int kMR = 4, kNR = 3;                  // decode gemm tile
+constexpr int kPNR = 4, kPMV = 3;                 // prefill gemm tile: 4 rows of w by 3 rows of x
+constexpr int64_t kPKC = 256;                     // prefill K block
 #include "body_common.inc"
 #include "body_gemm.inc"
+#include "body_gemm_packed.inc"
 #include "body_norm.inc"
 #include "body_act.inc"
 #include "body_elementwise.inc"
@@ -21,6 +23,6 @@ constexpr int64_t kKC = 512;     // K block of the gemm
 
 namespace cpu {
 const KernelTable kTableScalar = {
-    "scalar",      scalar::gemm,  scalar::rms_norm, scalar::layer_norm, scalar::act, scalar::add, scalar::embed,
-    scalar::rope, scalar::attention, nullptr, nullptr};
+    "scalar",      scalar::gemm,  scalar::pack_x,   scalar::gemm_packed, scalar::kMT,  scalar::kPKC,  scalar::rms_norm,
+    scalar::layer_norm, scalar::act, scalar::add, scalar::embed, scalar::rope, scalar::attention, nullptr, nullptr};
 }  // namespace cpu

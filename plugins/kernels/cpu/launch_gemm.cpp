@@ -1,7 +1,8 @@
 // launch_gemm.cpp: the two gemm rows. cpu_gemm_decode (M <= 8) splits only N, so every weight
-// row is streamed from memory once for all M rows; cpu_gemm (any M) splits y into blocks of
-// kMBlock rows by slices of N. With AVX512_BF16 (level 3), bf16 weights go through the
-// dot-product kernel over x split into bf16 hi and lo parts.
+// row is streamed from memory once for all M rows. cpu_gemm (any M; M <= 8 as decode) packs x
+// once, then splits y into groups of m-tiles by slices of N for the packed kernel. At level 3
+// (AVX512_BF16, opt-in) bf16 weights go through the dot-product kernel over x split exactly into
+// three bf16 parts, in blocks of kMBlock rows.
 #include <cstring>
 #include <vector>
 
@@ -11,9 +12,12 @@ namespace {
 
 using namespace cpu;
 
-// Rows of x per block of a prefill gemm: with the K block of 512, 128 rows of f32 x are 256 KiB,
-// which stays in L2 while the w tiles of a slice pass over it.
+// Rows of x per block of the level-3 gemm.
 constexpr int64_t kMBlock = 128;
+// Slices of w for the packed gemm: multiples of 12 rows (every register tile's height divides
+// 12), at most 288 (a 288 x 256 f32 K block of w is 288 KiB, in L2); groups of at most 512 rows
+// of x (the transposed y block of a task, 288 x 512 f32, stays 576 KiB).
+constexpr int64_t kSliceUnit = 12, kMaxSliceUnits = 24, kMaxGroupRows = 512;
 
 int read_gemm(const RadArgs* a, GemmArgs* g) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
@@ -48,13 +52,11 @@ void pack_rows(const GemmArgs& g, int64_t m0, int64_t m1) {
     kernels().pack_bf16(g, const_cast<uint16_t*>(g.xbf), m0, m1);
 }
 
-// The bf16-dot kernel when this level has it and the weights are bf16: packs x (in parallel
-// over rows) into `packed` and returns that kernel; otherwise the widening kernel.
-BlockFn choose_kernel(GemmArgs& g, std::vector<uint16_t>& packed) {
+// Level 3's bf16-dot kernel, after packing x (in parallel over rows) into `packed`.
+BlockFn bf16dot_kernel(GemmArgs& g, std::vector<uint16_t>& packed) {
     const KernelTable& kt = kernels();
-    if (!kt.gemm_bf16dot || g.wdt != RAD_BF16) return kt.gemm;
     g.kpad = (g.K + 31) / 32 * 32;
-    packed.resize(static_cast<size_t>(g.M * 2 * g.kpad));
+    packed.resize(static_cast<size_t>(g.M * 3 * g.kpad));
     g.xbf = packed.data();
     for_rows(g.M, static_cast<double>(g.K) * 4, pack_rows, g);
     return kt.gemm_bf16dot;
@@ -67,9 +69,12 @@ void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
     const int threads = threads_for(flops, 4 * kMinWorkPerThread);
     const int64_t m_blocks = (g.M + m_block - 1) / m_block;
     const int64_t tiles = (g.N + nr - 1) / nr;
-    // Enough slices that every thread has a few tasks, each at least 16 tiles (192 rows of w) wide.
-    const int64_t want = std::max<int64_t>(1, (int64_t{threads} * 4 + m_blocks - 1) / m_blocks);
+    // Several tasks per thread (dynamic scheduling evens out a core taken by another process),
+    // each at least 16 tiles (192 rows of w) wide; in prefill at most 21 tiles (252 rows), so
+    // a slice's K block of w stays in L2 (252 x 512 x 4 B = 504 KiB at f32).
+    const int64_t want = std::max<int64_t>(1, (int64_t{threads} * 8 + m_blocks - 1) / m_blocks);
     int64_t slices = std::min<int64_t>(want, std::max<int64_t>(1, tiles / 16));
+    if (g.M > 8) slices = std::max<int64_t>(slices, (tiles + 20) / 21);
     if (m_blocks * slices < threads) slices = std::min<int64_t>(tiles, (threads + m_blocks - 1) / m_blocks);
     const int64_t per_slice = (tiles + slices - 1) / slices * nr;
     parallel_for(m_blocks * slices, threads, [&](int64_t t) {
@@ -80,14 +85,53 @@ void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
     });
 }
 
+struct PackJob {
+    const GemmArgs* g;
+    float* xt;
+};
+void pack_tiles(const PackJob& j, int64_t t0, int64_t t1) { kernels().pack_x(*j.g, j.xt, t0, t1); }
+
+// Prefill: x packed once (in parallel over m-tiles), then (m-tile group, w slice) tasks.
+void run_packed(const GemmArgs& g) {
+    const KernelTable& kt = kernels();
+    const int64_t mt = kt.packed_mt, kc = kt.packed_kc;
+    const int64_t tiles = (g.M + mt - 1) / mt, kblocks = (g.K + kc - 1) / kc;
+    static thread_local std::vector<float> xt;
+    xt.resize(static_cast<size_t>(kblocks * tiles * kc * mt));
+    for_rows(tiles, static_cast<double>(mt * g.K), pack_tiles, PackJob{&g, xt.data()});
+
+    const double flops = 2.0 * static_cast<double>(g.M) * static_cast<double>(g.N) * static_cast<double>(g.K);
+    const int threads = threads_for(flops, 4 * kMinWorkPerThread);
+    const int64_t units = (g.N + kSliceUnit - 1) / kSliceUnit;
+    int64_t groups = (tiles * mt + kMaxGroupRows - 1) / kMaxGroupRows;
+    // Slices: as wide as L2 allows, narrower when that leaves threads without a few tasks each.
+    int64_t slices = std::max<int64_t>((units + kMaxSliceUnits - 1) / kMaxSliceUnits,
+                                       std::min<int64_t>(units, (int64_t{threads} * 4 + groups - 1) / groups));
+    if (groups * slices < int64_t{threads} * 2) groups = std::min<int64_t>(tiles, (int64_t{threads} * 2 + slices - 1) / slices);
+    const int64_t per_slice = (units + slices - 1) / slices * kSliceUnit, per_group = (tiles + groups - 1) / groups;
+    const float* packed = xt.data();
+    parallel_for(groups * slices, threads, [&](int64_t t) {
+        const int64_t gi = t % groups, s = t / groups;
+        const int64_t t0 = gi * per_group, t1 = std::min(tiles, t0 + per_group);
+        const int64_t n0 = s * per_slice, n1 = std::min(g.N, n0 + per_slice);
+        if (t0 < t1 && n0 < n1) kt.gemm_packed(g, packed, t0, t1, n0, n1);
+    });
+}
+
 int launch(const RadArgs* a, bool decode) {
     GemmArgs g;
     if (int rc = read_gemm(a, &g); rc != RAD_OK) return rc;
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
-    static thread_local std::vector<uint16_t> packed;
-    const BlockFn fn = choose_kernel(g, packed);
-    run_blocks(g, fn, decode ? g.M : kMBlock);
+    const KernelTable& kt = kernels();
+    if (kt.gemm_bf16dot && g.wdt == RAD_BF16) {  // level 3
+        static thread_local std::vector<uint16_t> packed;
+        run_blocks(g, bf16dot_kernel(g, packed), decode ? g.M : kMBlock);
+    } else if (decode || g.M <= 8) {
+        run_blocks(g, kt.gemm, g.M);
+    } else {
+        run_packed(g);
+    }
     return RAD_OK;
 }
 
