@@ -1,0 +1,128 @@
+// rad-ppl MODEL TEXT [--ctx N] [--max-tokens N] [--kernels LIST] [--radiance-home HOMES]
+//
+// Perplexity of a text file, by the definition models/demo/ppl_reference.json records (the one
+// tools/train_demo computes with transformers): tokenize the whole text without special tokens,
+// keep the first max-tokens ids, cut them into consecutive chunks of ctx-1 ids, run each chunk
+// alone as [BOS] + chunk, score every chunk id from the logits at its prefix (nll in f64), and
+// report exp(sum nll / ids). MODEL is a .rad or a Hugging Face folder.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "radiance/convert/convert.h"
+#include "radiance/engine/engine.h"
+#include "radiance/text/tokenizer.h"
+#include "radiance/util/error.h"
+#include "radiance/util/log.h"
+#include "radiance/util/strings.h"
+
+using namespace radiance;
+namespace fs = std::filesystem;
+
+int main(int argc, char** argv) {
+    std::string model, text_path, kernels, homes;
+    int ctx = 512;
+    int64_t max_tokens = 20000;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+            return argv[++i];
+        };
+        try {
+            if (a == "--ctx") ctx = std::stoi(value());
+            else if (a == "--max-tokens") max_tokens = std::stoll(value());
+            else if (a == "--kernels") kernels = value();
+            else if (a == "--radiance-home") homes = value();
+            else if (model.empty()) model = a;
+            else if (text_path.empty()) text_path = a;
+            else throw std::runtime_error("unexpected argument " + a);
+        } catch (const std::exception& e) {
+            std::cerr << "rad-ppl: " << e.what() << "\n";
+            return 2;
+        }
+    }
+    if (model.empty() || text_path.empty() || ctx < 2) {
+        std::cerr << "usage: rad-ppl MODEL TEXT [--ctx N] [--max-tokens N] [--kernels LIST]\n";
+        return 2;
+    }
+    std::string tmp;
+    try {
+        log::set_level(log::Level::warn);
+        core::LoadOptions lo;
+        lo.homes = core::resolve_homes(homes);
+        lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
+        auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
+        std::string rad = model;
+        if (fs::is_directory(model)) {
+            tmp = (fs::temp_directory_path() / ("rad_ppl_" + std::to_string(getpid()) + ".rad")).string();
+            convert::ConvertOptions co;
+            co.src = model;
+            co.out = tmp;
+            std::ostringstream sink;
+            convert::convert(*reg, co, sink);
+            rad = tmp;
+        }
+        auto c = std::shared_ptr<const container::Reader>(container::Reader::open(rad));
+        auto tj = c->blob(container::Section::Tokenizer);
+        if (!tj) throw Error(rad + " carries no tokenizer");
+        auto tc = c->blob(container::Section::TokenizerConfig);
+        text::Tokenizer tok = text::Tokenizer::from_json(*tj, tc ? *tc : std::string());
+        auto bos = tok.bos_id();
+        if (!bos) throw Error("the tokenizer has no BOS token");
+        std::ifstream in(text_path, std::ios::binary);
+        if (!in) throw Error(text_path + ": cannot read");
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        std::vector<int32_t> ids;
+        for (auto id : tok.encode(ss.str(), false)) ids.push_back(static_cast<int32_t>(id));
+        if (static_cast<int64_t>(ids.size()) > max_tokens) ids.resize(static_cast<size_t>(max_tokens));
+        if (ids.empty()) throw Error(text_path + " has no tokens");
+
+        engine::EngineOptions eo;
+        eo.max_tok = ctx;
+        eo.max_seqs = 1;
+        eo.max_ctx = ctx;
+        eo.max_out_rows = ctx;
+        eo.select.accept_reference = true;  // a measuring tool: the reference may fill gaps
+        auto eng = engine::Engine::create(reg, c, eo);
+        const int64_t V = eng->vocab();
+        const int block = eng->kv_block_size();
+        double nll = 0;
+        std::vector<float> lg;
+        for (size_t start = 0; start < ids.size(); start += static_cast<size_t>(ctx - 1)) {
+            const size_t n = std::min(ids.size() - start, static_cast<size_t>(ctx - 1));
+            engine::StepBatch b;
+            b.tokens.push_back(*bos);
+            b.tokens.insert(b.tokens.end(), ids.begin() + static_cast<long>(start), ids.begin() + static_cast<long>(start + n));
+            for (size_t i = 0; i < b.tokens.size(); ++i) b.positions.push_back(static_cast<int32_t>(i));
+            for (size_t i = 0; i < n; ++i) b.out_ids.push_back(static_cast<int32_t>(i));  // position i predicts chunk[i]
+            b.cu_seqlens = {0, static_cast<int32_t>(b.tokens.size())};
+            b.seq_ids = {0};
+            const int32_t stride = static_cast<int32_t>((b.tokens.size() + block - 1) / block);
+            for (int32_t k = 0; k < stride; ++k) b.block_tables.push_back(k);
+            b.block_table_stride = stride;
+            eng->step(b, lg);
+            for (size_t i = 0; i < n; ++i) {
+                const float* row = &lg[i * static_cast<size_t>(V)];
+                double mx = row[0];
+                for (int64_t v = 1; v < V; ++v) mx = std::max(mx, static_cast<double>(row[v]));
+                double sum = 0;
+                for (int64_t v = 0; v < V; ++v) sum += std::exp(static_cast<double>(row[v]) - mx);
+                nll += mx + std::log(sum) - static_cast<double>(row[ids[start + i]]);
+            }
+        }
+        std::printf("tokens %zu ctx %d nll_sum %.4f ppl %.4f\n", ids.size(), ctx, nll, std::exp(nll / static_cast<double>(ids.size())));
+    } catch (const std::exception& e) {
+        std::cerr << "rad-ppl: " << e.what() << "\n";
+        if (!tmp.empty()) fs::remove(tmp);
+        return 1;
+    }
+    if (!tmp.empty()) fs::remove(tmp);
+    return 0;
+}
