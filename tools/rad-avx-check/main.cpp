@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
         cpu.isa_force(-1);
         cpu.par_force(0);
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("%d passed, %d failed (%.1f s)\n", t.passed, t.failed, secs);
+        std::printf("checked in %.1f s\n%d passed, %d failed\n", secs, t.passed, t.failed);
         return t.failed == 0 ? 0 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rad-avx-check: %s\n", e.what());
