@@ -18,6 +18,7 @@ struct Scheduler::Request {
     int64_t computed = 0;  // tokens whose KV the workers hold
     bool cancelled = false;
     bool in_step = false;
+    std::chrono::steady_clock::time_point arrived, first_scheduled, last_token;
     std::map<int32_t, int32_t> gen_counts;
 
     int64_t len() const { return static_cast<int64_t>(req.prompt.size() + generated.size()); }
@@ -64,7 +65,8 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
 
 }  // namespace
 
-Scheduler::Scheduler(WorkerGroup& group, SchedulerOptions opts) : group_(group), opts_(std::move(opts)) {}
+Scheduler::Scheduler(WorkerGroup& group, SchedulerOptions opts, SchedulerObserver* observer)
+    : group_(group), opts_(std::move(opts)), observer_(observer) {}
 
 Scheduler::~Scheduler() { stop(); }
 
@@ -83,7 +85,12 @@ void Scheduler::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-bool Scheduler::ready() const { return started_ && group_.ready(); }
+bool Scheduler::ready() const { return started_ && !draining_ && group_.ready(); }
+
+void Scheduler::drain() {
+    draining_ = true;
+    cv_.notify_all();
+}
 
 ModelInfo Scheduler::model_info() const { return {opts_.model_name, opts_.max_ctx, plan_.vocab}; }
 
@@ -113,6 +120,7 @@ nlohmann::json Scheduler::stats_json() const {
 
 uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
     if (!started_) throw NotReady("the model is not loaded yet");
+    if (draining_) throw NotReady("the server is shutting down");
     if (req.prompt.empty()) throw BadRequest("the prompt is empty", "prompt");
     if (req.max_tokens < 1) throw BadRequest("max_tokens must be at least 1", "max_tokens");
     for (int32_t t : req.prompt)
@@ -133,6 +141,7 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     r->seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull + r->id;
     r->req = std::move(req);
     r->sink = std::move(sink);
+    r->arrived = std::chrono::steady_clock::now();
     waiting_.push_back(r.get());
     const uint64_t id = r->id;
     stats_.prompt_tokens += static_cast<int64_t>(r->req.prompt.size());
@@ -158,6 +167,7 @@ void Scheduler::preempt_newest(Request* keep) {
         running_.erase(std::next(it).base());
         waiting_.push_front(v);
         stats_.preemptions++;
+        if (observer_) observer_->on_preemption();
         log::debug("preempted request ", v->id, " (recompute)");
         return;
     }
@@ -183,6 +193,7 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
             m.samples.push_back(spec_of(r->req, r->seed, r->generated, r->gen_counts));
         }
         r->in_step = true;
+        if (r->first_scheduled == std::chrono::steady_clock::time_point{}) r->first_scheduled = std::chrono::steady_clock::now();
         rows.push_back({r, samples});
         budget -= static_cast<int>(to - from);
     };
@@ -260,6 +271,10 @@ void Scheduler::loop() {
             for (auto it = requests_.begin(); it != requests_.end();) {
                 Request& r = *it->second;
                 if (r.cancelled || now > r.req.deadline) {
+                    if (observer_)
+                        observer_->on_finish(r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
+                                             std::chrono::duration<double>(now - r.arrived).count(),
+                                             static_cast<int64_t>(r.req.prompt.size()), static_cast<int64_t>(r.generated.size()));
                     retire(r);
                     done.push_back({r.sink, r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
                                     r.cancelled ? "" : "the request's deadline passed"});
@@ -285,8 +300,12 @@ void Scheduler::loop() {
         ipc::ResultMessage res;
         std::string failure;
         bool lost = false;
+        const auto step_start = std::chrono::steady_clock::now();
         try {
             res = group_.step(m);
+            if (observer_)
+                observer_->on_step(std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count(),
+                                   static_cast<int>(m.batch.tokens.size()), static_cast<int>(rows.size()));
         } catch (const RankLost& e) {
             lost = true;
             failure = e.what();
@@ -317,6 +336,15 @@ void Scheduler::loop() {
                     if (r->cancelled) continue;
                     r->generated.push_back(t.token);
                     r->gen_counts[t.token]++;
+                    const auto now = std::chrono::steady_clock::now();
+                    using secs = std::chrono::duration<double>;
+                    if (observer_) {
+                        if (r->generated.size() == 1)
+                            observer_->on_first_token(secs(r->first_scheduled - r->arrived).count(), secs(now - r->arrived).count());
+                        else
+                            observer_->on_token_gap(secs(now - r->last_token).count());
+                    }
+                    r->last_token = now;
                     stats_.generated_tokens++;
                     TokenEvent ev;
                     ev.token = t.token;
@@ -330,6 +358,9 @@ void Scheduler::loop() {
                     else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= opts_.max_ctx)
                         why = FinishReason::Length, end = true;
                     if (end) {
+                        if (observer_)
+                            observer_->on_finish(why, std::chrono::duration<double>(now - r->arrived).count(),
+                                                 static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
                         retire(*r);
                         done.push_back({r->sink, why, ""});
                         requests_.erase(r->id);

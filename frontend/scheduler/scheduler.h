@@ -33,6 +33,17 @@ struct SchedulerOptions {
     std::string model_name;
 };
 
+// What the scheduler reports as it works (metrics listen here; all calls come from its thread).
+class SchedulerObserver {
+public:
+    virtual ~SchedulerObserver() = default;
+    virtual void on_step(double seconds, int tokens, int sequences) = 0;
+    virtual void on_first_token(double queue_seconds, double ttft_seconds) = 0;
+    virtual void on_token_gap(double seconds) = 0;
+    virtual void on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) = 0;
+    virtual void on_preemption() = 0;
+};
+
 struct SchedulerStats {
     int64_t running = 0, waiting = 0;
     int64_t kv_blocks_total = 0, kv_blocks_used = 0;
@@ -41,11 +52,14 @@ struct SchedulerStats {
 
 class Scheduler final : public GenerationService {
 public:
-    Scheduler(WorkerGroup& group, SchedulerOptions opts);
+    Scheduler(WorkerGroup& group, SchedulerOptions opts, SchedulerObserver* observer = nullptr);
     ~Scheduler() override;
     // Starts the step loop; call once the group is ready (plan() known).
     void start();
     void stop();
+    // Stops taking new requests (submit throws NotReady); running and waiting ones finish.
+    void drain();
+    bool draining() const { return draining_; }
 
     uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) override;
     void cancel(uint64_t id) override;
@@ -64,6 +78,7 @@ private:
 
     WorkerGroup& group_;
     SchedulerOptions opts_;
+    SchedulerObserver* observer_;
     PlanInfo plan_{};
     mutable std::mutex mu_;
     std::condition_variable cv_;
@@ -72,7 +87,7 @@ private:
     std::deque<Request*> waiting_;
     std::vector<Request*> running_;  // admission order: the last is the newest
     uint64_t next_id_ = 1;
-    std::atomic<bool> stop_{false}, started_{false};
+    std::atomic<bool> stop_{false}, started_{false}, draining_{false};
     SchedulerStats stats_;
     std::thread thread_;
 };

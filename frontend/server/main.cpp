@@ -11,6 +11,7 @@
 
 #include "api_routes.h"
 #include "http_server.h"
+#include "metrics.h"
 #include "model_source.h"
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
@@ -37,11 +38,25 @@ struct ServeOptions {
     int max_seqs = 16;
     int64_t kv_blocks = 0;
     int max_queue = 256;
+    int shutdown_timeout_s = 30;
+    std::string admin_key;
 };
 
-HttpServer* g_server = nullptr;
-void on_signal(int) {
-    if (g_server) g_server->stop();
+// SIGTERM/SIGINT arrive here (blocked everywhere else): stop taking requests, let the running
+// ones finish up to --shutdown-timeout, then stop the server; the process exits 0.
+void drain_on_signal(sigset_t set, Scheduler& sched, HttpServer& server, int timeout_s) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig == SIGUSR2) return;  // the normal end of serve(): nothing to drain
+    log::info("signal ", sig, ": draining (up to ", timeout_s, " s)");
+    sched.drain();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (std::chrono::steady_clock::now() < until) {
+        SchedulerStats st = sched.stats();
+        if (st.running == 0 && st.waiting == 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    server.stop();
 }
 
 const char* kUsage =
@@ -49,6 +64,7 @@ const char* kUsage =
     "                      [--tp N | --external-workers N [--workers-listen ADDR]] [--transport shm|grpc]\n"
     "                      [--max-ctx N] [--max-batch-tokens N] [--max-seqs N] [--kv-blocks N] [--max-queue N]\n"
     "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
+    "                      [--shutdown-timeout S] [--admin-key KEY]\n"
     "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n";
 
 ServeOptions parse(int argc, char** argv) {
@@ -82,6 +98,8 @@ ServeOptions parse(int argc, char** argv) {
         else if (a == "--max-seqs") o.max_seqs = static_cast<int>(number(1, 4096));
         else if (a == "--kv-blocks") o.kv_blocks = number(1, 1L << 30);
         else if (a == "--max-queue") o.max_queue = static_cast<int>(number(1, 1 << 20));
+        else if (a == "--shutdown-timeout") o.shutdown_timeout_s = static_cast<int>(number(0, 86400));
+        else if (a == "--admin-key") o.admin_key = value();
         else if (a == "--kernels") o.kernels = value();
         else if (a == "--radiance-home") o.homes = value();
         else if (a == "--cache-dir") o.cache_dir = value();
@@ -101,6 +119,13 @@ ServeOptions parse(int argc, char** argv) {
 }
 
 int serve(const ServeOptions& o) {
+    // Signals are taken by one thread (drain_on_signal); every thread started below inherits the mask.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
     core::LoadOptions lo;
     lo.homes = core::resolve_homes(o.homes);
     lo.kernels = o.kernels.empty() ? core::kernels_from_env() : std::optional(str::split(o.kernels, ","));
@@ -141,13 +166,15 @@ int serve(const ServeOptions& o) {
     go.accept_reference = o.accept_reference;
     go.vocab = meta("model.n_vocab") ? meta("model.n_vocab")->i : 0;
     WorkerGroup group(go);
+    Metrics metrics(name, go.world_size);
+    group.on_rank_event([&metrics](const RankEvent& e) { metrics.on_rank(e); });
     SchedulerOptions so;
     so.max_batch_tokens = o.max_batch_tokens;
     so.max_seqs = o.max_seqs;
     so.max_ctx = max_ctx;
     so.max_queue = static_cast<size_t>(o.max_queue);
     so.model_name = name;
-    Scheduler scheduler(group, so);
+    Scheduler scheduler(group, so, &metrics);
 
     ApiContext ctx;
     ctx.tokenizer = &tokenizer;
@@ -178,6 +205,24 @@ int serve(const ServeOptions& o) {
         if (!ok) res.set(http::field::retry_after, "1");
         return res;
     });
+    server.route(http::verb::get, "/metrics", [&](const Request& r) {
+        Response res{http::status::ok, r.version()};
+        res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+        res.keep_alive(r.keep_alive());
+        res.body() = metrics.render(&scheduler, &group);
+        res.prepare_payload();
+        return res;
+    });
+    // Operators restart a rank on purpose; its requests resume like after a crash.
+    for (int rank = 0; rank < go.world_size; ++rank)
+        server.route(http::verb::post, "/admin/ranks/" + std::to_string(rank) + "/restart", [&, rank](const Request& r) {
+            const std::string auth(r[http::field::authorization]);
+            if (o.admin_key.empty() || auth != "Bearer " + o.admin_key)
+                return error_response(r, http::status::unauthorized, "admin endpoints need --admin-key and 'Authorization: Bearer KEY'",
+                                      "authentication_error");
+            group.restart_rank(rank);
+            return json_response(r, http::status::accepted, nlohmann::json({{"rank", rank}, {"status", "restarting"}}).dump());
+        });
     register_api_routes(server, ctx);
 
     group.start();
@@ -193,11 +238,11 @@ int serve(const ServeOptions& o) {
         started = true;
         log::info("serving ", name, " (context ", max_ctx, ", ", go.world_size, " rank(s))");
     });
-    g_server = &server;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    std::thread signals([&] { drain_on_signal(sigs, scheduler, server, o.shutdown_timeout_s); });
     server.run();
     loader.join();
+    pthread_kill(signals.native_handle(), SIGUSR2);  // ends the signal thread if no signal came
+    signals.join();
     scheduler.stop();
     group.shutdown();
     log::info("stopped");

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
                 nll += mx + std::log(sum) - static_cast<double>(row[ids[start + i]]);
             }
         }
-        std::printf("tokens %zu ctx %d nll_sum %.4f ppl %.4f\n", ids.size(), ctx, nll, std::exp(nll / static_cast<double>(ids.size())));
+        std::printf("tokens %zu ctx %d nll_sum %.6f ppl %.8f\n", ids.size(), ctx, nll, std::exp(nll / static_cast<double>(ids.size())));
     } catch (const std::exception& e) {
         std::cerr << "rad-ppl: " << e.what() << "\n";
         if (!tmp.empty()) fs::remove(tmp);

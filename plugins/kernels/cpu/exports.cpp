@@ -3,6 +3,7 @@
 // portable fallback; chosen once by CPUID at rad_plugin_open) and spread over a persistent thread
 // pool. Not a reference library: it sums with FMA and in blocks, and is checked against libref
 // by rad-avx-check.
+#include <radiance/kernels/rad_host_collectives.h>
 #include <radiance/rad_ops.h>
 
 #include "cpu_kernels.h"
@@ -31,6 +32,8 @@ const RadKernelInfo rows[] = {
     ROW("cpu_gelu", "gelu", cpu_gelu, "vectorised gelu (erf or tanh)", "any", 0, nullptr, 0),
     ROW("cpu_add", "add", cpu_add, "vectorised add", "any", 0, nullptr, 0),
     ROW("cpu_gather_rows", "gather_rows", cpu_gather_rows, "row copy", "any", 0, nullptr, 0),
+    // Tensor parallelism on one host: the shared host-staging sum, so libcpu and libref ranks agree bytewise.
+    ROW("cpu_all_reduce_host", "all_reduce", rad_host_all_reduce_f32, "host-staging sum in rank order", "any", 0, nullptr, 0),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 
@@ -59,5 +62,6 @@ RAD_EXPORT int rad_kernel_count(void) { return kRows; }
 RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
 // Rows may be launched from several threads at once: a launch that finds the pool busy runs on
 // its own thread.
-RAD_EXPORT int rad_kernel_concurrent(int) { return 1; }
+RAD_EXPORT int rad_kernel_concurrent(int i) { return i >= 0 && i < kRows && rows[i].launch != rad_host_all_reduce_f32; }
+RAD_EXPORT int rad_kernel_collective(int i) { return i >= 0 && i < kRows && rows[i].launch == rad_host_all_reduce_f32; }
 }
