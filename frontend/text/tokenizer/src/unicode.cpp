@@ -250,8 +250,6 @@ void append_utf8(std::string& out, char32_t cp) {
     }
 }
 
-size_t valid_prefix_length(std::string_view s) { return s.empty() ? 0 : scan_sequence(s).length; }
-
 bool is_valid_utf8(std::string_view s) {
     for (size_t i = ascii_prefix(s); i < s.size();) {
         if (static_cast<unsigned char>(s[i]) < 0x80) {
@@ -284,17 +282,6 @@ void append_lossy(std::string& out, std::string_view bytes) {
         run = i;
     }
     out.append(bytes.substr(run));
-}
-
-size_t incomplete_tail_length(std::string_view s) {
-    size_t n = s.size();
-    for (size_t back = 1; back <= 3 && back <= n; ++back) {
-        auto b = static_cast<unsigned char>(s[n - back]);
-        if (b >= 0x80 && b < 0xC0) continue;  // continuation byte: look further back
-        Scan r = scan_sequence(s.substr(n - back));
-        return (!r.complete && r.length == back) ? back : 0;
-    }
-    return 0;
 }
 
 std::string normalize(std::string_view s, Form form) {
@@ -353,7 +340,5 @@ bool is_numeric(char32_t c) {
 bool is_combining_mark(char32_t c) {
     return c >= 0x300 && in_ranges(tables::combining_marks, tables::combining_marks_size, c);
 }
-
-const char* data_version() { return tables::unicode_version; }
 
 }  // namespace radiance::text::unicode

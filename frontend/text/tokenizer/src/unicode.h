@@ -43,18 +43,11 @@ inline size_t sequence_length(unsigned char lead) {
 
 void append_utf8(std::string& out, char32_t cp);
 
-// Length of the longest prefix of s that is a (possibly incomplete) well-formed UTF-8 sequence
-// start: 0 for an invalid lead byte, otherwise how many bytes of a valid sequence are present.
-size_t valid_prefix_length(std::string_view s);
-
 bool is_valid_utf8(std::string_view s);
 
 // Appends bytes as UTF-8, replacing every maximal ill-formed subpart with U+FFFD
 // (the Unicode recommendation; identical to Rust's String::from_utf8_lossy).
 void append_lossy(std::string& out, std::string_view bytes);
-
-// Number of bytes at the end of s that form an incomplete, still possibly valid sequence.
-size_t incomplete_tail_length(std::string_view s);
 
 enum class Form { NFC, NFD, NFKC, NFKD };
 
@@ -70,7 +63,5 @@ std::string strip_combining_marks(std::string_view s);
 bool is_whitespace(char32_t c);  // Unicode White_Space (Rust char::is_whitespace)
 bool is_numeric(char32_t c);     // general category N* (Rust char::is_numeric)
 bool is_combining_mark(char32_t c);
-
-const char* data_version();
 
 }  // namespace radiance::text::unicode

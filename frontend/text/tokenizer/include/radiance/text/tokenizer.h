@@ -78,6 +78,7 @@ public:
     std::optional<std::string> bos_token() const;
     std::optional<std::string> eos_token() const;
 
+    // The loaded pipeline, for StreamDecoder and white-box tests.
     const detail::TokenizerImpl& impl() const { return *impl_; }
 
 private:
