@@ -72,7 +72,7 @@ struct Rank {
     int pid = 0;
     std::string host;
     uint64_t session = 0;
-    std::unique_ptr<ipc::ShmRing> ring;
+    std::shared_ptr<ipc::ShmRing> ring;  // shared: a step in flight keeps it mapped after the rank goes down
     Stream* stream = nullptr;
     std::shared_ptr<std::mutex> write_mu = std::make_shared<std::mutex>();
     std::deque<std::string> grpc_results;
@@ -392,7 +392,7 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
     std::string bytes;
     struct Target {
         int rank;
-        ipc::ShmRing* ring;
+        std::shared_ptr<ipc::ShmRing> ring;
         Stream* stream;
         std::shared_ptr<std::mutex> wmu;
         uint64_t session;
@@ -404,7 +404,7 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
         for (Rank& r : m.ranks) {
             if (r.state != RankState::Ready)
                 throw RankLost(r.index, "rank " + std::to_string(r.index) + " is " + rank_state_name(r.state));
-            targets.push_back({r.index, r.ring.get(), r.stream, r.write_mu, r.session});
+            targets.push_back({r.index, r.ring, r.stream, r.write_mu, r.session});
         }
         // A whole group without a live communicator gets a new generation: after a rank re-joins,
         // the survivors and the newcomer meet in a fresh one.
