@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Writes src/unicode_tables.cpp: the Unicode data the tokenizer needs (see src/unicode_tables.h).
 
-Run from anywhere:  python3 frontend/text/tokenizer/gen_unicode_tables.py [DerivedAge.txt]
+Run from anywhere:  python3 frontend/text/tokenizer/gen_unicode_tables.py [UCD_DIR]
 
 The data comes from Python's unicodedata. The `tokenizers` library normalises (NFC, NFD, NFKC,
 NFKD, StripAccents) with the crate unicode-normalization-alignments 0.1.12, whose tables are
 Unicode 9.0: characters added later are unassigned there (combining class 0, no decomposition,
 not a mark). To give the same results, the normalisation tables keep only characters of
-Unicode 9.0 or older, by their age in DerivedAge.txt (Debian: apt-get install unicode-data,
-which puts it in /usr/share/unicode/). Normalisation data of an assigned character never
-changes between versions, so a newer unicodedata restricted this way is Unicode 9.0's.
-Lowercase and the numeric class come from Rust's standard library in `tokenizers`, which
-follows current Unicode, so they use unicodedata as it is.
+Unicode 9.0 or older, by their age in DerivedAge.txt of the Unicode Character Database in
+UCD_DIR (default /usr/share/unicode; Debian: apt-get install unicode-data). Normalisation data
+of an assigned character never changes between versions, so a newer unicodedata restricted
+this way is Unicode 9.0's. Lowercase and the numeric class come from Rust's standard library in
+`tokenizers`, which follows current Unicode, so they use unicodedata as it is.
+
+The regexes run on PCRE2, whose Unicode tables are those of its release (10.42, Debian 12:
+Unicode 14.0), while the library's Oniguruma is newer. The general categories of characters
+that UCD_DIR's UnicodeData.txt assigns after Unicode 14.0 are written out too, and the regex
+layer adds them to \p{L}, \p{N}, ... (with Debian 12's UCD, 15.0: e.g. CJK extension H).
 
 The tables are small sorted arrays searched with a binary search; only the rare non-ASCII
 slow paths ever touch them.
@@ -21,7 +26,8 @@ import sys
 import unicodedata as ud
 
 NORMALIZATION_VERSION = (9, 0)
-DEFAULT_DERIVED_AGE = "/usr/share/unicode/DerivedAge.txt"
+DEFAULT_UCD_DIR = "/usr/share/unicode"
+PCRE2_UNICODE_VERSION = (14, 0)  # what Debian 12's PCRE2 10.42 was built with
 
 
 def read_ages(path):
@@ -170,11 +176,44 @@ def fmt_rows(items, per_line):
     return "\n".join(lines)
 
 
+def read_categories(path):
+    """Code point -> general category, from UnicodeData.txt (with its First>/Last> ranges)."""
+    cats, first = {}, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.split(";")
+            cp, name, category = int(fields[0], 16), fields[1], fields[2]
+            if name.endswith("First>"):
+                first = cp
+            elif name.endswith("Last>"):
+                for c in range(first, cp + 1):
+                    cats[c] = category
+            else:
+                cats[cp] = category
+    return cats
+
+
+def regex_new_characters(ucd_dir):
+    """(category, lo, hi) for characters assigned after PCRE2's Unicode version."""
+    cats = read_categories(os.path.join(ucd_dir, "UnicodeData.txt"))
+    out = []
+    for cp in sorted(cats):
+        if AGES.get(cp, (99, 0)) <= PCRE2_UNICODE_VERSION or cats[cp][0] == "C":
+            continue
+        if out and out[-1][0] == cats[cp] and out[-1][2] == cp - 1:
+            out[-1] = (out[-1][0], out[-1][1], cp)
+        else:
+            out.append((cats[cp], cp, cp))
+    return sorted(out)
+
+
 def main():
-    age_path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_DERIVED_AGE
+    ucd_dir = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_UCD_DIR
+    age_path = os.path.join(ucd_dir, "DerivedAge.txt")
     if not os.path.exists(age_path):
-        sys.exit("need %s (Debian: apt-get install unicode-data) or its path as argument" % age_path)
+        sys.exit("need the UCD in %s (Debian: apt-get install unicode-data) or its folder as argument" % ucd_dir)
     AGES.update(read_ages(age_path))
+    new_chars = regex_new_characters(ucd_dir)
     here = os.path.dirname(os.path.abspath(__file__))
     out_path = os.path.join(here, "src", "unicode_tables.cpp")
     ccc = ccc_ranges()
@@ -239,15 +278,21 @@ def main():
         "};",
         "const size_t combining_marks_size = sizeof(combining_marks) / sizeof(combining_marks[0]);",
         "",
+        'const char* const regex_base_version = "%d.%d";' % PCRE2_UNICODE_VERSION,
+        "const CategoryRange regex_new_characters[] = {",
+        fmt_rows(['{"%s",0x%X,0x%X},' % r for r in new_chars], 4),
+        "};",
+        "const size_t regex_new_characters_size = sizeof(regex_new_characters) / sizeof(regex_new_characters[0]);",
+        "",
         "}  // namespace radiance::text::tables",
         "",
     ]
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))
     print("wrote %s (Unicode %s): %d ccc ranges, %d decompositions, pool %d, %d compositions, "
-          "%d unstable ranges, %d lowercase, %d numeric, %d marks"
+          "%d unstable ranges, %d lowercase, %d numeric, %d marks, %d new-character ranges"
           % (out_path, ud.unidata_version, len(ccc), len(dec), len(pool), len(comp),
-             len(unstable), len(low), len(numeric), len(marks)), file=sys.stderr)
+             len(unstable), len(low), len(numeric), len(marks), len(new_chars)), file=sys.stderr)
 
 
 if __name__ == "__main__":

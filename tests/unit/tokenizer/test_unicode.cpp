@@ -73,6 +73,11 @@ TEST_CASE("tokenizer regex follows Oniguruma's classes", "[tokenizer][unicode]")
     CHECK(radiance::text::onig_pattern_to_pcre2("[\\s]\\S") ==
           "[\\t-\\r\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]"
           "[^\\t-\\r\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]");
+    // A CJK extension H ideograph (Unicode 15.0): a letter for Oniguruma, unknown to PCRE2 10.42.
+    const std::string ext_h = "\xF0\xB1\x8D\x90";  // U+31350
+    CHECK(all_matches(Regex("\\p{L}+", false), "a" + ext_h + "!") == std::vector<std::string>{"a" + ext_h});
+    CHECK(all_matches(Regex("[^\\s\\p{L}\\p{N}]+", false), ext_h + "!?") == std::vector<std::string>{"!?"});
+    CHECK(all_matches(Regex("\\PL+", false), ext_h + "12") == std::vector<std::string>{"12"});
     Regex literal("a.b", true);
     CHECK(all_matches(literal, "a.b axb") == std::vector<std::string>{"a.b"});
 }

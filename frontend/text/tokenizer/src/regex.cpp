@@ -5,8 +5,11 @@
 
 #include <pcre2.h>
 
+#include <cstdio>
+
 #include "radiance/text/tokenizer.h"
 #include "unicode.h"
+#include "unicode_tables.h"
 
 namespace radiance::text {
 namespace {
@@ -23,6 +26,51 @@ std::string error_text(int code) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(code, buf, sizeof(buf));
     return reinterpret_cast<const char*>(buf);
+}
+
+// Class-body ranges of the characters assigned after PCRE2's Unicode version whose general
+// category is `name` ("L" takes Lu, Ll, ...; "Lo" only Lo). Empty for other property names.
+std::string new_characters(std::string_view name) {
+    std::string body;
+    if (name.empty() || name.size() > 2) return body;
+    for (size_t i = 0; i < tables::regex_new_characters_size; ++i) {
+        const tables::CategoryRange& r = tables::regex_new_characters[i];
+        if (std::string_view(r.category).substr(0, name.size()) != name) continue;
+        char buf[48];
+        std::snprintf(buf, sizeof(buf), "\\x{%X}-\\x{%X}", r.lo, r.hi);
+        body += buf;
+    }
+    return body;
+}
+
+// At p[i] == '\\' followed by 'p' or 'P': rewrites a general-category property so that it
+// also covers characters newer than PCRE2's tables. Returns the number of pattern bytes
+// consumed, or 0 to copy them unchanged.
+size_t rewrite_property(std::string_view p, size_t i, bool in_class, std::string& out) {
+    bool negated = p[i + 1] == 'P';
+    std::string_view name;
+    size_t end;
+    if (i + 2 < p.size() && p[i + 2] == '{') {
+        size_t close = p.find('}', i + 3);
+        if (close == std::string_view::npos) return 0;
+        name = p.substr(i + 3, close - i - 3);
+        end = close + 1;
+    } else if (i + 2 < p.size()) {
+        name = p.substr(i + 2, 1);
+        end = i + 3;
+    } else {
+        return 0;
+    }
+    if (!name.empty() && name[0] == '^') {
+        negated = !negated;
+        name.remove_prefix(1);
+    }
+    std::string extra = new_characters(name);
+    if (extra.empty() || (in_class && negated)) return 0;
+    std::string property = "\\p{" + std::string(name) + "}";
+    if (in_class) out += property + extra;
+    else out += (negated ? "[^" : "[") + property + extra + "]";
+    return end - i;
 }
 
 struct ThreadMatchState {
@@ -57,6 +105,12 @@ std::string onig_pattern_to_pcre2(std::string_view p) {
         char c = p[i];
         if (c == '\\' && i + 1 < p.size()) {
             char d = p[i + 1];
+            if (d == 'p' || d == 'P') {
+                if (size_t used = rewrite_property(p, i, in_class, out)) {
+                    i += used - 1;
+                    continue;
+                }
+            }
             std::string_view body = (d == 's' || d == 'S') ? kSpaceBody
                                     : (d == 'w' || d == 'W') ? kWordBody
                                                              : std::string_view{};

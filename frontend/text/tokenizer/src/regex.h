@@ -42,7 +42,9 @@ private:
 inline constexpr std::string_view kRustWordClass = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
 
 // Rewrites Oniguruma-isms that PCRE2 reads differently: \s and \w get Oniguruma's Unicode
-// meaning (White_Space; Letter|Mark|Decimal_Number|Connector_Punctuation). Exposed for tests.
+// meaning (White_Space; Letter|Mark|Decimal_Number|Connector_Punctuation), and general
+// categories (\p{L}, \p{N}, \pL, \P{Lu}, ...) also take the characters newer than PCRE2's
+// Unicode tables (see gen_unicode_tables.py). Exposed for tests.
 std::string onig_pattern_to_pcre2(std::string_view pattern);
 
 }  // namespace radiance::text

@@ -52,4 +52,14 @@ extern const size_t numeric_size;
 extern const Range combining_marks[];  // general category M* (StripAccents)
 extern const size_t combining_marks_size;
 
+// Characters the UCD used by the generator assigns after regex_base_version (the Unicode
+// version of PCRE2's own tables), with their general category; sorted by category.
+struct CategoryRange {
+    char category[3];
+    uint32_t lo, hi;
+};
+extern const char* const regex_base_version;
+extern const CategoryRange regex_new_characters[];
+extern const size_t regex_new_characters_size;
+
 }  // namespace radiance::text::tables
