@@ -83,7 +83,8 @@ const variants = [
     added(128258, 'cat', { single_word: true, normalized: true }),
     added(128259, 'dog house', { normalized: true }),
     added(128260, 'WORD', { lstrip: true, rstrip: true }),
-    added(128261, '<mask><mask>', { special: true })] },
+    added(128261, '<mask><mask>', { special: true }),
+    added(128262, 'ZEBRAFISH', { normalized: true })] },  // decodes as its normalised form
 ];
 
 fs.mkdirSync(outDir, { recursive: true });
@@ -93,7 +94,7 @@ fs.mkdirSync(outDir, { recursive: true });
     Object.assign(json, v.overrides || {});
     if (v.extra) json.added_tokens = json.added_tokens.concat(v.extra);
     const tok = Tokenizer.fromString(JSON.stringify(json));
-    const extraTexts = (v.extra || []).map((t) => t.content).concat(['Cat', 'CAT', 'cats', 'Dog House']);
+    const extraTexts = (v.extra || []).map((t) => t.content).concat(['Cat', 'CAT', 'cats', 'Dog House', 'ZebraFish']);
     const vocab = tok.getVocabSize(true);
     const cases = [], decodes = [];
     for (let i = 0; i < CASES; i++) {
