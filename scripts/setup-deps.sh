@@ -7,6 +7,7 @@ PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libboost-dev prometheus-cpp-dev catch2 nlohmann-json3-dev libpcre2-dev
   clang libclang-rt-14-dev
+  prometheus python3-yaml systemd
 )
 missing=()
 for p in "${PKGS[@]}"; do
