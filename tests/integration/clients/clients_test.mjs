@@ -1,0 +1,85 @@
+// The official `openai` and `@anthropic-ai/sdk` clients against a live server (URL in argv[2]):
+// non-streaming and streaming agree, errors surface as the SDKs' typed errors.
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+
+const base = process.argv[2];
+const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: "unused" });
+const anthropic = new Anthropic({ baseURL: base, apiKey: "unused" });
+let passed = 0, failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`PASS ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e.stack || e}`);
+  }
+}
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+
+const messages = [{ role: "user", content: "Who is the captain of the Pequod?" }];
+
+await check("openai chat: streamed text equals the non-streamed answer", async () => {
+  const full = await openai.chat.completions.create({ model: "demo", messages, max_tokens: 30, temperature: 0 });
+  const text = full.choices[0].message.content;
+  assert(text.length > 0, "empty answer");
+  assert(full.usage.completion_tokens === 30, `completion_tokens ${full.usage.completion_tokens}`);
+  let streamed = "";
+  const stream = await openai.chat.completions.create({ model: "demo", messages, max_tokens: 30, temperature: 0, stream: true,
+                                                        stream_options: { include_usage: true } });
+  let usage = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const c of chunk.choices) streamed += c.delta?.content ?? "";
+  }
+  assert(streamed === text, `streamed ${JSON.stringify(streamed)} != ${JSON.stringify(text)}`);
+  assert(usage && usage.completion_tokens === 30, "no usage chunk");
+});
+
+await check("openai completions: seed reproduces a sampled answer", async () => {
+  const a = await openai.completions.create({ model: "demo", prompt: "Call me Ishmael.", max_tokens: 20, temperature: 0.9, seed: 7 });
+  const b = await openai.completions.create({ model: "demo", prompt: "Call me Ishmael.", max_tokens: 20, temperature: 0.9, seed: 7 });
+  assert(a.choices[0].text === b.choices[0].text, "seeded answers differ");
+});
+
+await check("openai: a bad request is a BadRequestError naming the field", async () => {
+  try {
+    await openai.chat.completions.create({ model: "demo", messages: [], max_tokens: 5 });
+    throw new Error("no error");
+  } catch (e) {
+    assert(e instanceof OpenAI.BadRequestError, `got ${e.constructor.name}`);
+    assert(e.status === 400, `status ${e.status}`);
+  }
+});
+
+await check("openai models list names the served model", async () => {
+  const list = await openai.models.list();
+  assert(list.data.some((m) => m.id === "demo"), JSON.stringify(list.data));
+});
+
+await check("anthropic messages: streamed text equals the non-streamed answer", async () => {
+  const msg = await anthropic.messages.create({ model: "demo", max_tokens: 30, messages, temperature: 0 });
+  const text = msg.content.map((b) => b.text).join("");
+  assert(text.length > 0, "empty answer");
+  assert(msg.stop_reason === "max_tokens", `stop_reason ${msg.stop_reason}`);
+  let streamed = "";
+  const stream = anthropic.messages.stream({ model: "demo", max_tokens: 30, messages, temperature: 0 });
+  stream.on("text", (t) => { streamed += t; });
+  const final = await stream.finalMessage();
+  assert(streamed === text, `streamed ${JSON.stringify(streamed)} != ${JSON.stringify(text)}`);
+  assert(final.usage.output_tokens === 30, `output_tokens ${final.usage.output_tokens}`);
+});
+
+await check("anthropic: a bad request is a BadRequestError", async () => {
+  try {
+    await anthropic.messages.create({ model: "demo", max_tokens: 5, messages: [] });
+    throw new Error("no error");
+  } catch (e) {
+    assert(e instanceof Anthropic.BadRequestError, `got ${e.constructor.name}`);
+  }
+});
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
