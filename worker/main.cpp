@@ -29,6 +29,7 @@ struct Options {
     int rank = -1, world = 1;
     std::string connect, transport = "auto";
     int connect_timeout_s = 30;
+    bool debug_selection = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -44,6 +45,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--connect") o.connect = value();
         else if (a == "--transport") o.transport = value();
         else if (a == "--connect-timeout") o.connect_timeout_s = std::stoi(value());
+        else if (a == "--debug-selection") o.debug_selection = true;
         else throw Error("unknown option " + a);
     }
     if (o.rank < 0 || o.rank >= o.world) throw Error("--rank must be in [0, --world)");
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
         eo.select.accept_reference = c.accept_reference();
         eo.comm = &comm.comm;
         eng = engine::Engine::create(reg, model, eo);
+        if (o.debug_selection) std::cerr << "rank " << o.rank << " kernel selection:\n" << eng->selection_report();
         if (!welcome.shm_name().empty()) ring = ipc::ShmRing::open(welcome.shm_name());
         pb::WorkerMessage m;
         auto* l = m.mutable_loaded();

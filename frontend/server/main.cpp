@@ -33,6 +33,7 @@ struct ServeOptions {
     int tp = 1;
     int external_workers = 0;
     bool accept_reference = false;
+    bool debug_selection = false;
     int max_ctx = 0;           // 0: the model's training context, capped at 4096
     int max_batch_tokens = 256;
     int max_seqs = 16;
@@ -64,7 +65,7 @@ const char* kUsage =
     "                      [--tp N | --external-workers N [--workers-listen ADDR]] [--transport shm|grpc]\n"
     "                      [--max-ctx N] [--max-batch-tokens N] [--max-seqs N] [--kv-blocks N] [--max-queue N]\n"
     "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
-    "                      [--shutdown-timeout S] [--admin-key KEY]\n"
+    "                      [--debug-selection] [--shutdown-timeout S] [--admin-key KEY]\n"
     "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n";
 
 ServeOptions parse(int argc, char** argv) {
@@ -104,6 +105,7 @@ ServeOptions parse(int argc, char** argv) {
         else if (a == "--radiance-home") o.homes = value();
         else if (a == "--cache-dir") o.cache_dir = value();
         else if (a == "--debug-accept-reference-kernels") o.accept_reference = true;
+        else if (a == "--debug-selection") o.debug_selection = true;
         else if (a == "-h" || a == "--help") {
             std::cout << kUsage;
             std::exit(0);
@@ -164,6 +166,7 @@ int serve(const ServeOptions& o) {
     go.kernels = o.kernels;
     go.radiance_home = o.homes;
     go.accept_reference = o.accept_reference;
+    if (o.debug_selection) go.worker_args.push_back("--debug-selection");
     go.vocab = meta("model.n_vocab") ? meta("model.n_vocab")->i : 0;
     WorkerGroup group(go);
     Metrics metrics(name, go.world_size);

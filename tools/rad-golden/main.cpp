@@ -226,6 +226,7 @@ int main(int argc, char** argv) {
     double tol = 1e-4;
     int tp = 1;
     bool in_process = false;
+    bool debug_selection = false;
     std::string transport = "shm";
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -241,6 +242,7 @@ int main(int argc, char** argv) {
         else if (a == "--tol") tol = std::stod(value());
         else if (a == "--tp") tp = std::stoi(value());
         else if (a == "--in-process") in_process = true;
+        else if (a == "--debug-selection") debug_selection = true;
         else if (a == "--transport") transport = value();
         else if (dir.empty()) dir = a;
         else {
@@ -290,6 +292,7 @@ int main(int argc, char** argv) {
         if (in_process) {
             auto model = std::shared_ptr<const container::Reader>(container::Reader::open(tmp));
             local = engine::Engine::create(reg, model, eo);
+            if (debug_selection) std::fputs(local->selection_report().c_str(), stderr);
             stepper = {local->vocab(), local->kv_block_size(),
                        [&](const engine::StepBatch& b, std::vector<float>& lg) { local->step(b, lg); }};
         } else {
@@ -305,6 +308,7 @@ int main(int argc, char** argv) {
             go.accept_reference = true;
             go.return_logits = true;
             go.force_grpc = transport == "grpc";
+            if (debug_selection) go.worker_args.push_back("--debug-selection");
             auto meta = container::Reader::open(tmp)->meta();
             go.vocab = meta.count("model.n_vocab") ? meta.at("model.n_vocab").i : 0;
             group = std::make_unique<frontend::WorkerGroup>(go);
