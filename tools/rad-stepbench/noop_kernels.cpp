@@ -14,7 +14,7 @@ const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
 const RadKernelInfo rows[] = {
     ROW("embed"), ROW("rms_norm"), ROW("layer_norm"), ROW("gemm"), ROW("rope"),
     {"noop_attention", "attention", "attention", "nothing", "any", "any", RAD_DOMAIN_HOST, 0, c_block16, 1, 0, nothing},
-    ROW("swiglu"), ROW("geglu"), ROW("gelu"), ROW("add"), ROW("gather_rows"),
+    ROW("swiglu"), ROW("geglu"), ROW("gelu"), ROW("add"), ROW("gather_rows"), ROW("all_reduce"),
 };
 
 }  // namespace
