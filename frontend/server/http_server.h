@@ -1,47 +1,131 @@
 // http_server.h: HTTP/1.1 on Boost.Beast: keep-alive, a body limit, many connections on a few
-// threads. Handlers see a parsed request and return a response; routing is by method and path.
+// threads. Handlers see a parsed request and return a Reply: a whole Response at once, or a
+// StreamWriter that produces the body (Server-Sent Events) or the whole response later, from any
+// thread, so no io thread waits for a model. Routing is by method and exact path.
 #pragma once
 #include <boost/beast/http.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
-#include <utility>
+#include <vector>
 
 namespace radiance::frontend {
 
 namespace http = boost::beast::http;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
-using Handler = std::function<Response(const Request&)>;
 
 struct HttpOptions {
     std::string host = "127.0.0.1";
     unsigned short port = 8080;
     int threads = 2;
     size_t body_limit = 8 * 1024 * 1024;  // 413 past this
-    int idle_timeout_s = 120;
+    size_t header_limit = 64 * 1024;      // 431 past this
+    int idle_timeout_s = 120;             // reading a request, or a client not reading what we write
+    int request_timeout_s = 600;          // a deferred or streamed reply: 504 or the stream cut past this
+    // When not empty, every path but open_paths needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
+    std::vector<std::string> api_keys;
+    std::vector<std::string> open_paths = {"/health", "/ready"};
 };
 
 // A JSON response with the right headers.
 Response json_response(const Request& req, http::status status, const std::string& body);
-// An OpenAI-style error: {"error": {"message", "type", "param", "code"}}.
+// An OpenAI-style error: {"error": {"message", "type", "param", "code"}}; `code` is the HTTP
+// status number unless one is given.
 Response error_response(const Request& req, http::status status, const std::string& message,
-                        const std::string& type, const std::string& param = "");
+                        const std::string& type, const std::string& param = "", const std::string& code = "");
+// The status line and headers of a streamed reply (the body comes from a StreamWriter).
+Response stream_head(const Request& req, http::status status, const std::string& content_type);
+
+// The channel between a handler's worker (any thread) and the connection. Thread-safe; nothing
+// in it blocks on the network: chunks queue in memory and the connection's thread sends them.
+class StreamWriter {
+public:
+    // Streamed replies: queue a body chunk. False (and the chunk dropped) once closed or the
+    // client is gone.
+    bool write(std::string chunk);
+    // Ends a streamed body. Idempotent.
+    void close();
+    // Deferred replies: the whole response, once (version and keep-alive come from the request).
+    void respond(Response res);
+    // The client closed the connection, a write failed, or the request timed out.
+    bool client_gone() const;
+    // Runs `cb` once if the client goes before the reply is finished (at once, on this thread,
+    // when it already has). Dropped unrun once close()/respond() is called: that also breaks the
+    // reference cycles callbacks tend to hold.
+    void on_client_gone(std::function<void()> cb);
+
+    // ---- The transport side: the server, or code running handlers in-process (tests). ----
+    struct Pending {
+        std::string body;                 // chunks queued since the last take()
+        bool closed = false;              // close() was called
+        std::optional<Response> response; // respond()'s response, handed out once
+    };
+    Pending take();
+    // Called (from the writing thread) whenever something is queued; at once if something is.
+    void set_wakeup(std::function<void()> wakeup);
+    void mark_client_gone();
+    // Blocks until closed, responded or gone, at most `timeout`; false on timeout.
+    bool wait_finished(std::chrono::milliseconds timeout) const;
+
+private:
+    void wake();
+
+    mutable std::mutex mu_;
+    mutable std::condition_variable finished_cv_;
+    std::string body_;
+    bool closed_ = false;
+    bool responded_ = false;
+    std::optional<Response> response_;
+    bool gone_ = false;
+    std::vector<std::function<void()>> on_gone_;
+    std::mutex wake_mu_;  // separate, so wake() can run outside mu_ yet never after set_wakeup({})
+    std::function<void()> wakeup_;
+};
+
+// What a handler returns. A plain Response converts implicitly, so handlers written as
+// `Response(const Request&)` keep working.
+struct Reply {
+    enum class Kind { Immediate, Stream, Deferred };
+    Reply(Response res) : kind(Kind::Immediate), response(std::move(res)) {}  // NOLINT(google-explicit-constructor)
+    // A streamed body: `head` gives the status and headers (its body is ignored).
+    static Reply stream(Response head, std::shared_ptr<StreamWriter> writer);
+    // The whole response comes later, through writer->respond().
+    static Reply deferred(std::shared_ptr<StreamWriter> writer);
+
+    Kind kind;
+    Response response;
+    std::shared_ptr<StreamWriter> writer;
+};
+
+using Handler = std::function<Reply(const Request&)>;
+// Shapes the server's own errors (401, 404, 405, 413, 431, 500, 504); the API layer installs
+// one that answers Anthropic routes in Anthropic's shape.
+using ErrorFormatter = std::function<Response(const Request&, http::status, const std::string& message,
+                                              const std::string& type)>;
 
 class HttpServer {
 public:
     explicit HttpServer(HttpOptions opts);
     ~HttpServer();
     void route(http::verb method, const std::string& path, Handler h);
+    void set_error_formatter(ErrorFormatter f);
+    // API-key check, routing and the handler, without a socket (what a connection does per request).
+    Reply handle(const Request& req) const;
     // Binds and serves until stop(); throws radiance::Error if the address cannot be bound.
     void run();
     void stop();
     unsigned short bound_port() const;
+    const HttpOptions& options() const;
 
 private:
     struct Impl;
+    struct Session;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,35 @@
+// api_context.h: what the wire APIs need from the rest of the front end. Filled in by main.cpp
+// and handed to register_api_routes(); it must outlive the HttpServer.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generation.h"
+#include "radiance/text/tokenizer.h"
+
+namespace radiance::frontend {
+
+struct ApiOptions {
+    bool skip_special_tokens = true;  // in generated text, as transformers' decode(skip_special_tokens=True)
+    bool require_model_match = true;  // a request naming another model gets 404 (a missing name is fine)
+    int max_n = 128;                  // choices per request
+    int max_top_logprobs = 20;
+    int max_stop_strings = 16;
+    int request_timeout_s = 600;      // becomes GenerationRequest::deadline
+};
+
+struct ApiContext {
+    const text::Tokenizer* tokenizer = nullptr;
+    std::string chat_template;        // Jinja source; empty: chat endpoints answer 400
+    std::string bos_token;            // passed to the template as bos_token / eos_token
+    std::string eos_token;
+    std::string model_name;           // empty: GenerationService::model_info().name
+    GenerationService* service = nullptr;
+    int64_t max_context = 0;          // 0: GenerationService::model_info().context_length
+    int default_max_tokens = 1024;    // when a request names none (capped by what fits)
+    std::vector<int32_t> stop_token_ids;  // end generation; empty: the tokenizer's EOS (+ eos_token's id)
+    ApiOptions options;
+};
+
+}  // namespace radiance::frontend

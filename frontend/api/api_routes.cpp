@@ -1,0 +1,43 @@
+#include "api_routes.h"
+
+#include <memory>
+
+#include "api_error.h"
+#include "api_state.h"
+#include "route_handlers.h"
+
+namespace radiance::frontend {
+
+namespace {
+
+bool is_anthropic_path(const Request& req) {
+    const std::string_view target(req.target().data(), req.target().size());
+    return target.rfind("/v1/messages", 0) == 0;
+}
+
+}  // namespace
+
+void register_api_routes(HttpServer& server, ApiContext& ctx) {
+    // Shared by every handler; the server's routes keep it alive.
+    auto api = std::make_shared<const ApiState>(ctx);
+    auto bind = [api](Reply (*handler)(const ApiState&, const Request&)) {
+        return [api, handler](const Request& req) { return handler(*api, req); };
+    };
+    server.route(http::verb::post, "/v1/chat/completions", bind(handle_chat_completions));
+    server.route(http::verb::post, "/v1/completions", bind(handle_completions));
+    server.route(http::verb::get, "/v1/models", bind(handle_models));
+    server.route(http::verb::post, "/v1/messages", bind(handle_messages));
+    server.route(http::verb::post, "/completion", bind(handle_llama_completion));
+    server.route(http::verb::post, "/completions", bind(handle_llama_completion));  // llama-server's alias
+    server.route(http::verb::post, "/tokenize", bind(handle_tokenize));
+    server.route(http::verb::post, "/detokenize", bind(handle_detokenize));
+    server.route(http::verb::get, "/props", bind(handle_props));
+
+    server.set_error_formatter([](const Request& req, http::status status, const std::string& message,
+                                  const std::string& type) {
+        if (is_anthropic_path(req)) return anthropic_error(req, ApiError(status, message));
+        return error_response(req, status, message, type);
+    });
+}
+
+}  // namespace radiance::frontend

@@ -1,0 +1,207 @@
+// POST /v1/chat/completions: OpenAI chat completions, streamed as chat.completion.chunk events
+// ending with [DONE], or answered once.
+#include "api_error.h"
+#include "chat_prompt.h"
+#include "finish_reasons.h"
+#include "generation_job.h"
+#include "openai_logprobs.h"
+#include "route_handlers.h"
+#include "sampling_fields.h"
+#include "wire_output.h"
+
+namespace radiance::frontend {
+
+namespace {
+
+struct ChatRequest {
+    ordered_json messages;
+    JobPlan plan;
+    bool stream = false;
+    bool include_usage = false;
+    bool logprobs = false;
+    int prompt_tokens = 0;
+};
+
+ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
+    ChatRequest r;
+    auto messages = body.find("messages");
+    if (messages == body.end() || messages->is_null()) throw bad_request("'messages' is required", "messages");
+    r.messages = normalize_chat_messages(*messages);
+
+    r.stream = get_bool(body, "stream").value_or(false);
+    if (auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
+        if (!so->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
+        r.include_usage = get_bool(*so, "include_usage").value_or(false);
+    }
+    if (auto rf = body.find("response_format"); rf != body.end() && !rf->is_null()) {
+        if (!rf->is_object() || rf->value("type", std::string()) != "text")
+            throw bad_request("only {\"type\": \"text\"} is supported for 'response_format'", "response_format");
+    }
+    const int n = static_cast<int>(get_int(body, "n", 1, api.ctx().options.max_n).value_or(1));
+    r.logprobs = get_bool(body, "logprobs").value_or(false);
+    const auto top = get_int(body, "top_logprobs", 0, api.ctx().options.max_top_logprobs);
+    if (top && !r.logprobs) throw bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+
+    SamplingParams sampling = read_openai_sampling(body, api);
+    sampling.top_logprobs = r.logprobs ? static_cast<int>(top.value_or(0)) : -1;
+    r.plan.stop = get_string_list(body, "stop", api.ctx().options.max_stop_strings);
+    if (!get_bool(body, "ignore_eos").value_or(false)) r.plan.stop_token_ids = api.stop_token_ids();
+
+    auto tools = body.find("tools");
+    if (tools != body.end() && !tools->is_null() && !tools->is_array()) throw bad_request("'tools' must be an array", "tools");
+    auto kwargs = body.find("chat_template_kwargs");
+    ChatPromptOptions prompt_options;
+    prompt_options.tools = tools != body.end() ? &*tools : nullptr;
+    prompt_options.template_kwargs = kwargs != body.end() && !kwargs->is_null() ? &*kwargs : nullptr;
+    prompt_options.add_generation_prompt = get_bool(body, "add_generation_prompt").value_or(true);
+    prompt_options.continue_final_message = get_bool(body, "continue_final_message").value_or(false);
+    std::vector<int32_t> prompt = chat_prompt_tokens(api, r.messages, prompt_options);
+    r.prompt_tokens = static_cast<int>(prompt.size());
+
+    // max_completion_tokens is the newer name; either may come.
+    const char* max_name = body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null()
+                               ? "max_completion_tokens"
+                               : "max_tokens";
+    const int max_tokens =
+        api.plan_max_tokens(prompt.size(), get_int(body, max_name, INT32_MIN, INT32_MAX), "messages", max_name, false);
+
+    for (int i = 0; i < n; ++i) {
+        ChoicePlan c{prompt, sampling, max_tokens};
+        c.sampling.seed = seed_for_choice(sampling.seed, static_cast<size_t>(i));
+        r.plan.choices.push_back(std::move(c));
+    }
+    r.plan.skip_special_tokens = api.ctx().options.skip_special_tokens;
+    r.plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(api.ctx().options.request_timeout_s);
+    return r;
+}
+
+ordered_json usage_json(int prompt_tokens, int completion_tokens) {
+    return {{"prompt_tokens", prompt_tokens},
+            {"completion_tokens", completion_tokens},
+            {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+// Streams chat.completion.chunk events: a role chunk per choice, content deltas, a finish chunk
+// per choice, the usage chunk when asked, then [DONE].
+class ChatStream : public JobListener {
+public:
+    ChatStream(std::shared_ptr<StreamWriter> w, const text::Tokenizer& tok, const ChatRequest& r, std::string model)
+        : writer_(std::move(w)), tok_(tok), model_(std::move(model)), include_usage_(r.include_usage),
+          logprobs_(r.logprobs), prompt_tokens_(r.prompt_tokens) {}
+
+    void start(size_t n) {
+        for (size_t i = 0; i < n; ++i)
+            write_chunk({choice(i, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr)});
+    }
+
+    void on_delta(size_t i, const ChoiceDelta& d) override {
+        if (d.text.empty() && !logprobs_) return;
+        write_chunk({choice(i, {{"content", d.text}}, logprobs_ ? chat_logprobs(tok_, d.tokens) : ordered_json(), nullptr)});
+    }
+
+    void on_choice_end(size_t i, const ChoiceResult& r) override {
+        if (r.end == ChoiceEnd::Error || r.end == ChoiceEnd::Cancelled) return;
+        write_chunk({choice(i, ordered_json::object(), nullptr, openai_finish_reason(r.end))});
+    }
+
+    void on_job_end(const std::vector<ChoiceResult>& results) override {
+        if (auto e = failed_choice(results)) {
+            writer_->write(sse_data({{"error",
+                                      {{"message", e->what()},
+                                       {"type", openai_error_type(e->status)},
+                                       {"param", nullptr},
+                                       {"code", static_cast<int>(e->status)}}}}));
+        } else if (include_usage_) {
+            ordered_json chunk = base();
+            chunk["choices"] = ordered_json::array();
+            chunk["usage"] = usage_json(prompt_tokens_, total_completion_tokens(results));
+            writer_->write(sse_data(chunk));
+        }
+        writer_->write(std::string(kSseDone));
+        writer_->close();
+    }
+
+private:
+    ordered_json base() const {
+        return {{"id", id_}, {"object", "chat.completion.chunk"}, {"created", created_}, {"model", model_}};
+    }
+    static ordered_json choice(size_t i, ordered_json delta, ordered_json logprobs, const char* finish) {
+        return {{"index", i},
+                {"delta", std::move(delta)},
+                {"logprobs", std::move(logprobs)},
+                {"finish_reason", finish ? ordered_json(finish) : ordered_json()}};
+    }
+    void write_chunk(ordered_json choices) {
+        ordered_json chunk = base();
+        chunk["choices"] = std::move(choices);
+        if (include_usage_) chunk["usage"] = nullptr;  // as OpenAI: every chunk but the last has usage null
+        writer_->write(sse_data(chunk));
+    }
+
+    std::shared_ptr<StreamWriter> writer_;
+    const text::Tokenizer& tok_;
+    std::string id_ = new_request_id("chatcmpl-");
+    int64_t created_ = unix_time();
+    std::string model_;
+    bool include_usage_, logprobs_;
+    int prompt_tokens_;
+};
+
+// Collects the choices and answers one chat.completion object.
+class ChatAnswer : public JobListener {
+public:
+    ChatAnswer(std::shared_ptr<StreamWriter> w, Request head, const text::Tokenizer& tok, const ChatRequest& r,
+               std::string model)
+        : writer_(std::move(w)), head_(std::move(head)), tok_(tok), model_(std::move(model)), logprobs_(r.logprobs),
+          prompt_tokens_(r.prompt_tokens) {}
+
+    void on_job_end(const std::vector<ChoiceResult>& results) override {
+        if (auto e = failed_choice(results)) return writer_->respond(openai_error(head_, *e));
+        ordered_json choices = ordered_json::array();
+        for (size_t i = 0; i < results.size(); ++i) {
+            const auto& r = results[i];
+            choices.push_back({{"index", i},
+                               {"message", {{"role", "assistant"}, {"content", r.text}}},
+                               {"logprobs", logprobs_ ? chat_logprobs(tok_, r.tokens) : ordered_json()},
+                               {"finish_reason", openai_finish_reason(r.end)}});
+        }
+        respond_json(*writer_, head_, http::status::ok,
+                     {{"id", new_request_id("chatcmpl-")},
+                      {"object", "chat.completion"},
+                      {"created", unix_time()},
+                      {"model", model_},
+                      {"choices", std::move(choices)},
+                      {"usage", usage_json(prompt_tokens_, total_completion_tokens(results))}});
+    }
+
+private:
+    std::shared_ptr<StreamWriter> writer_;
+    Request head_;
+    const text::Tokenizer& tok_;
+    std::string model_;
+    bool logprobs_;
+    int prompt_tokens_;
+};
+
+}  // namespace
+
+Reply handle_chat_completions(const ApiState& api, const Request& req) {
+    return answer_errors(req, ErrorShape::OpenAI, [&]() -> Reply {
+        const ordered_json body = parse_body(req.body());
+        api.check_model(body);
+        ChatRequest r = read_chat_request(api, body);
+        auto writer = std::make_shared<StreamWriter>();
+        const size_t n = r.plan.choices.size();
+        if (r.stream) {
+            auto listener = std::make_shared<ChatStream>(writer, api.tokenizer(), r, api.model_name());
+            listener->start(n);
+            start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
+            return Reply::stream(sse_head(req), writer);
+        }
+        auto listener = std::make_shared<ChatAnswer>(writer, request_head(req), api.tokenizer(), r, api.model_name());
+        start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
+        return Reply::deferred(writer);
+    });
+}
+
+}  // namespace radiance::frontend
