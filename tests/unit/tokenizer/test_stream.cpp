@@ -52,6 +52,30 @@ TEST_CASE("tokenizer stream random text", "[tokenizer][stream]") {
     }
 }
 
+TEST_CASE("tokenizer stream without a decoder and with a Metaspace decoder", "[tokenizer][stream]") {
+    // No decoder: the library joins token strings with spaces. Metaspace drops the first
+    // token's "▁". Both must stream to the same text as a full decode.
+    const std::string vocab = R"({"\u2581a":0,"\u2581":1,"b":2,"<0xE4>":3,"<0xBD>":4,"<0xA0>":5,"<s>":6})";
+    const std::string plain = R"({"version":"1.0","added_tokens":[{"id":6,"content":"<s>","single_word":false,)"
+                              R"("lstrip":false,"rstrip":false,"normalized":false,"special":true}],"normalizer":null,)"
+                              R"("pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{"type":"BPE","vocab":)" +
+                              vocab + R"(,"merges":[]}})";
+    std::string metaspace = plain;
+    metaspace.replace(metaspace.find(R"("decoder":null)"), 14,
+                      R"("decoder":{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":true})");
+    for (const std::string& json : {plain, metaspace}) {
+        radiance::text::Tokenizer tok = radiance::text::Tokenizer::from_json(json);
+        std::mt19937 rng(8);
+        std::uniform_int_distribution<TokenId> id(0, 7), len(0, 12);  // 7: unknown, ignored
+        for (int round = 0; round < 500; ++round) {
+            std::vector<TokenId> ids;
+            for (int n = len(rng); n > 0; --n) ids.push_back(id(rng));
+            check_stream(tok, ids, false);
+            check_stream(tok, ids, true);
+        }
+    }
+}
+
 TEST_CASE("tokenizer stream holds incomplete characters", "[tokenizer][stream]") {
     // "你" is three byte-fallback tokens in mistral; nothing may come out before the third.
     const auto& tok = tokenizer_test::reference("mistral");
