@@ -44,6 +44,13 @@ const ErrorCase kErrorCases[] = {
     {"{{ x | tojson }}", "", 1, "not JSON serializable"},
     {"{{ {'a': 1}|dictsort(by='x') }}", "", 1, "sort by either"},
     {"{{ -'a' }}", "", 1, "bad operand type"},
+    {"{% if true %}\n{{ x|no_such_filter }}\n{% endif %}", "", 2, "No filter named 'no_such_filter' found"},
+    {"{% for a, in [[1]] %}{% endfor %}", "", 1, "expected token 'in'"},
+    {"{{ f(a=1, a=2) }}", "", 1, "keyword argument repeated"},
+    {"{% if x[1:] %}{% endif %}", "{\"x\": 5}", 1, "not subscriptable"},
+    {"{{ [] in {} }}", "", 1, "unhashable type"},
+    {"{{ 'a' is string(1) }}", "", 1, "takes no arguments"},
+    {"{{ namespace(undef) }}", "", 1, "'undef' is undefined"},
 };
 
 Error::Kind kind_of(const std::string& tmpl) {

@@ -51,6 +51,9 @@ const Case kAccessCases[] = {
     {"{{ x|length }}|{{ x|list }}|{{ x|join }}|{{ x|default('d') }}|{{ x|string }}|{{ x|trim }}|{{ x|items|list }}", "", "0|[]||d|||[]"},
     {"{% for a in x %}no{% else %}empty{% endfor %}|{{ x ~ 'a' }}|{{ 'a' if x }}|{{ (x if x)|default('D') }}", "", "empty|a||D"},
     {"{{ x.append }}|{{ x.update is defined }}", "{\"x\": {}}", "|False"},
+    {"{{ d.items() }}|{{ d.keys() }}|{{ d.values() }}|{{ d.keys() is sequence }}|{{ d.keys()[0] }}|{{ range(3) }}|{{ range(0, 9, 2) }}|{{ range(4)[1] }}", "{\"d\": {\"a\": 1}}", "dict_items([('a', 1)])|dict_keys(['a'])|dict_values([1])|False||range(0, 3)|range(0, 9, 2)|1"},
+    {"{{ none[::-1] }}|{{ 1[1:]|default('folded') }}|{{ '%s' % 2.5[::-1] }}", "", "|folded|"},
+    {"{{ '%s' % undefined }}|{{ 'x' % [1] }}|{{ 'x' % {} }}", "", "|x|x"},
 };
 
 }  // namespace

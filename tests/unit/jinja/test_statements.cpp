@@ -28,6 +28,7 @@ const Case kControlFlowCases[] = {
     {"{% generation %}gen {{ 1 }}{% endgeneration %}", "", "gen 1"},
     {"{% print 1, 2 %}|{% print 'x' %}", "", "12|x"},
     {"{% block b %}in block{% endblock %}|{% block c %}x{% endblock c %}", "", "in block|x"},
+    {"{% if false %}{{ x|no_such_filter }}{% endif %}{{ 1 if true else y|nope }}ok", "", "1ok"},
 };
 
 const Case kScopingCases[] = {

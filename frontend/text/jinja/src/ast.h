@@ -50,6 +50,9 @@ struct Expr {
   ExprKind kind;
   int line = 0;
   int depth = 1;  // height of this subtree, bounded by the parser
+  // Built from literals only, so Jinja's optimizer evaluates it while compiling (see
+  // Evaluator::try_fold). Conditional expressions qualify when their test does.
+  bool constant = false;
   Value literal;
   std::string name;
   std::vector<ExprPtr> children;

@@ -98,7 +98,8 @@ Value get_item(const Value& obj, const Value& key) {
       break;
     case Value::Kind::List:
     case Value::Kind::String:
-      if (key.is_int() || key.is_bool()) {
+      if ((key.is_int() || key.is_bool()) && (obj.is_string() || obj.is_list_or_tuple() ||
+                                              obj.seq_kind() == Value::SeqKind::Range)) {
         if (obj.is_list()) {
           const auto len = static_cast<int64_t>(obj.as_list().size());
           int64_t i = key.as_int();
@@ -122,11 +123,12 @@ Value get_item(const Value& obj, const Value& key) {
 }
 
 Value get_slice(const Value& obj, const Value& start, const Value& stop, const Value& step) {
+  // Jinja compiles slices to plain Python subscripts (not the sandbox's getitem), so
+  // bad operands raise instead of giving undefined.
   if (obj.is_undefined()) fail_undefined(obj);
-  // Python raises TypeError for bad indices; the sandbox turns that into undefined.
   if (!is_slice_index(start) || !is_slice_index(stop) || !is_slice_index(step))
-    return Value::undefined("slice indices must be integers or None");
-  if (obj.is_list()) {
+    throw Error(Error::Kind::Runtime, "slice indices must be integers or None or have an __index__ method");
+  if (obj.is_list_or_tuple() || (obj.is_list() && obj.seq_kind() == Value::SeqKind::Range)) {
     const ValueList& items = obj.as_list();
     ValueList out;
     for (size_t i : slice_positions(static_cast<int64_t>(items.size()), start, stop, step)) out.push_back(items[i]);
@@ -138,7 +140,8 @@ Value get_slice(const Value& obj, const Value& start, const Value& stop, const V
     for (size_t i : slice_positions(static_cast<int64_t>(cps.size()), start, stop, step)) out.push_back(cps[i]);
     return Value(to_utf8(out));
   }
-  return Value::undefined("'" + type_name(obj) + "' object is not subscriptable");
+  if (obj.is_dict()) throw Error(Error::Kind::Runtime, "unhashable type: 'slice'");
+  throw Error(Error::Kind::Runtime, "'" + type_name(obj) + "' object is not subscriptable");
 }
 
 ValueList iterate(const Value& v) {
@@ -178,7 +181,10 @@ bool contains(const Value& container, const Value& item) {
     case Value::Kind::List:
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& x) { return py_equal(x, item); });
-    case Value::Kind::Dict: return container.find(item) != nullptr;
+    case Value::Kind::Dict:
+      if (item.is_dict() || (item.is_list() && !item.is_tuple() && item.seq_kind() != Value::SeqKind::Range))
+        throw Error(Error::Kind::Runtime, "unhashable type: '" + type_name(item) + "'");
+      return container.find(item) != nullptr;
     case Value::Kind::Undefined: return false;  // Undefined iterates as empty
     case Value::Kind::Object:
       if (auto* it = dynamic_cast<Iterator*>(container.as_object())) {

@@ -16,36 +16,49 @@ namespace radiance::jinja::detail {
 
 namespace {
 
+// Tests are Python functions of fixed arity: extra arguments are a TypeError.
+bool no_args(const char* name, const Args& args) {
+  expect_no_args(name, args);
+  return true;
+}
+
 Value one_arg(const char* name, const Args& args) { return bind_args(name, args, {{"other", Value(), true}})[0]; }
 
-bool t_defined(Evaluator&, const Value& v, const Args&) { return !v.is_undefined(); }
-bool t_undefined(Evaluator&, const Value& v, const Args&) { return v.is_undefined(); }
-bool t_none(Evaluator&, const Value& v, const Args&) { return v.is_none(); }
-bool t_boolean(Evaluator&, const Value& v, const Args&) { return v.is_bool(); }
-bool t_true(Evaluator&, const Value& v, const Args&) { return v.is_bool() && v.as_bool(); }
-bool t_false(Evaluator&, const Value& v, const Args&) { return v.is_bool() && !v.as_bool(); }
-bool t_integer(Evaluator&, const Value& v, const Args&) { return v.is_int(); }
-bool t_float(Evaluator&, const Value& v, const Args&) { return v.is_float(); }
-bool t_number(Evaluator&, const Value& v, const Args&) { return v.is_number(); }
-bool t_string(Evaluator&, const Value& v, const Args&) { return v.is_string(); }
-bool t_mapping(Evaluator&, const Value& v, const Args&) { return v.is_dict(); }
+bool t_defined(Evaluator&, const Value& v, const Args& a) { return no_args("defined", a), !v.is_undefined(); }
+bool t_undefined(Evaluator&, const Value& v, const Args& a) { return no_args("undefined", a), v.is_undefined(); }
+bool t_none(Evaluator&, const Value& v, const Args& a) { return no_args("none", a), v.is_none(); }
+bool t_boolean(Evaluator&, const Value& v, const Args& a) { return no_args("boolean", a), v.is_bool(); }
+bool t_true(Evaluator&, const Value& v, const Args& a) { return no_args("true", a), v.is_bool() && v.as_bool(); }
+bool t_false(Evaluator&, const Value& v, const Args& a) { return no_args("false", a), v.is_bool() && !v.as_bool(); }
+bool t_integer(Evaluator&, const Value& v, const Args& a) { return no_args("integer", a), v.is_int(); }
+bool t_float(Evaluator&, const Value& v, const Args& a) { return no_args("float", a), v.is_float(); }
+bool t_number(Evaluator&, const Value& v, const Args& a) { return no_args("number", a), v.is_number(); }
+bool t_string(Evaluator&, const Value& v, const Args& a) { return no_args("string", a), v.is_string(); }
+bool t_mapping(Evaluator&, const Value& v, const Args& a) { return no_args("mapping", a), v.is_dict(); }
 
-bool t_iterable(Evaluator&, const Value& v, const Args&) {
+bool t_iterable(Evaluator&, const Value& v, const Args& a) {
+  no_args("iterable", a);
   return v.is_undefined() || v.is_string() || v.is_list() || v.is_dict() ||
          (v.is_object() && dynamic_cast<Iterator*>(v.as_object()));
 }
-// len() and __getitem__: str, list, tuple, dict, and Undefined (which defines both).
-bool t_sequence(Evaluator&, const Value& v, const Args&) {
-  return v.is_undefined() || v.is_string() || v.is_list() || v.is_dict();
+// len() and __getitem__: str, list, tuple, range, dict, and Undefined (which defines
+// both); dict views have no __getitem__.
+bool t_sequence(Evaluator&, const Value& v, const Args& a) {
+  no_args("sequence", a);
+  return v.is_undefined() || v.is_string() || v.is_list_or_tuple() || v.is_dict() ||
+         (v.is_list() && v.seq_kind() == Value::SeqKind::Range);
 }
-bool t_callable(Evaluator&, const Value& v, const Args&) {
+bool t_callable(Evaluator&, const Value& v, const Args& a) {
+  no_args("callable", a);
   return v.is_undefined() || (v.is_object() && v.as_object()->is_callable());
 }
 
-bool t_odd(Evaluator& ev, const Value& v, const Args&) {
+bool t_odd(Evaluator& ev, const Value& v, const Args& a) {
+  no_args("odd", a);
   return py_equal(binary_op(ev, Op::Mod, v, Value(2)), Value(1));
 }
-bool t_even(Evaluator& ev, const Value& v, const Args&) {
+bool t_even(Evaluator& ev, const Value& v, const Args& a) {
+  no_args("even", a);
   return py_equal(binary_op(ev, Op::Mod, v, Value(2)), Value(0));
 }
 bool t_divisibleby(Evaluator& ev, const Value& v, const Args& a) {
@@ -63,8 +76,8 @@ bool case_test(const Value& v, bool lower) {
   }
   return cased;
 }
-bool t_lower(Evaluator&, const Value& v, const Args&) { return case_test(v, true); }
-bool t_upper(Evaluator&, const Value& v, const Args&) { return case_test(v, false); }
+bool t_lower(Evaluator&, const Value& v, const Args& a) { return no_args("lower", a), case_test(v, true); }
+bool t_upper(Evaluator&, const Value& v, const Args& a) { return no_args("upper", a), case_test(v, false); }
 
 // Python's `is`: singletons and small ints compare by value, everything else by object.
 bool t_sameas(Evaluator&, const Value& v, const Args& a) {
@@ -80,10 +93,14 @@ bool t_sameas(Evaluator&, const Value& v, const Args& a) {
   }
 }
 
-bool t_escaped(Evaluator&, const Value&, const Args&) { return false; }  // no Markup values here
+bool t_escaped(Evaluator&, const Value&, const Args& a) { return no_args("escaped", a), false; }  // no Markup here
 bool t_in(Evaluator&, const Value& v, const Args& a) { return contains(one_arg("in", a), v); }
-bool t_filter(Evaluator&, const Value& v, const Args&) { return v.is_string() && find_filter(v.as_string()); }
-bool t_test(Evaluator&, const Value& v, const Args&) { return v.is_string() && find_test(v.as_string()); }
+bool t_filter(Evaluator&, const Value& v, const Args& a) {
+  return no_args("filter", a), v.is_string() && find_filter(v.as_string());
+}
+bool t_test(Evaluator&, const Value& v, const Args& a) {
+  return no_args("test", a), v.is_string() && find_test(v.as_string());
+}
 
 bool t_eq(Evaluator&, const Value& v, const Args& a) { return compare_op(Op::Eq, v, one_arg("eq", a)); }
 bool t_ne(Evaluator&, const Value& v, const Args& a) { return compare_op(Op::Ne, v, one_arg("ne", a)); }

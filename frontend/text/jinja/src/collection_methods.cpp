@@ -34,7 +34,10 @@ Value dict_method(const Value& self, const std::string& name) {
         else if (name == "values") out.push_back(v);
         else out.push_back(Value::tuple({k, v}));
       }
-      return Value::list(std::move(out));
+      const auto kind = name == "keys"     ? Value::SeqKind::DictKeys
+                        : name == "values" ? Value::SeqKind::DictValues
+                                           : Value::SeqKind::DictItems;
+      return Value::sequence(std::move(out), kind);
     });
   }
   if (name == "get") {
@@ -54,7 +57,9 @@ Value dict_method(const Value& self, const std::string& name) {
 }
 
 Value list_method(const Value& self, const std::string& name) {
-  if (is_one_of(name, kUnsafeListMethods)) return unsafe_attribute(self, name);
+  if (!self.is_list_or_tuple() && self.seq_kind() != Value::SeqKind::Range) return Value();  // dict views
+  if (self.seq_kind() == Value::SeqKind::List && is_one_of(name, kUnsafeListMethods))
+    return unsafe_attribute(self, name);
   if (name == "count") {
     return make_function(name, [self](Evaluator&, const Args& args) {
       auto a = bind_args("count", args, {{"value", Value(), true}});
@@ -72,7 +77,7 @@ Value list_method(const Value& self, const std::string& name) {
       throw Error(Error::Kind::Runtime, to_repr(a[0]) + " is not in list");
     });
   }
-  if (name == "copy" && !self.is_tuple()) {
+  if (name == "copy" && self.seq_kind() == Value::SeqKind::List) {
     return make_function(name, [self](Evaluator&, const Args& args) {
       expect_no_args("copy", args);
       return self;

@@ -1,4 +1,6 @@
 // Expression evaluation.
+#include <optional>
+
 #include "attributes.h"
 #include "builtins.h"
 #include "evaluator.h"
@@ -12,8 +14,31 @@ namespace radiance::jinja::detail {
 namespace {
 [[noreturn]] void runtime(const std::string& msg) { throw Error(Error::Kind::Runtime, msg); }
 
+// The optimizer keeps a folded value only when Python can write it back as a literal.
+bool has_safe_repr(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::None:
+    case Value::Kind::Bool:
+    case Value::Kind::Int:
+    case Value::Kind::Float:
+    case Value::Kind::String: return true;
+    case Value::Kind::List:
+      if (v.seq_kind() == Value::SeqKind::Range) return true;
+      if (!v.is_list_or_tuple()) return false;
+      for (const Value& x : v.as_list())
+        if (!has_safe_repr(x)) return false;
+      return true;
+    case Value::Kind::Dict:
+      for (const auto& [k, x] : v.as_dict())
+        if (!has_safe_repr(k) || !has_safe_repr(x)) return false;
+      return true;
+    default: return false;
+  }
+}
+
 void require_hashable_key(const Value& k) {
-  if (k.is_dict() || (k.is_list() && !k.is_tuple())) runtime("unhashable type: '" + type_name(k) + "'");
+  if (k.is_dict() || (k.is_list() && !k.is_tuple() && k.seq_kind() != Value::SeqKind::Range))
+    runtime("unhashable type: '" + type_name(k) + "'");
   if (k.is_tuple())
     for (const Value& x : k.as_list()) require_hashable_key(x);
 }
@@ -21,6 +46,9 @@ void require_hashable_key(const Value& k) {
 
 Value Evaluator::eval(const Expr& e, const ScopePtr& scope) {
   tick();
+  if (e.constant && !folding_ && e.kind != ExprKind::Literal) {
+    if (auto v = try_fold(e, scope); v && has_safe_repr(*v)) return *v;
+  }
   try {
     return eval_inner(e, scope);
   } catch (const Error& err) {
@@ -33,6 +61,7 @@ Value Evaluator::eval_inner(const Expr& e, const ScopePtr& scope) {
   switch (e.kind) {
     case ExprKind::Literal: return e.literal;
     case ExprKind::Name: {
+      if (folding_) runtime("not a constant");  // a conditional expression's branch
       const Value* v = scope->find(e.name);
       return v ? *v : Value::undefined("'" + e.name + "' is undefined");
     }
@@ -65,10 +94,16 @@ Value Evaluator::eval_inner(const Expr& e, const ScopePtr& scope) {
     case ExprKind::GetItem: return eval_getitem(e, scope);
     case ExprKind::Slice: runtime("slice used outside a subscript");
     case ExprKind::Call: {
+      if (folding_) runtime("not a constant");
       const Value callee = eval(*e.children[0], scope);
       return call(callee, eval_args(e.args, scope));
     }
-    case ExprKind::Filter: return eval_filter(e, scope, nullptr);
+    case ExprKind::Filter:
+      // Filters that take the render context are never folded.
+      if (folding_ && (e.name == "map" || e.name == "select" || e.name == "reject" || e.name == "selectattr" ||
+                       e.name == "rejectattr"))
+        runtime("not a constant");
+      return eval_filter(e, scope, nullptr);
     case ExprKind::Test: {
       const Value operand = eval(*e.children[0], scope);
       return Value(apply_test(e.name, operand, eval_args(e.args, scope)));
@@ -106,6 +141,32 @@ Value Evaluator::eval_inner(const Expr& e, const ScopePtr& scope) {
   return Value();
 }
 
+// Jinja's optimizer evaluates constant expressions while compiling, with as_const()
+// semantics that differ in one visible way: a failing slice gives undefined (the
+// sandbox's getitem) instead of the TypeError it raises at run time. Any error means
+// "not foldable", and the expression is evaluated normally at run time.
+std::optional<Value> Evaluator::try_fold(const Expr& e, const ScopePtr& scope) {
+  struct Folding {
+    bool& flag;
+    ~Folding() { flag = false; }
+  } folding{folding_};
+  folding_ = true;
+  try {
+    return eval_inner(e, scope);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// {{ expr }} of a constant expression prints whatever it folds to, even undefined.
+Value Evaluator::eval_output(const Expr& e, const ScopePtr& scope) {
+  if (e.constant && !folding_) {
+    tick();
+    if (auto v = try_fold(e, scope)) return *v;
+  }
+  return eval(e, scope);
+}
+
 Value Evaluator::eval_getitem(const Expr& e, const ScopePtr& scope) {
   const Value obj = eval(*e.children[0], scope);
   const Expr& index = *e.children[1];
@@ -114,7 +175,13 @@ Value Evaluator::eval_getitem(const Expr& e, const ScopePtr& scope) {
   const Value start = part(0);
   const Value stop = part(1);
   const Value step = part(2);
-  return get_slice(obj, start, stop, step);
+  try {
+    return get_slice(obj, start, stop, step);
+  } catch (const Error& err) {
+    // The sandbox's getitem turns TypeError into undefined, but undefined itself raises.
+    if (folding_ && !obj.is_undefined()) return Value::undefined(err.message());
+    throw;
+  }
 }
 
 Value Evaluator::eval_compare(const Expr& e, const ScopePtr& scope) {
@@ -160,13 +227,13 @@ Args Evaluator::eval_args(const CallArgs& call_args, const ScopePtr& scope) {
 
 Value Evaluator::apply_filter(const std::string& name, const Value& input, const Args& args) {
   const FilterFn fn = find_filter(name);
-  if (!fn) runtime("No filter named '" + name + "'.");
+  if (!fn) runtime("No filter named '" + name + "' found.");
   return fn(*this, input, args);
 }
 
 bool Evaluator::apply_test(const std::string& name, const Value& input, const Args& args) {
   const TestFn fn = find_test(name);
-  if (!fn) runtime("No test named '" + name + "'.");
+  if (!fn) runtime("No test named '" + name + "' found.");
   return fn(*this, input, args);
 }
 

@@ -97,7 +97,7 @@ Evaluator::Flow Evaluator::exec(const Stmt& stmt, const ScopePtr& scope, std::st
         check_string_size(out.size());
         return Flow::Normal;
       case StmtKind::Output:
-        for (const auto& e : static_cast<const OutputStmt&>(stmt).exprs) append_output(out, eval(*e, scope));
+        for (const auto& e : static_cast<const OutputStmt&>(stmt).exprs) append_output(out, eval_output(*e, scope));
         return Flow::Normal;
       case StmtKind::If: {
         const auto& s = static_cast<const IfStmt&>(stmt);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,8 @@ class Evaluator {
   void append_output(std::string& out, const Value& v);
 
   Value eval(const Expr& e, const ScopePtr& scope);
+  Value eval_output(const Expr& e, const ScopePtr& scope);
+  std::optional<Value> try_fold(const Expr& e, const ScopePtr& scope);
   Value eval_inner(const Expr& e, const ScopePtr& scope);
   Value eval_filter(const Expr& e, const ScopePtr& scope, const Value* input);
   Value eval_compare(const Expr& e, const ScopePtr& scope);
@@ -67,6 +70,7 @@ class Evaluator {
   const Options& options_;
   uint64_t steps_ = 0;
   int recursion_ = 0;
+  bool folding_ = false;  // inside try_fold: evaluating as Jinja's optimizer would
   std::vector<std::weak_ptr<Namespace>> namespaces_;
 };
 

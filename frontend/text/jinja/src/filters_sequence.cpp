@@ -22,7 +22,8 @@ Value ignore_case(const Value& v) { return v.is_string() ? Value(py_lower(v.as_s
 
 // Python hashes dict keys and set members; lists and dicts are unhashable.
 void require_hashable(const Value& v) {
-  if (v.is_dict() || (v.is_list() && !v.is_tuple()) || (v.is_object() && !v.as_object()->is_callable()))
+  if (v.is_dict() || (v.is_list() && !v.is_tuple() && v.seq_kind() != Value::SeqKind::Range) ||
+      (v.is_object() && !v.as_object()->is_callable()))
     runtime("unhashable type: '" + type_name(v) + "'");
   if (v.is_tuple())
     for (const Value& x : v.as_list()) require_hashable(x);
@@ -80,7 +81,16 @@ Value f_reverse(Evaluator&, const Value& v, const Args& a) {
   }
   ValueList items = iterate(v);
   std::reverse(items.begin(), items.end());
-  if (v.is_list() && !v.is_tuple()) return make_iterator(std::move(items), "list_reverseiterator");
+  if (v.is_list()) {
+    switch (v.seq_kind()) {
+      case Value::SeqKind::List: return make_iterator(std::move(items), "list_reverseiterator");
+      case Value::SeqKind::Range: return make_iterator(std::move(items), "range_iterator");
+      case Value::SeqKind::Tuple: return make_iterator(std::move(items), "reversed");
+      case Value::SeqKind::DictItems: return make_iterator(std::move(items), "dict_reverseitemiterator");
+      case Value::SeqKind::DictValues: return make_iterator(std::move(items), "dict_reversevalueiterator");
+      case Value::SeqKind::DictKeys: return make_iterator(std::move(items), "dict_reversekeyiterator");
+    }
+  }
   if (v.is_dict()) return make_iterator(std::move(items), "dict_reversekeyiterator");
   if (v.is_object()) return Value::list(std::move(items));  // reversed() fails on iterators; Jinja lists them
   return make_iterator(std::move(items), "reversed");

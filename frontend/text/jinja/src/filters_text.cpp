@@ -2,6 +2,7 @@
 // undefined becomes "" and numbers their Python text.
 #include <algorithm>
 
+#include "attributes.h"
 #include "call_args.h"
 #include "evaluator.h"
 #include "filter_table.h"
@@ -27,12 +28,7 @@ Value f_lower(Evaluator&, const Value& v, const Args& a) {
 
 Value f_capitalize(Evaluator&, const Value& v, const Args& a) {
   expect_no_args("capitalize", a);
-  const std::string s = to_str(v);
-  std::string out;
-  bool first = true;
-  for (size_t pos = 0; pos < s.size(); first = false)
-    append_utf8(out, first ? to_upper_cp(next_code_point(s, pos)) : to_lower_cp(next_code_point(s, pos)));
-  return Value(out);
+  return Value(py_capitalize(to_str(v)));
 }
 
 // Jinja's title filter: words start after '-', whitespace or an opening bracket
@@ -49,7 +45,11 @@ Value f_title(Evaluator&, const Value& v, const Args& a) {
       word_start = true;
       continue;
     }
-    out.push_back(word_start ? to_upper_cp(c) : to_lower_cp(c));
+    if (word_start && c == 0xDF) {  // item[0].upper() of "ß" is "SS"
+      out += U"SS";
+    } else {
+      out.push_back(word_start ? to_upper_cp(c) : to_lower_cp(c));
+    }
     word_start = false;
   }
   return Value(to_utf8(out));
@@ -113,6 +113,9 @@ Value f_center(Evaluator& ev, const Value& v, const Args& args) {
 
 Value f_indent(Evaluator& ev, const Value& v, const Args& args) {
   auto a = bind_args("indent", args, {{"width", Value(4)}, {"first", Value(false)}, {"blank", Value(false)}});
+  // Jinja appends "\n" to the input without str(): only strings work.
+  if (v.is_undefined()) fail_undefined(v);
+  if (!v.is_string()) throw Error(Error::Kind::Runtime, "unsupported operand type(s) for +=: '" + type_name(v) + "' and 'str'");
   std::string indention;
   if (a[0].is_string()) {
     indention = a[0].as_string();
@@ -122,7 +125,7 @@ Value f_indent(Evaluator& ev, const Value& v, const Args& args) {
     indention = std::string(static_cast<size_t>(std::max<int64_t>(w, 0)), ' ');
   }
   // Jinja appends a newline first so that splitlines() keeps a trailing empty line.
-  const std::vector<std::string> lines = py_splitlines(to_str(v) + "\n", false);
+  const std::vector<std::string> lines = py_splitlines(v.as_string() + "\n", false);
   std::string rv;
   if (truthy(a[2])) {
     for (size_t i = 0; i < lines.size(); ++i) {
@@ -145,8 +148,15 @@ Value f_indent(Evaluator& ev, const Value& v, const Args& args) {
 Value f_truncate(Evaluator&, const Value& v, const Args& args) {
   auto a = bind_args("truncate", args,
                      {{"length", Value(255)}, {"killwords", Value(false)}, {"end", Value("...")}, {"leeway", Value(5)}});
-  const std::u32string s = to_u32(to_str(v));
   const int64_t length = int_arg("truncate", a[0]);
+  if (!v.is_string()) {
+    // Jinja measures len(s) without str(): only sized values get through, unchanged
+    // when short enough.
+    const int64_t leeway = a[3].is_none() ? 5 : int_arg("truncate", a[3]);
+    if (static_cast<int64_t>(py_len(v)) <= length + leeway) return v;
+    throw Error(Error::Kind::Runtime, "cannot truncate a " + type_name(v));
+  }
+  const std::u32string s = to_u32(v.as_string());
   const std::u32string end = to_u32(to_str(a[2]));
   const int64_t leeway = a[3].is_none() ? 5 : int_arg("truncate", a[3]);
   if (length < static_cast<int64_t>(end.size()))

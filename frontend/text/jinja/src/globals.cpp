@@ -42,7 +42,7 @@ Value g_range(Evaluator& ev, const Args& args) {
   ev.check_list_size(static_cast<size_t>(length));
   ValueList out;
   for (int64_t i = 0; i < static_cast<int64_t>(length); ++i) out.emplace_back(start + i * step);
-  return Value::list(std::move(out));
+  return Value::range(std::move(out), start, stop, step);
 }
 
 // dict(mapping_or_pairs, **kwargs) and namespace(...) build their items the same way.
@@ -60,6 +60,7 @@ DictItems dict_items_from(const char* fn, const Args& args) {
   };
   if (!args.positional.empty()) {
     const Value& src = args.positional[0];
+    if (src.is_undefined()) fail_undefined(src);  // dict() probes src.keys, which undefined refuses
     if (src.is_dict()) {
       for (const auto& [k, v] : src.as_dict()) put(k, v);
     } else {

@@ -85,7 +85,10 @@ class Dumper {
       case Value::Kind::Int: out += std::to_string(v.as_int()); return;
       case Value::Kind::Float: out += dump_float(v.as_float()); return;
       case Value::Kind::String: dump_string(out, v.as_string(), opts_.ensure_ascii); return;
-      case Value::Kind::List: dump_list(out, v.as_list(), level); return;
+      case Value::Kind::List:
+        if (!v.is_list_or_tuple()) not_serializable(v);  // ranges and dict views
+        dump_list(out, v.as_list(), level);
+        return;
       case Value::Kind::Dict: dump_dict(out, v.as_dict(), level); return;
       default: not_serializable(v);
     }

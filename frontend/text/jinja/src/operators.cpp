@@ -159,6 +159,8 @@ Value arithmetic(Op op, const Value& a, const Value& b) {
 }  // namespace
 
 Value binary_op(Evaluator& ev, Op op, const Value& a, const Value& b) {
+  // str % x formats before Python asks x for __rmod__, so '%s' % undefined is "".
+  if (op == Op::Mod && a.is_string()) return Value(py_percent_format(ev, a.as_string(), b));
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
   if (a.is_number() && b.is_number()) return arithmetic(op, a, b);
@@ -169,21 +171,18 @@ Value binary_op(Evaluator& ev, Op op, const Value& a, const Value& b) {
         return Value(a.as_string() + b.as_string());
       }
       if (a.is_string()) runtime("can only concatenate str (not \"" + type_name(b) + "\") to str");
-      if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+      if (a.is_list_or_tuple() && b.is_list_or_tuple() && a.is_tuple() == b.is_tuple()) {
         ev.check_list_size(a.as_list().size() + b.as_list().size());
         ValueList out = a.as_list();
         out.insert(out.end(), b.as_list().begin(), b.as_list().end());
         return a.is_tuple() ? Value::tuple(std::move(out)) : Value::list(std::move(out));
       }
-      if (a.is_list())
+      if (a.is_list_or_tuple())
         runtime("can only concatenate " + type_name(a) + " (not \"" + type_name(b) + "\") to " + type_name(a));
       break;
     case Op::Mul:
-      if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(ev, a, b.as_int());
-      if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(ev, b, a.as_int());
-      break;
-    case Op::Mod:
-      if (a.is_string()) return Value(py_percent_format(ev, a.as_string(), b));
+      if ((a.is_string() || a.is_list_or_tuple()) && (b.is_int() || b.is_bool())) return repeat(ev, a, b.as_int());
+      if ((b.is_string() || b.is_list_or_tuple()) && (a.is_int() || a.is_bool())) return repeat(ev, b, a.as_int());
       break;
     default: break;
   }

@@ -90,7 +90,35 @@ class Parser {
     see(e->args.star_kwargs);
     e->depth = depth + 1;
     if (e->depth > kMaxExprDepth) fail("expression nested too deeply", e->line);
+    e->constant = is_constant(*e);
     return e;
+  }
+
+  // Mirrors which nodes Jinja's as_const() can evaluate: no variables, no calls, no
+  // filters that need the render context.
+  static bool is_constant(const Expr& e) {
+    auto all = [](const std::vector<ExprPtr>& v) {
+      for (const auto& c : v)
+        if (c && !c->constant) return false;
+      return true;
+    };
+    switch (e.kind) {
+      case ExprKind::Literal: return true;
+      case ExprKind::Name:
+      case ExprKind::NamespaceRef:
+      case ExprKind::Call: return false;
+      case ExprKind::CondExpr: return e.children[1]->constant;
+      case ExprKind::Filter:
+        if (!e.children[0] || e.name == "map" || e.name == "select" || e.name == "reject" ||
+            e.name == "selectattr" || e.name == "rejectattr")
+          return false;
+        break;
+      default: break;
+    }
+    if (e.args.star_args || e.args.star_kwargs || !all(e.children) || !all(e.args.positional)) return false;
+    for (const auto& kv : e.args.keyword)
+      if (!kv.second->constant) return false;
+    return true;
   }
 
   ExprPtr binary(ExprKind kind, Op op, ExprPtr lhs, ExprPtr rhs, int line) {
@@ -116,7 +144,7 @@ class Parser {
         advance();
         auto s = std::make_unique<OutputStmt>();
         s->line = cur().line;
-        s->exprs.push_back(parse_tuple(false, true, {}, false, false));
+        s->exprs.push_back(parse_tuple(false, true, false, false));
         expect_type(TokenType::VariableEnd, "end of print statement");
         body.push_back(std::move(s));
       } else if (t.type == TokenType::BlockBegin) {
@@ -178,9 +206,9 @@ class Parser {
   StmtPtr parse_for() {
     advance();
     auto s = std::make_unique<ForStmt>();
-    s->target = to_target(parse_tuple(true, true, {"in"}, false, false));
+    s->target = to_target(parse_tuple(true, true, false, false));
     expect_name("in");
-    s->iterable = parse_tuple(false, false, {"recursive"}, false, false);
+    s->iterable = parse_tuple(false, false, false, false);
     if (skip_name("if")) s->filter = parse_expression(true);
     s->recursive = skip_name("recursive");
     ++loop_depth_;
@@ -194,7 +222,7 @@ class Parser {
     advance();
     auto s = std::make_unique<IfStmt>();
     while (true) {
-      s->conditions.push_back(parse_tuple(false, false, {}, false, false));
+      s->conditions.push_back(parse_tuple(false, false, false, false));
       s->bodies.push_back(parse_statements({"elif", "else", "endif"}, false, "if"));
       const std::string which = advance().text;
       if (which == "elif") continue;
@@ -206,11 +234,11 @@ class Parser {
 
   StmtPtr parse_set() {
     advance();
-    Target target = to_target(parse_tuple(true, true, {}, false, true));
+    Target target = to_target(parse_tuple(true, true, false, true));
     if (skip_op("=")) {
       auto s = std::make_unique<SetStmt>();
       s->target = std::move(target);
-      s->value = parse_tuple(false, true, {}, false, false);
+      s->value = parse_tuple(false, true, false, false);
       return s;
     }
     auto s = std::make_unique<SetBlockStmt>();
@@ -283,7 +311,7 @@ class Parser {
     auto s = std::make_unique<WithStmt>();
     while (cur().type != TokenType::BlockEnd) {
       if (!s->targets.empty()) expect_op(",");
-      s->targets.push_back(to_target(parse_tuple(true, true, {}, false, false)));
+      s->targets.push_back(to_target(parse_tuple(true, true, false, false)));
       expect_op("=");
       s->values.push_back(parse_expression(true));
     }
@@ -335,7 +363,7 @@ class Parser {
   StmtPtr parse_do() {
     advance();
     auto s = std::make_unique<DoStmt>();
-    s->expr = parse_tuple(false, true, {}, false, false);
+    s->expr = parse_tuple(false, true, false, false);
     return s;
   }
 
@@ -360,22 +388,23 @@ class Parser {
   }
 
   // ---- expressions --------------------------------------------------------------
-  bool is_tuple_end(Names extra_end) const {
+  // Jinja passes extra end rules here ("in" after a for target, "recursive" after the
+  // iterable), but its test_any(*args) receives them as one tuple and never matches, so
+  // in practice only these three tokens end a tuple: `for a, in x` is a syntax error.
+  bool is_tuple_end() const {
     const Token& t = cur();
-    if (t.type == TokenType::VariableEnd || t.type == TokenType::BlockEnd || is_op(")")) return true;
-    return t.type == TokenType::Name && std::find(extra_end.begin(), extra_end.end(), t.text) != extra_end.end();
+    return t.type == TokenType::VariableEnd || t.type == TokenType::BlockEnd || is_op(")");
   }
 
   // Jinja's parse_tuple: a single expression, or a tuple when commas separate several.
   // `simplified` parses only primaries (assignment targets).
-  ExprPtr parse_tuple(bool simplified, bool with_condexpr, Names extra_end, bool explicit_parens,
-                      bool with_namespace) {
+  ExprPtr parse_tuple(bool simplified, bool with_condexpr, bool explicit_parens, bool with_namespace) {
     const int line = cur().line;
     std::vector<ExprPtr> items;
     bool is_tuple = false;
     while (true) {
       if (!items.empty()) expect_op(",");
-      if (is_tuple_end(extra_end)) break;
+      if (is_tuple_end()) break;
       items.push_back(simplified ? parse_primary(with_namespace) : parse_expression(with_condexpr));
       if (is_op(",")) {
         is_tuple = true;
@@ -578,7 +607,7 @@ class Parser {
       case TokenType::Operator:
         if (t.text == "(") {
           advance();
-          ExprPtr e = parse_tuple(false, true, {}, true, false);
+          ExprPtr e = parse_tuple(false, true, true, false);
           expect_op(")");
           return e;
         }
@@ -732,6 +761,8 @@ class Parser {
         ensure(!args.star_kwargs);
         std::string key = advance().text;
         advance();
+        for (const auto& kw : args.keyword)  // Python rejects f(a=1, a=2) when compiling
+          if (kw.first == key) fail("keyword argument repeated: " + key);
         args.keyword.emplace_back(std::move(key), parse_expression(true));
       } else {
         ensure(!args.star_args && !args.star_kwargs && args.keyword.empty());
@@ -764,7 +795,6 @@ class Parser {
       const int line = cur().line;
       auto e = node(ExprKind::Filter, line);
       e->name = dotted_name();
-      if (!find_filter(e->name)) fail("No filter named '" + e->name + "'.", line);
       if (is_op("(")) e->args = parse_call_args();
       e->children.push_back(std::move(operand));
       operand = finish(std::move(e));
@@ -777,7 +807,6 @@ class Parser {
     const bool negated = skip_name("not");
     auto e = node(ExprKind::Test, line);
     e->name = dotted_name();
-    if (!find_test(e->name)) fail("No test named '" + e->name + "'.", line);
     const Token& t = cur();
     const bool arg_start = t.type == TokenType::Name || t.type == TokenType::String ||
                            t.type == TokenType::Integer || t.type == TokenType::Float || is_op("(") || is_op("[") ||
@@ -802,10 +831,88 @@ class Parser {
   std::vector<MacroStmt*> macro_stack_;
 };
 
+// Jinja rejects unknown filters and tests when it compiles a template, except inside
+// "soft" frames (if statements and conditional expressions, not the loops, macros or
+// blocks nested in them): there the error waits until the filter is actually called.
+class NameChecker {
+ public:
+  void body(const Body& b, bool soft) {
+    for (const auto& s : b) stmt(*s, soft);
+  }
+
+ private:
+  void stmt(const Stmt& s, bool soft) {
+    switch (s.kind) {
+      case StmtKind::Output:
+        for (const auto& e : static_cast<const OutputStmt&>(s).exprs) expr(e.get(), soft);
+        break;
+      case StmtKind::If: {
+        const auto& x = static_cast<const IfStmt&>(s);
+        for (size_t i = 0; i < x.conditions.size(); ++i) {
+          expr(x.conditions[i].get(), true);
+          body(x.bodies[i], true);
+        }
+        body(x.else_body, true);
+        break;
+      }
+      case StmtKind::For: {
+        const auto& x = static_cast<const ForStmt&>(s);
+        expr(x.iterable.get(), soft);
+        expr(x.filter.get(), false);
+        body(x.body, false);
+        body(x.else_body, false);
+        break;
+      }
+      case StmtKind::Set: expr(static_cast<const SetStmt&>(s).value.get(), soft); break;
+      case StmtKind::SetBlock:
+        expr(static_cast<const SetBlockStmt&>(s).filter.get(), false);
+        body(static_cast<const SetBlockStmt&>(s).body, false);
+        break;
+      case StmtKind::Macro: macro(static_cast<const MacroStmt&>(s)); break;
+      case StmtKind::CallBlock:
+        expr(static_cast<const CallBlockStmt&>(s).call.get(), soft);
+        macro(*static_cast<const CallBlockStmt&>(s).caller);
+        break;
+      case StmtKind::FilterBlock:
+        expr(static_cast<const FilterBlockStmt&>(s).filter.get(), false);
+        body(static_cast<const FilterBlockStmt&>(s).body, false);
+        break;
+      case StmtKind::With:
+        for (const auto& v : static_cast<const WithStmt&>(s).values) expr(v.get(), soft);
+        body(static_cast<const WithStmt&>(s).body, false);
+        break;
+      case StmtKind::Do: expr(static_cast<const DoStmt&>(s).expr.get(), soft); break;
+      case StmtKind::Scope: body(static_cast<const ScopeStmt&>(s).body, false); break;
+      default: break;
+    }
+  }
+
+  void macro(const MacroStmt& m) {
+    for (const auto& p : m.params) expr(p.default_value.get(), false);
+    body(m.body, false);
+  }
+
+  void expr(const Expr* e, bool soft) {
+    if (!e) return;
+    if (e->kind == ExprKind::CondExpr) soft = true;
+    if (!soft && e->kind == ExprKind::Filter && !find_filter(e->name))
+      throw Error(Error::Kind::Syntax, "No filter named '" + e->name + "'.", e->line);
+    if (!soft && e->kind == ExprKind::Test && !find_test(e->name))
+      throw Error(Error::Kind::Syntax, "No test named '" + e->name + "'.", e->line);
+    for (const auto& c : e->children) expr(c.get(), soft);
+    for (const auto& c : e->args.positional) expr(c.get(), soft);
+    for (const auto& kv : e->args.keyword) expr(kv.second.get(), soft);
+    expr(e->args.star_args.get(), soft);
+    expr(e->args.star_kwargs.get(), soft);
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<ParsedTemplate> parse_template(std::string_view source, const ParserOptions& opts) {
-  return Parser(tokenize(source, opts.lexer), opts).parse();
+  auto tmpl = Parser(tokenize(source, opts.lexer), opts).parse();
+  NameChecker().body(tmpl->body, false);
+  return tmpl;
 }
 
 }  // namespace radiance::jinja::detail

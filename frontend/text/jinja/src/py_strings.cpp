@@ -288,7 +288,11 @@ std::string py_percent_format(Evaluator& ev, const std::string& fmt, const Value
     out += percent_one(arg, spec, conv);
     ev.check_string_size(out.size());
   }
-  if (!used_mapping && !mapping && next < positional.size())
+  // Python skips this check for anything with __getitem__ (lists, undefined) except tuples.
+  const bool mapping_like = args.is_dict() || (args.is_list() && (args.seq_kind() == Value::SeqKind::List ||
+                                                                   args.seq_kind() == Value::SeqKind::Range)) ||
+                            args.is_undefined();
+  if (!used_mapping && !mapping_like && next < positional.size())
     format_error("not all arguments converted during string formatting");
   return out;
 }

@@ -167,24 +167,12 @@ Value m_casefold(Evaluator&, const std::string& s, const Args& a) {
 
 Value m_title(Evaluator&, const std::string& s, const Args& a) {
   expect_no_args("title", a);
-  std::string out;
-  bool prev_cased = false;
-  for (size_t pos = 0; pos < s.size();) {
-    char32_t c = next_code_point(s, pos);
-    c = prev_cased ? to_lower_cp(c) : to_upper_cp(c);
-    prev_cased = is_cased(c);
-    append_utf8(out, c);
-  }
-  return Value(out);
+  return Value(py_title(s));
 }
 
 Value m_capitalize(Evaluator&, const std::string& s, const Args& a) {
   expect_no_args("capitalize", a);
-  std::string out;
-  bool first = true;
-  for (size_t pos = 0; pos < s.size(); first = false)
-    append_utf8(out, first ? to_upper_cp(next_code_point(s, pos)) : to_lower_cp(next_code_point(s, pos)));
-  return Value(out);
+  return Value(py_capitalize(s));
 }
 
 Value m_swapcase(Evaluator&, const std::string& s, const Args& a) {

@@ -180,6 +180,46 @@ std::string py_lower(std::string_view s) {
   return out;
 }
 
+namespace {
+// Title case of one character; German sharp s becomes "Ss" as in Python.
+void append_title(std::string& out, char32_t c) {
+  if (c == 0xDF) {
+    out += "Ss";
+  } else {
+    append_utf8(out, to_upper_cp(c));
+  }
+}
+}  // namespace
+
+std::string py_capitalize(std::string_view s) {
+  std::string out;
+  for (size_t pos = 0; pos < s.size();) {
+    const bool first = pos == 0;
+    const char32_t c = next_code_point(s, pos);
+    if (first) {
+      append_title(out, c);
+    } else {
+      append_utf8(out, to_lower_cp(c));
+    }
+  }
+  return out;
+}
+
+std::string py_title(std::string_view s) {
+  std::string out;
+  bool prev_cased = false;
+  for (size_t pos = 0; pos < s.size();) {
+    const char32_t c = next_code_point(s, pos);
+    if (prev_cased) {
+      append_utf8(out, to_lower_cp(c));
+    } else {
+      append_title(out, c);
+    }
+    prev_cased = is_cased(c);
+  }
+  return out;
+}
+
 std::string py_strip(std::string_view s, const std::u32string* chars, bool left, bool right) {
   auto strip_it = [&](char32_t c) {
     return chars ? chars->find(c) != std::u32string::npos : is_py_space(c);

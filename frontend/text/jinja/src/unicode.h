@@ -34,6 +34,10 @@ bool is_word_cp(char32_t c);
 
 std::string py_upper(std::string_view s);
 std::string py_lower(std::string_view s);
+// str.capitalize(): first character title-cased, the rest lower-cased.
+std::string py_capitalize(std::string_view s);
+// str.title(): title-case every character that follows an uncased one.
+std::string py_title(std::string_view s);
 // Strips code points for which is_strip_char returns true; chars=nullptr means whitespace.
 std::string py_strip(std::string_view s, const std::u32string* chars, bool left, bool right);
 // str.splitlines(): splits on \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85, \u2028, \u2029.

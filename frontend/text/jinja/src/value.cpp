@@ -11,6 +11,7 @@ namespace {
 struct ListData {
   ValueList items;
   int depth;
+  int64_t range_start = 0, range_stop = 0, range_step = 1;  // for SeqKind::Range
 };
 struct DictData {
   DictItems items;
@@ -64,10 +65,28 @@ Value Value::list(ValueList items) {
   return v;
 }
 
-Value Value::tuple(ValueList items) {
+Value Value::tuple(ValueList items) { return sequence(std::move(items), SeqKind::Tuple); }
+
+Value Value::sequence(ValueList items, SeqKind kind) {
   Value v = list(std::move(items));
-  v.tuple_ = true;
+  v.seq_ = kind;
   return v;
+}
+
+Value Value::range(ValueList items, int64_t start, int64_t stop, int64_t step) {
+  Value v = sequence(std::move(items), SeqKind::Range);
+  auto* data = static_cast<ListData*>(v.ptr_.get());
+  data->range_start = start;
+  data->range_stop = stop;
+  data->range_step = step;
+  return v;
+}
+
+void Value::range_params(int64_t& start, int64_t& stop, int64_t& step) const {
+  const auto* data = static_cast<const ListData*>(ptr_.get());
+  start = data->range_start;
+  stop = data->range_stop;
+  step = data->range_step;
 }
 
 Value Value::dict(DictItems items) {

@@ -30,8 +30,8 @@ bool py_equal(const Value& a, const Value& b) {
     case Value::Kind::None: return true;
     case Value::Kind::String: return a.as_string() == b.as_string();
     case Value::Kind::List: {
-      // Python never equates a list with a tuple.
-      if (a.is_tuple() != b.is_tuple()) return false;
+      // Python never equates a list with a tuple, a range or a dict view.
+      if (a.seq_kind() != b.seq_kind()) return false;
       const auto& x = a.as_list();
       const auto& y = b.as_list();
       if (x.size() != y.size()) return false;
@@ -59,7 +59,7 @@ bool py_less(const Value& a, const Value& b) {
     return a.as_int() < b.as_int();
   }
   if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();  // UTF-8 byte order = code point order
-  if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+  if (a.is_list_or_tuple() && b.is_list_or_tuple() && a.is_tuple() == b.is_tuple()) {
     const auto& x = a.as_list();
     const auto& y = b.as_list();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
@@ -82,7 +82,16 @@ std::string type_name(const Value& v) {
     case Value::Kind::Int: return "int";
     case Value::Kind::Float: return "float";
     case Value::Kind::String: return "str";
-    case Value::Kind::List: return v.is_tuple() ? "tuple" : "list";
+    case Value::Kind::List:
+      switch (v.seq_kind()) {
+        case Value::SeqKind::List: return "list";
+        case Value::SeqKind::Tuple: return "tuple";
+        case Value::SeqKind::Range: return "range";
+        case Value::SeqKind::DictKeys: return "dict_keys";
+        case Value::SeqKind::DictValues: return "dict_values";
+        case Value::SeqKind::DictItems: return "dict_items";
+      }
+      return "list";
     case Value::Kind::Dict: return "dict";
     case Value::Kind::Object: return v.as_object()->type_name();
   }

@@ -106,6 +106,16 @@ void append_repr(std::string& out, const Value& v) {
     case Value::Kind::String: out += repr_string(v.as_string()); return;
     case Value::Kind::List: {
       const auto& items = v.as_list();
+      if (v.seq_kind() == Value::SeqKind::Range) {  // range(0, 3), range(0, 9, 2)
+        int64_t start, stop, step;
+        v.range_params(start, stop, step);
+        out += "range(" + std::to_string(start) + ", " + std::to_string(stop);
+        if (step != 1) out += ", " + std::to_string(step);
+        out += ")";
+        return;
+      }
+      const bool view = !v.is_list_or_tuple();  // dict_keys([...]) and friends
+      if (view) out += type_name(v) + "(";
       out.push_back(v.is_tuple() ? '(' : '[');
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
@@ -113,6 +123,7 @@ void append_repr(std::string& out, const Value& v) {
       }
       if (v.is_tuple() && items.size() == 1) out.push_back(',');
       out.push_back(v.is_tuple() ? ')' : ']');
+      if (view) out.push_back(')');
       return;
     }
     case Value::Kind::Dict: {

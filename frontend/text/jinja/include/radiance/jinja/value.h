@@ -44,6 +44,9 @@ class Object {
 class Value {
  public:
   enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Object };
+  // The Python type behind a Kind::List value. Ranges and dict views (d.keys(), d.items())
+  // iterate like lists but print, compare and subscript as Python's own types do.
+  enum class SeqKind : uint8_t { List, Tuple, Range, DictKeys, DictValues, DictItems };
 
   Value() = default;  // undefined
   Value(bool b) : kind_(Kind::Bool) { scalar_.b = b; }
@@ -59,6 +62,9 @@ class Value {
   static Value none();
   static Value list(ValueList items);
   static Value tuple(ValueList items);
+  static Value sequence(ValueList items, SeqKind kind);
+  // range(start, stop, step) with its items already computed.
+  static Value range(ValueList items, int64_t start, int64_t stop, int64_t step);
   static Value dict(DictItems items);
   static Value object(std::shared_ptr<Object> obj);
 
@@ -71,8 +77,13 @@ class Value {
   // Python's numbers: bool is an int subclass.
   bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool; }
   bool is_string() const { return kind_ == Kind::String; }
-  bool is_list() const { return kind_ == Kind::List; }  // list or tuple
-  bool is_tuple() const { return kind_ == Kind::List && tuple_; }
+  bool is_list() const { return kind_ == Kind::List; }  // any SeqKind
+  bool is_tuple() const { return kind_ == Kind::List && seq_ == SeqKind::Tuple; }
+  // A real list or tuple: supports +, *, slicing and json.dumps, unlike ranges and views.
+  bool is_list_or_tuple() const { return kind_ == Kind::List && (seq_ == SeqKind::List || seq_ == SeqKind::Tuple); }
+  SeqKind seq_kind() const { return seq_; }
+  // start, stop, step of a range value.
+  void range_params(int64_t& start, int64_t& stop, int64_t& step) const;
   bool is_dict() const { return kind_ == Kind::Dict; }
   bool is_object() const { return kind_ == Kind::Object; }
 
@@ -101,7 +112,7 @@ class Value {
 
  private:
   Kind kind_ = Kind::Undefined;
-  bool tuple_ = false;
+  SeqKind seq_ = SeqKind::List;
   union {
     bool b;
     int64_t i;
