@@ -1,6 +1,9 @@
 // tok_check.cpp: golden-file comparison for rad-tokcheck (and the unit tests).
 #include "tok_check.h"
 
+#include "radiance/container/container.h"
+#include "radiance/util/error.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -77,8 +80,17 @@ bool check_text(size_t index, const std::string& text, const char* field, const 
 text::Tokenizer load_tokenizer_any(const std::string& path) {
     fs::path p(path);
     std::string name = p.filename().string();
-    if (ends_with(name, ".rad"))
-        throw text::TokenizerError(path + ": .rad containers are not supported by rad-tokcheck yet; give a tokenizer.json");
+    if (ends_with(name, ".rad")) {  // the tokenizer a container carries, as the server loads it
+        try {
+            auto c = container::Reader::open(path);
+            auto tj = c->blob(container::Section::Tokenizer);
+            if (!tj) throw text::TokenizerError(path + ": the container carries no tokenizer");
+            auto tc = c->blob(container::Section::TokenizerConfig);
+            return text::Tokenizer::from_json(*tj, tc ? *tc : std::string());
+        } catch (const radiance::Error& e) {
+            throw text::TokenizerError(e.what());
+        }
+    }
     if (name == "encoder.json") {
         fs::path merges = p.parent_path() / "vocab.bpe";
         if (!fs::exists(merges)) throw text::TokenizerError(path + ": GPT-2 encoder.json needs vocab.bpe beside it");
