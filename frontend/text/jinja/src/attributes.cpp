@@ -182,8 +182,7 @@ bool contains(const Value& container, const Value& item) {
       return std::any_of(container.as_list().begin(), container.as_list().end(),
                          [&](const Value& x) { return py_equal(x, item); });
     case Value::Kind::Dict:
-      if (item.is_dict() || (item.is_list() && !item.is_tuple() && item.seq_kind() != Value::SeqKind::Range))
-        throw Error(Error::Kind::Runtime, "unhashable type: '" + type_name(item) + "'");
+      require_hashable(item);
       return container.find(item) != nullptr;
     case Value::Kind::Undefined: return false;  // Undefined iterates as empty
     case Value::Kind::Object:

@@ -36,12 +36,6 @@ bool has_safe_repr(const Value& v) {
   }
 }
 
-void require_hashable_key(const Value& k) {
-  if (k.is_dict() || (k.is_list() && !k.is_tuple() && k.seq_kind() != Value::SeqKind::Range))
-    runtime("unhashable type: '" + type_name(k) + "'");
-  if (k.is_tuple())
-    for (const Value& x : k.as_list()) require_hashable_key(x);
-}
 }  // namespace
 
 Value Evaluator::eval(const Expr& e, const ScopePtr& scope) {
@@ -78,7 +72,7 @@ Value Evaluator::eval_inner(const Expr& e, const ScopePtr& scope) {
       for (size_t i = 0; i + 1 < e.children.size(); i += 2) {
         Value k = eval(*e.children[i], scope);
         Value v = eval(*e.children[i + 1], scope);
-        require_hashable_key(k);
+        require_hashable(k);
         bool replaced = false;  // {'a': 1, 'a': 2}: the later value wins, the first position stays
         for (auto& kv : items)
           if (py_equal(kv.first, k)) {
@@ -99,10 +93,7 @@ Value Evaluator::eval_inner(const Expr& e, const ScopePtr& scope) {
       return call(callee, eval_args(e.args, scope));
     }
     case ExprKind::Filter:
-      // Filters that take the render context are never folded.
-      if (folding_ && (e.name == "map" || e.name == "select" || e.name == "reject" || e.name == "selectattr" ||
-                       e.name == "rejectattr"))
-        runtime("not a constant");
+      if (folding_ && filter_needs_context(e.name)) runtime("not a constant");
       return eval_filter(e, scope, nullptr);
     case ExprKind::Test: {
       const Value operand = eval(*e.children[0], scope);

@@ -14,4 +14,8 @@ FilterFn find_filter(std::string_view name) {
   return it == table.end() ? nullptr : it->second;
 }
 
+bool filter_needs_context(std::string_view name) {
+  return name == "map" || name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr";
+}
+
 }  // namespace radiance::jinja::detail

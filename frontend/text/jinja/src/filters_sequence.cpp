@@ -20,15 +20,6 @@ namespace {
 
 Value ignore_case(const Value& v) { return v.is_string() ? Value(py_lower(v.as_string())) : v; }
 
-// Python hashes dict keys and set members; lists and dicts are unhashable.
-void require_hashable(const Value& v) {
-  if (v.is_dict() || (v.is_list() && !v.is_tuple() && v.seq_kind() != Value::SeqKind::Range) ||
-      (v.is_object() && !v.as_object()->is_callable()))
-    runtime("unhashable type: '" + type_name(v) + "'");
-  if (v.is_tuple())
-    for (const Value& x : v.as_list()) require_hashable(x);
-}
-
 Value f_length(Evaluator&, const Value& v, const Args& a) {
   expect_no_args("length", a);
   return Value(static_cast<int64_t>(py_len(v)));

@@ -109,9 +109,7 @@ class Parser {
       case ExprKind::Call: return false;
       case ExprKind::CondExpr: return e.children[1]->constant;
       case ExprKind::Filter:
-        if (!e.children[0] || e.name == "map" || e.name == "select" || e.name == "reject" ||
-            e.name == "selectattr" || e.name == "rejectattr")
-          return false;
+        if (!e.children[0] || filter_needs_context(e.name)) return false;
         break;
       default: break;
     }

@@ -74,6 +74,21 @@ bool py_less(const Value& a, const Value& b) {
                                         type_name(b) + "'");
 }
 
+bool is_hashable(const Value& v) {
+  if (v.is_dict()) return false;
+  if (v.is_list()) {
+    if (v.seq_kind() == Value::SeqKind::Range) return true;
+    if (!v.is_tuple()) return false;
+    for (const Value& x : v.as_list())
+      if (!is_hashable(x)) return false;
+  }
+  return true;
+}
+
+void require_hashable(const Value& v) {
+  if (!is_hashable(v)) throw Error(Error::Kind::Runtime, "unhashable type: '" + type_name(v) + "'");
+}
+
 std::string type_name(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::Undefined: return "Undefined";

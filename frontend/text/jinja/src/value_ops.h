@@ -12,6 +12,10 @@ bool truthy(const Value& v);
 bool py_equal(const Value& a, const Value& b);
 // a < b; throws a runtime Error for types Python cannot order ("'<' not supported ...").
 bool py_less(const Value& a, const Value& b);
+// Python's hash() works on scalars, strings, tuples of hashables and ranges; lists, dicts
+// and views are unhashable (dict keys, set members, `x in dict`).
+bool is_hashable(const Value& v);
+void require_hashable(const Value& v);
 // Python's type(x).__name__: "str", "int", "list", "dict", "NoneType", "Undefined"...
 std::string type_name(const Value& v);
 
