@@ -9,6 +9,9 @@ PKGS=(
   clang libclang-rt-14-dev
   prometheus python3-yaml systemd
 )
+# The SDK client tests run the official npm packages; take Debian's Node.js only when the machine
+# has none (a Node.js installed another way already brings npm, and Debian's npm would conflict).
+if ! command -v npm >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
