@@ -12,7 +12,7 @@ namespace radiance::frontend {
 
 struct ApiOptions {
     bool skip_special_tokens = true;  // in generated text, as transformers' decode(skip_special_tokens=True)
-    bool require_model_match = true;  // a request naming another model gets 404 (a missing name is fine)
+    bool require_model_match = true;  // a request naming another model gets 404 (a missing or empty name is fine)
     int max_n = 128;                  // choices per request
     int max_top_logprobs = 20;
     int max_stop_strings = 16;

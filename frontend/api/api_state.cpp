@@ -52,7 +52,7 @@ int64_t ApiState::vocab_size() const {
 
 void ApiState::check_model(const ordered_json& body) const {
     const auto requested = get_string(body, "model");
-    if (!requested || !ctx_.options.require_model_match) return;
+    if (!requested || requested->empty() || !ctx_.options.require_model_match) return;
     const std::string served = model_name();
     if (*requested != served)
         throw ApiError(http::status::not_found, "the model '" + *requested + "' does not exist; this server serves '" + served + "'",

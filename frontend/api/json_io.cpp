@@ -61,15 +61,11 @@ std::string json_type_name(const ordered_json& v) {
 ordered_json parse_body(const std::string& body, int max_depth) {
     if (too_deep(body, max_depth))
         throw bad_request("the request body nests JSON deeper than " + std::to_string(max_depth) + " levels");
-    ordered_json j = ordered_json::parse(body, nullptr, false);
-    if (j.is_discarded()) {
-        // Parse again for the parser's message (where and what), only on this error path.
-        try {
-            (void)ordered_json::parse(body);
-        } catch (const std::exception& e) {
-            throw bad_request(std::string("the request body is not valid JSON: ") + e.what());
-        }
-        throw bad_request("the request body is not valid JSON");
+    ordered_json j;
+    try {
+        j = ordered_json::parse(body);
+    } catch (const ordered_json::parse_error& e) {
+        throw bad_request(std::string("the request body is not valid JSON: ") + e.what());
     }
     if (!j.is_object()) throw bad_request("the request body must be a JSON object, not " + json_type_name(j));
     return j;

@@ -377,6 +377,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         if (!chunked) keep_alive = false;  // HTTP/1.0: the body ends when the connection does
         h->version(current.version());
         h->keep_alive(keep_alive);
+        h->erase(http::field::content_length);  // a prepared head would contradict the chunked body
         h->chunked(chunked);
         auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*h);
         writing = true;
