@@ -25,7 +25,7 @@ TEST_CASE("sampling rng: uniform_at is a pure function of seed and position", "[
     CHECK(uniform_at(0, 1ull << 40) != uniform_at(0, 0));
 }
 
-TEST_CASE("sampling rng: uniform_at lies in [0, 1) and fills it evenly", "[sampling]") {
+TEST_CASE("sampling rng: uniform_at lies in 0 <= u < 1 and fills it evenly", "[sampling]") {
     const int n = 100000;
     int bins[10] = {};
     std::set<double> distinct;
