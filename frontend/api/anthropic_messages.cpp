@@ -76,11 +76,8 @@ MessagesRequest read_messages_request(const ApiState& api, const ordered_json& b
     // SDKs send generous max_tokens by default: cap it to what fits rather than refuse.
     const int max = api.plan_max_tokens(prompt.size(), max_tokens, "messages", "max_tokens", true);
     r.stream = get_bool(body, "stream").value_or(false);
-    r.plan.stop = get_string_list(body, "stop_sequences", api.ctx().options.max_stop_strings);
-    r.plan.stop_token_ids = api.stop_token_ids();
+    r.plan = api.new_plan(body, "stop_sequences");
     r.plan.choices.push_back({std::move(prompt), read_anthropic_sampling(body), max});
-    r.plan.skip_special_tokens = api.ctx().options.skip_special_tokens;
-    r.plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(api.ctx().options.request_timeout_s);
     return r;
 }
 

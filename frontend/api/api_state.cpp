@@ -80,6 +80,15 @@ int ApiState::plan_max_tokens(size_t prompt_tokens, std::optional<int64_t> reque
     return static_cast<int>(*requested);
 }
 
+JobPlan ApiState::new_plan(const ordered_json& body, const std::string& stop_field) const {
+    JobPlan plan;
+    plan.stop = get_string_list(body, stop_field, ctx_.options.max_stop_strings);
+    if (!get_bool(body, "ignore_eos").value_or(false)) plan.stop_token_ids = stop_token_ids_;
+    plan.skip_special_tokens = ctx_.options.skip_special_tokens;
+    plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(ctx_.options.request_timeout_s);
+    return plan;
+}
+
 void ApiState::check_token_ids(const std::vector<int32_t>& ids, const std::string& param) const {
     const int64_t vocab = vocab_size();
     for (int32_t id : ids)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api_context.h"
+#include "generation_job.h"
 #include "json_io.h"
 #include "radiance/jinja/chat_template.h"
 
@@ -33,6 +34,9 @@ public:
     // alone fills the context.
     int plan_max_tokens(size_t prompt_tokens, std::optional<int64_t> requested, const std::string& prompt_param,
                         const std::string& max_param, bool clamp) const;
+    // A job's stop strings (from stop_field), stop tokens (none with "ignore_eos": true),
+    // deadline and detokenizer setting; the caller adds the choices.
+    JobPlan new_plan(const ordered_json& body, const std::string& stop_field) const;
     // 400 naming param for an id the model does not have.
     void check_token_ids(const std::vector<int32_t>& ids, const std::string& param) const;
 

@@ -40,18 +40,9 @@ LlamaRequest read_llama_request(const ApiState& api, const ordered_json& body) {
     if (n_predict == 0) throw bad_request("'n_predict' must be -1 or at least 1", "n_predict");
     if (n_predict < 0) n_predict = INT32_MAX;
     r.n_predict = api.plan_max_tokens(r.prompt.ids.size(), n_predict, "prompt", "n_predict", true);
-    req.plan.stop = get_string_list(body, "stop", api.ctx().options.max_stop_strings);
-    if (!get_bool(body, "ignore_eos").value_or(false)) req.plan.stop_token_ids = api.stop_token_ids();
+    req.plan = api.new_plan(body, "stop");
     req.plan.choices.push_back({r.prompt.ids, sampling, r.n_predict});
-    req.plan.skip_special_tokens = api.ctx().options.skip_special_tokens;
-    req.plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(api.ctx().options.request_timeout_s);
     return req;
-}
-
-ordered_json ids_of(const std::vector<TokenEvent>& tokens) {
-    ordered_json ids = ordered_json::array();
-    for (const auto& t : tokens) ids.push_back(t.token);
-    return ids;
 }
 
 // The fields of the final object (streamed or not).
@@ -78,7 +69,7 @@ public:
 
     void on_delta(size_t, const ChoiceDelta& d) override {
         ordered_json j = {{"content", d.text}, {"stop", false}, {"id_slot", 0}, {"index", 0}};
-        if (s_.return_tokens) j["tokens"] = ids_of(d.tokens);
+        if (s_.return_tokens) j["tokens"] = token_ids_json(d.tokens);
         if (s_.probs) j["completion_probabilities"] = llama_probabilities(tok_, d.tokens);
         writer_->write(sse_data(j));
     }
@@ -113,7 +104,7 @@ public:
             return writer_->respond(json_response(head_, e->status, dump_json(llama_error_json(*e))));
         const ChoiceResult& r = results[0];
         ordered_json j = {{"content", r.text}, {"stop", true}};
-        if (s_.return_tokens) j["tokens"] = ids_of(r.tokens);
+        if (s_.return_tokens) j["tokens"] = token_ids_json(r.tokens);
         if (s_.probs) j["completion_probabilities"] = llama_probabilities(tok_, r.tokens);
         j.update(summary(s_, r, model_));
         respond_json(*writer_, head_, http::status::ok, j);

@@ -5,6 +5,7 @@
 #include "finish_reasons.h"
 #include "generation_job.h"
 #include "openai_logprobs.h"
+#include "openai_shapes.h"
 #include "route_handlers.h"
 #include "sampling_fields.h"
 #include "wire_output.h"
@@ -29,10 +30,7 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
     r.messages = normalize_chat_messages(*messages);
 
     r.stream = get_bool(body, "stream").value_or(false);
-    if (auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
-        if (!so->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
-        r.include_usage = get_bool(*so, "include_usage").value_or(false);
-    }
+    r.include_usage = openai_include_usage(body);
     if (auto rf = body.find("response_format"); rf != body.end() && !rf->is_null()) {
         if (!rf->is_object() || rf->value("type", std::string()) != "text")
             throw bad_request("only {\"type\": \"text\"} is supported for 'response_format'", "response_format");
@@ -44,8 +42,7 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
 
     SamplingParams sampling = read_openai_sampling(body, api);
     sampling.top_logprobs = r.logprobs ? static_cast<int>(top.value_or(0)) : -1;
-    r.plan.stop = get_string_list(body, "stop", api.ctx().options.max_stop_strings);
-    if (!get_bool(body, "ignore_eos").value_or(false)) r.plan.stop_token_ids = api.stop_token_ids();
+    r.plan = api.new_plan(body, "stop");
 
     auto tools = body.find("tools");
     if (tools != body.end() && !tools->is_null() && !tools->is_array()) throw bad_request("'tools' must be an array", "tools");
@@ -70,15 +67,7 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
         c.sampling.seed = seed_for_choice(sampling.seed, static_cast<size_t>(i));
         r.plan.choices.push_back(std::move(c));
     }
-    r.plan.skip_special_tokens = api.ctx().options.skip_special_tokens;
-    r.plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(api.ctx().options.request_timeout_s);
     return r;
-}
-
-ordered_json usage_json(int prompt_tokens, int completion_tokens) {
-    return {{"prompt_tokens", prompt_tokens},
-            {"completion_tokens", completion_tokens},
-            {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
 // Streams chat.completion.chunk events: a role chunk per choice, content deltas, a finish chunk
@@ -106,15 +95,11 @@ public:
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) {
-            writer_->write(sse_data({{"error",
-                                      {{"message", e->what()},
-                                       {"type", openai_error_type(e->status)},
-                                       {"param", nullptr},
-                                       {"code", static_cast<int>(e->status)}}}}));
+            writer_->write(sse_data(openai_stream_error(*e)));
         } else if (include_usage_) {
             ordered_json chunk = base();
             chunk["choices"] = ordered_json::array();
-            chunk["usage"] = usage_json(prompt_tokens_, total_completion_tokens(results));
+            chunk["usage"] = openai_usage(prompt_tokens_, total_completion_tokens(results));
             writer_->write(sse_data(chunk));
         }
         writer_->write(std::string(kSseDone));
@@ -171,7 +156,7 @@ public:
                       {"created", unix_time()},
                       {"model", model_},
                       {"choices", std::move(choices)},
-                      {"usage", usage_json(prompt_tokens_, total_completion_tokens(results))}});
+                      {"usage", openai_usage(prompt_tokens_, total_completion_tokens(results))}});
     }
 
 private:

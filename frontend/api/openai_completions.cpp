@@ -6,6 +6,7 @@
 #include "finish_reasons.h"
 #include "generation_job.h"
 #include "openai_logprobs.h"
+#include "openai_shapes.h"
 #include "route_handlers.h"
 #include "sampling_fields.h"
 #include "wire_output.h"
@@ -43,10 +44,7 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
     CompletionShape& r = *req.shape;
     r.prompts = read_completion_prompts(api, body);
     r.stream = get_bool(body, "stream").value_or(false);
-    if (auto so = body.find("stream_options"); so != body.end() && !so->is_null()) {
-        if (!so->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
-        r.include_usage = get_bool(*so, "include_usage").value_or(false);
-    }
+    r.include_usage = openai_include_usage(body);
     r.echo = get_bool(body, "echo").value_or(false);
     r.return_token_ids = get_bool(body, "return_token_ids").value_or(false);
     if (auto s = get_string(body, "suffix"); s && !s->empty())
@@ -61,8 +59,7 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
 
     SamplingParams sampling = read_openai_sampling(body, api);
     sampling.top_logprobs = r.logprobs;
-    req.plan.stop = get_string_list(body, "stop", api.ctx().options.max_stop_strings);
-    if (!get_bool(body, "ignore_eos").value_or(false)) req.plan.stop_token_ids = api.stop_token_ids();
+    req.plan = api.new_plan(body, "stop");
     const auto requested = get_int(body, "max_tokens", INT32_MIN, INT32_MAX);
     for (const auto& p : r.prompts) {
         const int max_tokens = api.plan_max_tokens(p.ids.size(), requested, "prompt", "max_tokens", false);
@@ -72,21 +69,7 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
             req.plan.choices.push_back(std::move(c));
         }
     }
-    req.plan.skip_special_tokens = api.ctx().options.skip_special_tokens;
-    req.plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(api.ctx().options.request_timeout_s);
     return req;
-}
-
-ordered_json usage_json(int prompt_tokens, int completion_tokens) {
-    return {{"prompt_tokens", prompt_tokens},
-            {"completion_tokens", completion_tokens},
-            {"total_tokens", prompt_tokens + completion_tokens}};
-}
-
-ordered_json token_ids(const std::vector<TokenEvent>& tokens) {
-    ordered_json ids = ordered_json::array();
-    for (const auto& t : tokens) ids.push_back(t.token);
-    return ids;
 }
 
 class CompletionStream : public JobListener {
@@ -112,7 +95,7 @@ public:
         if (d.text.empty() && r_.logprobs < 0 && !r_.return_token_ids) return;
         ordered_json c = choice(i, d.text, r_.logprobs >= 0 ? completion_logprobs(tok_, d.tokens, offsets_[i]) : ordered_json(),
                                 nullptr);
-        if (r_.return_token_ids) c["token_ids"] = token_ids(d.tokens);
+        if (r_.return_token_ids) c["token_ids"] = token_ids_json(d.tokens);
         write_chunk(std::move(c));
     }
 
@@ -123,15 +106,11 @@ public:
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) {
-            writer_->write(sse_data({{"error",
-                                      {{"message", e->what()},
-                                       {"type", openai_error_type(e->status)},
-                                       {"param", nullptr},
-                                       {"code", static_cast<int>(e->status)}}}}));
+            writer_->write(sse_data(openai_stream_error(*e)));
         } else if (r_.include_usage) {
             ordered_json chunk = base();
             chunk["choices"] = ordered_json::array();
-            chunk["usage"] = usage_json(r_.prompt_tokens(), total_completion_tokens(results));
+            chunk["usage"] = openai_usage(r_.prompt_tokens(), total_completion_tokens(results));
             writer_->write(sse_data(chunk));
         }
         writer_->write(std::string(kSseDone));
@@ -184,7 +163,7 @@ public:
                               {"finish_reason", openai_finish_reason(res.end)}};
             if (r_.return_token_ids) {
                 c["prompt_token_ids"] = p.ids;
-                c["token_ids"] = token_ids(res.tokens);
+                c["token_ids"] = token_ids_json(res.tokens);
             }
             choices.push_back(std::move(c));
         }
@@ -193,7 +172,7 @@ public:
                             {"created", unix_time()},
                             {"model", model_},
                             {"choices", std::move(choices)},
-                            {"usage", usage_json(r_.prompt_tokens(), total_completion_tokens(results))}};
+                            {"usage", openai_usage(r_.prompt_tokens(), total_completion_tokens(results))}};
         if (r_.return_token_ids && r_.prompts.size() == 1) out["prompt_token_ids"] = r_.prompts[0].ids;
         respond_json(*writer_, head_, http::status::ok, out);
     }

@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "generation.h"
 #include "http_server.h"
 #include "json_io.h"
 
@@ -19,6 +21,9 @@ inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 // prefix + 24 random hex digits ("chatcmpl-...", "msg_...").
 std::string new_request_id(std::string_view prefix);
 int64_t unix_time();
+
+// The ids of generated tokens, as a JSON array.
+ordered_json token_ids_json(const std::vector<TokenEvent>& tokens);
 
 // The request without its body: enough to build a response for it later.
 Request request_head(const Request& req);

@@ -1,0 +1,28 @@
+// openai_shapes.h: JSON pieces both OpenAI endpoints answer with.
+#pragma once
+#include "api_error.h"
+#include "json_io.h"
+
+namespace radiance::frontend {
+
+inline ordered_json openai_usage(int prompt_tokens, int completion_tokens) {
+    return {{"prompt_tokens", prompt_tokens},
+            {"completion_tokens", completion_tokens},
+            {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+// stream_options.include_usage.
+inline bool openai_include_usage(const ordered_json& body) {
+    auto so = body.find("stream_options");
+    if (so == body.end() || so->is_null()) return false;
+    if (!so->is_object()) throw bad_request("'stream_options' must be an object", "stream_options");
+    return get_bool(*so, "include_usage").value_or(false);
+}
+
+// The event a stream carries when a generation fails after the 200 went out (the SDKs raise it).
+inline ordered_json openai_stream_error(const ApiError& e) {
+    return {{"error",
+             {{"message", e.what()}, {"type", openai_error_type(e.status)}, {"param", nullptr}, {"code", static_cast<int>(e.status)}}}};
+}
+
+}  // namespace radiance::frontend
