@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
         core::LoadOptions lo;
         lo.homes = core::resolve_homes(c.radiance_home());
         if (!c.kernels().empty()) lo.kernels = str::split(c.kernels(), ",");
+        lo.machine.device_ordinal = o.rank;  // one card per rank
         auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
         auto model = std::shared_ptr<const container::Reader>(container::Reader::open(welcome.model_path()));
         engine::EngineOptions eo;
@@ -152,6 +153,8 @@ int main(int argc, char** argv) {
         eo.max_out_rows = c.max_out_rows();
         eo.kv_blocks = c.kv_blocks();
         eo.select.accept_reference = c.accept_reference();
+        eo.placement = c.placement().empty() ? "auto" : c.placement();
+        eo.graphs = c.graphs();
         eo.comm = &comm.comm;
         eng = engine::Engine::create(reg, model, eo);
         if (o.debug_selection) std::cerr << "rank " << o.rank << " kernel selection:\n" << eng->selection_report();

@@ -174,6 +174,8 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             c->set_radiance_home(opts.radiance_home);
             c->set_accept_reference(opts.accept_reference);
             c->set_return_logits(opts.return_logits);
+            c->set_placement(opts.placement);
+            c->set_graphs(opts.graphs);
             const bool shm = !h.want_grpc_steps() && !opts.force_grpc && r.host == host;
             if (shm) {
                 std::string name = "/radiance-" + std::to_string(getpid()) + "-r" + std::to_string(r.index) + "-s" +

@@ -32,6 +32,8 @@ struct GroupOptions {
     std::string kernels, radiance_home;
     bool accept_reference = false;
     bool return_logits = false;
+    std::string placement = "auto";  // auto | host | device (EngineOptions::placement)
+    bool graphs = true;
     bool respawn = true;             // spawn mode: restart a rank that dies
     uint64_t comm_slot_bytes = 4 << 20;  // host-staging slot per rank (collectives chunk larger messages)
     std::chrono::milliseconds heartbeat_timeout{1000};

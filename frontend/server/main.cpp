@@ -34,6 +34,8 @@ struct ServeOptions {
     int external_workers = 0;
     bool accept_reference = false;
     bool debug_selection = false;
+    std::string placement = "auto";
+    bool graphs = true;
     int max_ctx = 0;           // 0: the model's training context, capped at 4096
     int max_batch_tokens = 256;
     int max_seqs = 16;
@@ -66,6 +68,7 @@ const char* kUsage =
     "                      [--max-ctx N] [--max-batch-tokens N] [--max-seqs N] [--kv-blocks N] [--max-queue N]\n"
     "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
     "                      [--debug-selection] [--shutdown-timeout S] [--admin-key KEY]\n"
+    "                      [--placement auto|host|device] [--no-graphs]\n"
     "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n";
 
 ServeOptions parse(int argc, char** argv) {
@@ -106,6 +109,8 @@ ServeOptions parse(int argc, char** argv) {
         else if (a == "--cache-dir") o.cache_dir = value();
         else if (a == "--debug-accept-reference-kernels") o.accept_reference = true;
         else if (a == "--debug-selection") o.debug_selection = true;
+        else if (a == "--placement") o.placement = value();
+        else if (a == "--no-graphs") o.graphs = false;
         else if (a == "-h" || a == "--help") {
             std::cout << kUsage;
             std::exit(0);
@@ -166,6 +171,8 @@ int serve(const ServeOptions& o) {
     go.kernels = o.kernels;
     go.radiance_home = o.homes;
     go.accept_reference = o.accept_reference;
+    go.placement = o.placement;
+    go.graphs = o.graphs;
     if (o.debug_selection) go.worker_args.push_back("--debug-selection");
     go.vocab = meta("model.n_vocab") ? meta("model.n_vocab")->i : 0;
     WorkerGroup group(go);

@@ -250,6 +250,10 @@ Registry Registry::load(const LoadOptions& opts) {
         KernelLibrary lib;
         lib.plugin = l.plugin;
         if (auto r = l.plugin->fn<RadPluginReferenceFn>("rad_plugin_reference")) lib.reference = r() != 0;
+        if (auto dev = l.plugin->fn<RadDeviceApiFn>("rad_kernel_device")) {
+            const RadDeviceApi* api = dev();
+            if (api && api->struct_size >= sizeof(RadDeviceApi)) lib.device = api;
+        }
         for (int i = 0; i < sc(); ++i)
             if (const RadOpSchema* s = sa(i); s && s->name) lib.schemas.push_back(s);
         auto conc = l.plugin->fn<RadKernelFlagFn>("rad_kernel_concurrent");
@@ -385,6 +389,12 @@ const RadQuantizerInfo* Registry::quantizer(const std::string& name) const {
     for (auto& q : quants_)
         for (auto* qi : q.quantizers)
             if (name == qi->name) return qi;
+    return nullptr;
+}
+
+const KernelLibrary* Registry::device_library() const {
+    for (auto& k : kernels_)
+        if (k.device) return &k;
     return nullptr;
 }
 

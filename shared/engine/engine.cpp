@@ -18,15 +18,56 @@ namespace radiance::engine {
 
 namespace {
 
-// 64-byte aligned owned bytes.
+// Owned bytes: 64-byte aligned host memory, or device memory from the card's library (zeroed
+// either way, so a buffer nothing wrote reads as zeros rather than old data).
 struct Bytes {
     std::unique_ptr<uint8_t[]> raw;
     uint8_t* data = nullptr;
     uint64_t size = 0;
+    const RadDeviceApi* dev = nullptr;
+    Bytes() = default;
+    Bytes(Bytes&& o) noexcept { *this = std::move(o); }
+    Bytes& operator=(Bytes&& o) noexcept {
+        if (this != &o) {
+            reset();
+            raw = std::move(o.raw);
+            data = o.data;
+            size = o.size;
+            dev = o.dev;
+            o.data = nullptr;
+            o.size = 0;
+            o.dev = nullptr;
+        }
+        return *this;
+    }
+    ~Bytes() { reset(); }
+    void reset() {
+        if (dev && data) dev->release(data);
+        raw.reset();
+        data = nullptr;
+        size = 0;
+        dev = nullptr;
+    }
     void alloc(uint64_t n) {
+        reset();
         raw.reset(new uint8_t[n + 64]());
         data = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw.get()) + 63) & ~uintptr_t{63});
         size = n;
+    }
+    // On the card when `d` is set, else on the host; `what` names the use in the error.
+    void alloc_on(const RadDeviceApi* d, uint64_t n, const char* what) {
+        if (!d) return alloc(n);
+        reset();
+        data = static_cast<uint8_t*>(d->alloc(n ? n : 1));
+        if (!data) {
+            uint64_t free_bytes = 0;
+            d->mem_free(&free_bytes);
+            throw Error(std::string("out of memory on the card for the ") + what + ": " + std::to_string(n) +
+                        " bytes asked, " + std::to_string(free_bytes) + " free (" + d->last_error() + ")");
+        }
+        dev = d;
+        size = n;
+        if (n && d->fill(data, 0, n, nullptr) != RAD_OK) throw Error(std::string("cannot clear the ") + what + ": " + d->last_error());
     }
 };
 
@@ -46,7 +87,7 @@ std::string status_name(int rc) {
 struct LaunchBand {
     const core::KernelRow* row = nullptr;
     void* instance = nullptr;
-    Bytes scratch;
+    uint64_t scratch_bytes = 0;  // this band's need; every band shares the engine's one scratch area
     std::vector<core::ParamValue> derived_vals;
     std::vector<std::string> derived_names;
 };
@@ -72,7 +113,7 @@ struct Engine::Impl {
     std::vector<RadTensor> weights;
     std::vector<Bytes> widened;
     // buffers
-    Bytes arena, persist;
+    Bytes arena, persist, scratch;
     std::vector<uint8_t*> buf_base;
     // KV: per group, per bound layer, K and V
     int block = 0;
@@ -81,6 +122,24 @@ struct Engine::Impl {
     uint64_t kv_total = 0;
     int64_t max_out = 0;
     int64_t vocab = 0;
+    // the card, when the plan runs on one
+    const RadDeviceApi* dev = nullptr;
+    RadStream stream = nullptr;
+    Bytes weights_dev;
+    uint64_t weight_total = 0;
+    // The step's inputs: fixed regions of a page-locked host area mirrored on the card, so raw
+    // operands that point into it are translated to the card's copy, and a replayed graph finds
+    // its inputs where it recorded them.
+    struct StageRegion { uint64_t off = 0, cap = 0; };
+    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_bt;
+    int64_t stage_stride = 0;  // block-table stride on the card (tables are padded to it)
+    uint8_t* stage_h = nullptr;
+    Bytes stage_d;
+    uint64_t stage_bytes = 0;
+    float* logits_h = nullptr;
+    // decode graphs keyed by (tokens, sequences, logits rows); null graph: seen once, not recorded
+    std::map<std::array<int64_t, 3>, void*> graphs;
+    ~Impl();
     // step state
     const RadBatch* batch = nullptr;
     std::string step_error;
@@ -89,6 +148,12 @@ struct Engine::Impl {
     void plan_weights();
     void plan_buffers();
     void plan_kv();
+    void plan_device(const core::Registry& reg);
+    void upload_weights();
+    void plan_staging();
+    void device_check(int rc, const char* what) const;
+    void stage_batch(const StepBatch& in, RadBatch* b);
+    void run_on_device(RadCtx* ctx, const RadBatch* b);
     bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
     int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
     bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
@@ -280,8 +345,8 @@ void Engine::Impl::plan_buffers() {
         which.push_back(i);
     }
     uint64_t total = plan_arena(items);
-    arena.alloc(total);
-    persist.alloc(persist_bytes);
+    arena.alloc_on(dev, total, "activation arena");
+    persist.alloc_on(dev, persist_bytes, "persistent buffers");
     buf_base.assign(decl.buffers.size(), nullptr);
     for (size_t k = 0; k < items.size(); ++k) buf_base[which[k]] = arena.data + items[k].offset;
     for (size_t i = 0; i < decl.buffers.size(); ++i)
@@ -300,10 +365,93 @@ void Engine::Impl::plan_kv() {
         kv[g].resize(decl.kv_groups[g].layers.size());
         for (auto& planes : kv[g])
             for (auto& p : planes) {
-                p.alloc(bytes);
+                p.alloc_on(dev, bytes, "KV cache");
                 kv_total += bytes;
             }
     }
+}
+
+void Engine::Impl::device_check(int rc, const char* what) const {
+    if (rc != RAD_OK) throw Error(std::string("the card failed ") + what + ": " + (dev ? dev->last_error() : "?"));
+}
+
+void Engine::Impl::plan_device(const core::Registry& reg) {
+    const std::string& p = opts.placement;
+    if (p != "auto" && p != "host" && p != "device")
+        throw Error("placement '" + p + "' is not one of auto, host, device");
+    if (p == "host") return;
+    const core::KernelLibrary* lib = reg.device_library();
+    if (!lib) {
+        if (p == "device")
+            throw Error("placement 'device' asked for a card, but no loaded kernel library brings one "
+                        "(rad-info --plugins lists which libraries declined this machine and why)");
+        return;
+    }
+    dev = lib->device;
+    stream = dev->stream_create();
+    if (!stream) throw Error(std::string("cannot create a queue on the card: ") + dev->last_error());
+    log::info("placing the plan on ", dev->runtime, " ", dev->name, " (card ", dev->ordinal, ", from kernel library '",
+              lib->plugin->name, "')");
+}
+
+// Every weight in one allocation on the card, in declaration order, 256-byte aligned.
+void Engine::Impl::upload_weights() {
+    auto bytes_of = [](const RadTensor& t) {
+        uint64_t n = 1;
+        for (int d = 0; d < t.rank; ++d) n *= static_cast<uint64_t>(t.shape[d]);
+        return rad_row_bytes(t.dtype, n);
+    };
+    uint64_t total = 0;
+    std::vector<uint64_t> off(weights.size(), 0);
+    for (size_t i = 0; i < weights.size(); ++i) {
+        if (!weights[i].data) continue;
+        off[i] = total;
+        total += (bytes_of(weights[i]) + 255) / 256 * 256;
+    }
+    weights_dev.alloc_on(dev, total, "weights");
+    weight_total = total;
+    for (size_t i = 0; i < weights.size(); ++i) {
+        if (!weights[i].data) continue;
+        device_check(dev->copy(weights_dev.data + off[i], weights[i].data, bytes_of(weights[i]), RAD_COPY_H2D, stream),
+                     ("copying weight '" + decl.weights[i].name + "'").c_str());
+        weights[i].data = weights_dev.data + off[i];
+    }
+    device_check(dev->sync(stream), "copying the weights");
+    widened.clear();  // the host copies of sliced or widened weights are no longer read
+}
+
+void Engine::Impl::plan_staging() {
+    stage_stride = block > 0 ? (opts.max_ctx + block - 1) / block : 1;
+    uint64_t at = 0;
+    auto region = [&](StageRegion& r, int64_t n_i32) {
+        r.off = at;
+        r.cap = static_cast<uint64_t>(n_i32) * 4;
+        at += (r.cap + 255) / 256 * 256;
+    };
+    region(st_cu, opts.max_seqs + 1);
+    region(st_seq, opts.max_seqs);
+    region(st_q, opts.max_seqs);
+    region(st_ctx, opts.max_seqs);
+    region(st_out, max_out);
+    region(st_tokens, opts.max_tok);
+    region(st_pos, opts.max_tok);
+    region(st_bt, static_cast<int64_t>(opts.max_seqs) * stage_stride);  // last: copies stop where the tables do
+    stage_bytes = at;
+    stage_h = static_cast<uint8_t*>(dev->alloc_host(stage_bytes));
+    logits_h = static_cast<float*>(dev->alloc_host(static_cast<uint64_t>(max_out * vocab) * 4));
+    if (!stage_h || !logits_h) throw Error(std::string("cannot lock host memory for the step's inputs: ") + dev->last_error());
+    std::memset(stage_h, 0, stage_bytes);
+    stage_d.alloc_on(dev, stage_bytes, "step inputs");
+}
+
+Engine::Impl::~Impl() {
+    if (!dev) return;
+    if (stream) dev->sync(stream);
+    for (auto& [k, g] : graphs)
+        if (g) dev->graph_destroy(g);
+    if (stage_h) dev->release_host(stage_h);
+    if (logits_h) dev->release_host(logits_h);
+    if (stream) dev->stream_destroy(stream);
 }
 
 bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why) {
@@ -316,6 +464,12 @@ bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string
         return true;
     case RAD_OPND_RAW:
         t->data = const_cast<void*>(r.ptr);
+        if (dev) {  // only the step's inputs reach the card: point at their copy there
+            const auto* p = static_cast<const uint8_t*>(r.ptr);
+            if (p < stage_h || p >= stage_h + stage_bytes)
+                return *why = "a raw operand that is not one of the step's inputs cannot reach the card", false;
+            t->data = stage_d.data + (p - stage_h);
+        }
         t->dtype = r.dtype;
         t->rank = r.cols > 0 ? 2 : 1;
         t->shape[0] = r.rows;
@@ -412,11 +566,12 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     a.p = params;
     a.n_p = static_cast<int32_t>(np);
     a.instance = band.instance;
-    a.scratch = band.scratch.data;
-    a.scratch_bytes = band.scratch.size;
+    a.scratch = band.scratch_bytes ? scratch.data : nullptr;
+    a.scratch_bytes = band.scratch_bytes;
     a.rank = opts.rank;
     a.world_size = opts.world_size;
     a.comm = opts.comm;
+    a.stream = stream;
     int rc = band.row->info->launch(&a);
     if (rc != RAD_OK)
         return fail(where + " failed in kernel " + band.row->lib->plugin->name + ":" + band.row->info->name + " with " +
@@ -465,6 +620,14 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     d.ctx.kv_dtype = RAD_F32;
     d.ctx.act_dtype = RAD_F32;
     d.select = opts.select;
+    m.plan_device(reg);
+    if (m.dev) {
+        d.select.domains = {RAD_DOMAIN_DEVICE};
+        d.select.facts[RAD_FACT_GPU] = 1;
+        d.select.facts[RAD_FACT_CC] = m.dev->cc;
+        d.ctx.kv_dtype = RAD_BF16;
+    }
+    if (opts.kv_dtype) d.ctx.kv_dtype = opts.kv_dtype;
     const container::Reader* r = m.model.get();
     d.encoding = [r](const std::string& name, const std::vector<NameMapEntry>&) -> std::optional<RadEncoding> {
         const container::TensorInfo* t = r->find(name);
@@ -479,9 +642,13 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     m.vocab = lg.d.shape[lg.d.rank - 1];
     m.plan_ops();
     m.plan_weights();
+    if (m.dev) m.upload_weights();
     m.plan_buffers();
     m.plan_kv();
-    // Per-band kernel state and scratch, sized from the band's upper bound.
+    if (m.dev) m.plan_staging();
+    // Per-band kernel state and scratch, sized from the band's upper bound. Launches run one after
+    // another on one queue, so every band's scratch is the same bytes, sized for the largest.
+    uint64_t scratch_max = 0;
     for (size_t i = 0; i < m.ops.size(); ++i)
         for (size_t b = 0; b < m.ops[i].bands.size(); ++b) {
             LaunchBand& lb = m.ops[i].bands[b];
@@ -501,13 +668,20 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
             geom.n_p = static_cast<int32_t>(ps.size());
             geom.rank = opts.rank;
             geom.world_size = opts.world_size;
-            if (lb.row->info->scratch) lb.scratch.alloc(lb.row->info->scratch(&geom));
+            geom.stream = m.stream;
+            if (lb.row->info->scratch) {
+                lb.scratch_bytes = lb.row->info->scratch(&geom);
+                scratch_max = std::max(scratch_max, lb.scratch_bytes);
+            }
             if (lb.row->info->init && lb.row->info->init(&geom, &lb.instance) != RAD_OK)
                 throw Error(std::string("kernel ") + lb.row->info->name + " failed to initialise for op '" +
                             m.decl.ops[i].geom.op + "'");
         }
-    log::info("planned ", m.arch->plugin->name, ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(), " weights, arena ",
-              m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks, " blocks of ", m.block, ")");
+    m.scratch.alloc_on(m.dev, scratch_max, "kernel scratch");
+    if (m.dev) m.device_check(m.dev->sync(m.stream), "finishing the plan");
+    log::info("planned ", m.arch->plugin->name, " on ", e->placement(), ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(),
+              " weights (", m.weight_total, " bytes), arena ", m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks,
+              " blocks of ", m.block, ")");
     return e;
 }
 
@@ -518,6 +692,11 @@ int64_t Engine::max_out_rows() const { return impl_->max_out; }
 const Declaration& Engine::declaration() const { return impl_->decl; }
 uint64_t Engine::arena_bytes() const { return impl_->arena.size; }
 uint64_t Engine::kv_bytes() const { return impl_->kv_total; }
+uint64_t Engine::weight_bytes() const { return impl_->weight_total; }
+std::string Engine::placement() const {
+    if (!impl_->dev) return "host";
+    return std::string(impl_->dev->runtime) + " " + impl_->dev->name;
+}
 
 std::string Engine::selection_report() const {
     std::string out;
@@ -572,12 +751,84 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits) {
     b.block_table_stride = static_cast<int32_t>(stride);
     b.max_q_len = max_q;
     b.max_ctx_len = max_ctx;
+    if (m.dev) m.stage_batch(in, &b);
     m.step_error.clear();
     RadCtx ctx{&kCtxApi, &m};
-    m.arch->step(&ctx, &b);
-    if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
-    const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
-    logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
+    if (!m.dev) {
+        m.arch->step(&ctx, &b);
+        if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
+        const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
+        logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
+        return;
+    }
+    m.run_on_device(&ctx, &b);
+    const size_t n_logits = in.out_ids.size() * static_cast<size_t>(m.vocab);
+    if (n_logits)
+        m.device_check(m.dev->copy(m.logits_h, m.buf_base[m.decl.logits], n_logits * 4, RAD_COPY_D2H, m.stream), "reading the logits");
+    m.device_check(m.dev->sync(m.stream), "running the step");
+    logits.assign(m.logits_h, m.logits_h + n_logits);
+}
+
+// The step's inputs into their fixed regions (block tables padded to the card's stride), the
+// batch pointed at them, and one copy to the card.
+void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
+    const int64_t n_seq = b->n_seq;
+    auto put = [&](const StageRegion& r, const int32_t* src, size_t n) -> const int32_t* {
+        auto* dst = reinterpret_cast<int32_t*>(stage_h + r.off);
+        if (n) std::memcpy(dst, src, n * 4);
+        return dst;
+    };
+    b->cu_seqlens = put(st_cu, b->cu_seqlens, static_cast<size_t>(n_seq + 1));
+    if (b->seq_ids) b->seq_ids = put(st_seq, b->seq_ids, static_cast<size_t>(n_seq));
+    b->q_lens = put(st_q, b->q_lens, static_cast<size_t>(n_seq));
+    b->ctx_lens = put(st_ctx, b->ctx_lens, static_cast<size_t>(n_seq));
+    b->out_ids = put(st_out, b->out_ids, in.out_ids.size());
+    b->token_ids = put(st_tokens, b->token_ids, in.tokens.size());
+    b->positions = put(st_pos, b->positions, in.positions.size());
+    uint64_t end = st_bt.off;
+    if (b->block_tables) {
+        if (b->max_ctx_len > opts.max_ctx)
+            throw Error("bad step: a context of " + std::to_string(b->max_ctx_len) + " tokens is longer than the plan's " +
+                        std::to_string(opts.max_ctx));
+        auto* dst = reinterpret_cast<int32_t*>(stage_h + st_bt.off);
+        std::memset(dst, 0, static_cast<size_t>(n_seq * stage_stride) * 4);
+        const int64_t used = std::min<int64_t>(in.block_table_stride, stage_stride);
+        for (int64_t q = 0; q < n_seq; ++q)
+            std::memcpy(dst + q * stage_stride, in.block_tables.data() + q * in.block_table_stride, static_cast<size_t>(used) * 4);
+        b->block_tables = dst;
+        b->block_table_stride = static_cast<int32_t>(stage_stride);
+        end += static_cast<uint64_t>(n_seq * stage_stride) * 4;
+    }
+    device_check(dev->copy(stage_d.data, stage_h, end, RAD_COPY_H2D, stream), "copying the step's inputs");
+}
+
+// Decode steps of one shape are recorded as a graph on their second run and replayed after:
+// their launches differ only in the inputs, which sit at the same place every step.
+void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b) {
+    const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && opts.world_size == 1;
+    const std::array<int64_t, 3> key{b->n_tok, b->n_seq, b->n_out};
+    auto it = graphable ? graphs.find(key) : graphs.end();
+    if (it != graphs.end() && it->second) {
+        device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");
+        return;
+    }
+    const bool record = it != graphs.end();  // seen once: record this run
+    if (record) device_check(dev->graph_begin(stream), "starting a graph");
+    arch->step(ctx, b);
+    if (record) {
+        void* g = nullptr;
+        int rc = dev->graph_end(stream, &g);
+        if (!step_error.empty()) {
+            if (g) dev->graph_destroy(g);
+            throw Error("step failed: " + step_error);
+        }
+        device_check(rc, "recording a decode graph");
+        it->second = g;
+        device_check(dev->graph_launch(g, stream), "replaying a decode graph");
+        return;
+    }
+    if (!step_error.empty()) throw Error("step failed: " + step_error);
+    if (graphable) graphs.emplace(key, nullptr);
 }
 
 }  // namespace radiance::engine

@@ -18,7 +18,7 @@ extern "C" {
 #define RAD_EXTERN_C
 #endif
 
-#define RAD_ABI_VERSION 1u
+#define RAD_ABI_VERSION 2u /* 2: RadDeviceApi (device_core.h) */
 
 #if defined(_WIN32)
 #define RAD_EXPORT __declspec(dllexport)
@@ -47,7 +47,8 @@ typedef struct RadMachine {
     int32_t device_kind;    /* 0 none, 1 CUDA, 2 HIP */
     int32_t device_cc;      /* compute capability as major*10+minor (90 for sm_90), or gfx number */
     int32_t host_cores;
-    int32_t reserved[8];
+    int32_t device_ordinal; /* the card this process should bind (a rank's); a library takes it mod its count */
+    int32_t reserved[7];
 } RadMachine;
 
 /* Required exports of every plugin. */

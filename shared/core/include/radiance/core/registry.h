@@ -55,6 +55,7 @@ struct KernelLibrary {
     std::vector<const RadOpSchema*> schemas;
     std::vector<KernelRow> rows;
     int rank = 0;            // position in the hierarchy, 0 first
+    const RadDeviceApi* device = nullptr;  // rad_kernel_device(): the card its device rows run on
 };
 
 struct ArchPlugin {
@@ -107,6 +108,8 @@ public:
     // The architecture for the exact (id, quant) pair; throws listing the known pairs otherwise.
     const ArchPlugin& arch(const std::string& id, const std::string& quant) const;
     const RadQuantizerInfo* quantizer(const std::string& name) const;
+    // The first library in the hierarchy that brings a card (rad_kernel_device), or nullptr.
+    const KernelLibrary* device_library() const;
 
 private:
     std::vector<KernelLibrary> kernels_;

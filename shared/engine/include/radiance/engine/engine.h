@@ -25,6 +25,11 @@ struct EngineOptions {
     int max_out_rows = 0;   // logits rows per step (0: the plugin's rule)
     int64_t kv_blocks = 0;  // cache blocks per layer (0: max_seqs sequences of max_ctx)
     core::SelectOptions select;
+    // Where the plan runs: "auto" puts it on the card of the first kernel library that brings one
+    // (rad_kernel_device) and on the host otherwise; "host" and "device" insist.
+    std::string placement = "auto";
+    bool graphs = true;       // on a card: replay decode steps as graphs after their first run
+    int kv_dtype = 0;         // RadDType of the KV cache (0: f32 on the host, bf16 on a card)
     RadComm* comm = nullptr;  // the rank group's communicator for collective rows (owned by the caller)
 };
 
@@ -50,6 +55,9 @@ public:
     const Declaration& declaration() const;
     uint64_t arena_bytes() const;
     uint64_t kv_bytes() const;
+    // "host", or the card's runtime and name ("cuda NVIDIA H200").
+    std::string placement() const;
+    uint64_t weight_bytes() const;
     // The --debug-selection text: every op, its bands, winners and losers.
     std::string selection_report() const;
 

@@ -1,0 +1,59 @@
+/* device_core.h: the device a kernel library brings with it.
+ *
+ * The core knows no hardware. A kernel library whose rows run on a card (RAD_DOMAIN_DEVICE)
+ * also exports the card's memory, queue and graph services, and the engine places the whole
+ * plan there through them: weights, the activation arena, the KV cache, every row's scratch and
+ * the step's inputs. One process drives one card (the worker for one rank).
+ *
+ *   const RadDeviceApi* rad_kernel_device(void);   optional export of a kernel library
+ *
+ * The library binds its card in rad_plugin_open (declining when the machine has none), so the
+ * engine starts on a machine without a GPU: such a library is declined and the plan stays on the
+ * host. Every call below returns RAD_OK or an error; `last_error` names what failed. Copies and
+ * memsets are queued on the stream and never synchronise; `sync` does. */
+#ifndef RADIANCE_DETAIL_DEVICE_CORE_H
+#define RADIANCE_DETAIL_DEVICE_CORE_H
+
+#include "abi_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum RadCopyKind { RAD_COPY_H2D = 1, RAD_COPY_D2H = 2, RAD_COPY_D2D = 3 } RadCopyKind;
+
+typedef struct RadDeviceApi {
+    uint32_t struct_size;
+    int32_t ordinal;           /* the card this process bound */
+    const char* runtime;       /* "cuda" or "hip" */
+    const char* name;          /* the card's marketing name */
+    int32_t cc;                /* compute capability major*10+minor, or the gfx number */
+    int32_t multiprocessors;
+    uint64_t memory_bytes;     /* total memory of the card */
+    /* memory */
+    int (*mem_free)(uint64_t* free_bytes);
+    void* (*alloc)(uint64_t bytes);        /* device memory, 256-byte aligned; NULL when out */
+    void (*release)(void* p);
+    void* (*alloc_host)(uint64_t bytes);   /* page-locked host memory for fast copies */
+    void (*release_host)(void* p);
+    /* queues */
+    RadStream (*stream_create)(void);
+    void (*stream_destroy)(RadStream s);
+    int (*copy)(void* dst, const void* src, uint64_t bytes, int kind /* RadCopyKind */, RadStream s);
+    int (*fill)(void* dst, int byte, uint64_t bytes, RadStream s);
+    int (*sync)(RadStream s);
+    /* graphs: record what the rows queue between begin and end, replay it as one launch */
+    int (*graph_begin)(RadStream s);
+    int (*graph_end)(RadStream s, void** graph);
+    int (*graph_launch)(void* graph, RadStream s);
+    void (*graph_destroy)(void* graph);
+    const char* (*last_error)(void);
+    void* reserved[8];
+} RadDeviceApi;
+
+typedef const RadDeviceApi* (*RadDeviceApiFn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

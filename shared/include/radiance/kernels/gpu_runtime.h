@@ -1,0 +1,121 @@
+// gpu_runtime.h: the CUDA/HIP common dialect device libraries are written in.
+//
+// One source builds with nvcc for NVIDIA cards and with clang -x hip for AMD ones. Kernels and
+// their host wrappers use only the names below; what differs between the two runtimes (warp
+// shuffles take a mask on CUDA, bf16 types have other names, warps are 32 or 64 wide) is decided
+// here once. RDNA cards (gfx11, gfx12) run HIP in wave32, so kWarpSize is 32 on every target this
+// project builds for; code that depends on the width reads kWarpSize, never a literal.
+#pragma once
+
+#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
+#include <hip/hip_bf16.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_runtime.h>
+#define RAD_GPU_HIP 1
+using gpuError_t = hipError_t;
+using gpuStream_t = hipStream_t;
+using gpuGraph_t = hipGraph_t;
+using gpuGraphExec_t = hipGraphExec_t;
+using gpu_bf16 = __hip_bfloat16;
+using gpu_f16 = __half;
+using gpuDeviceProp = hipDeviceProp_t;
+#define gpuSuccess hipSuccess
+#define gpuMalloc hipMalloc
+#define gpuFree hipFree
+#define gpuHostAlloc(p, n) hipHostMalloc((p), (n), hipHostMallocDefault)
+#define gpuFreeHost hipHostFree
+#define gpuMemcpyAsync hipMemcpyAsync
+#define gpuMemsetAsync hipMemsetAsync
+#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define gpuMemGetInfo hipMemGetInfo
+#define gpuStreamCreate hipStreamCreate
+#define gpuStreamDestroy hipStreamDestroy
+#define gpuStreamSynchronize hipStreamSynchronize
+#define gpuStreamBeginCapture(s) hipStreamBeginCapture((s), hipStreamCaptureModeThreadLocal)
+#define gpuStreamEndCapture hipStreamEndCapture
+#define gpuGraphInstantiate(e, g) hipGraphInstantiate((e), (g), nullptr, nullptr, 0)
+#define gpuGraphLaunch hipGraphLaunch
+#define gpuGraphDestroy hipGraphDestroy
+#define gpuGraphExecDestroy hipGraphExecDestroy
+#define gpuGetDeviceCount hipGetDeviceCount
+#define gpuGetDeviceProperties hipGetDeviceProperties
+#define gpuSetDevice hipSetDevice
+#define gpuGetLastError hipGetLastError
+#define gpuGetErrorString hipGetErrorString
+#define gpuFuncSetAttribute(f, a, v) hipFuncSetAttribute(reinterpret_cast<const void*>(f), a, v)
+#define gpuFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
+#define GPU_RUNTIME_NAME "hip"
+#else
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#define RAD_GPU_CUDA 1
+using gpuError_t = cudaError_t;
+using gpuStream_t = cudaStream_t;
+using gpuGraph_t = cudaGraph_t;
+using gpuGraphExec_t = cudaGraphExec_t;
+using gpu_bf16 = __nv_bfloat16;
+using gpu_f16 = __half;
+using gpuDeviceProp = cudaDeviceProp;
+#define gpuSuccess cudaSuccess
+#define gpuMalloc cudaMalloc
+#define gpuFree cudaFree
+#define gpuHostAlloc(p, n) cudaHostAlloc((p), (n), cudaHostAllocDefault)
+#define gpuFreeHost cudaFreeHost
+#define gpuMemcpyAsync cudaMemcpyAsync
+#define gpuMemsetAsync cudaMemsetAsync
+#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define gpuMemGetInfo cudaMemGetInfo
+#define gpuStreamCreate cudaStreamCreate
+#define gpuStreamDestroy cudaStreamDestroy
+#define gpuStreamSynchronize cudaStreamSynchronize
+#define gpuStreamBeginCapture(s) cudaStreamBeginCapture((s), cudaStreamCaptureModeThreadLocal)
+#define gpuStreamEndCapture cudaStreamEndCapture
+#define gpuGraphInstantiate(e, g) cudaGraphInstantiate((e), (g), 0)
+#define gpuGraphLaunch cudaGraphLaunch
+#define gpuGraphDestroy cudaGraphDestroy
+#define gpuGraphExecDestroy cudaGraphExecDestroy
+#define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuGetDeviceProperties cudaGetDeviceProperties
+#define gpuSetDevice cudaSetDevice
+#define gpuGetLastError cudaGetLastError
+#define gpuGetErrorString cudaGetErrorString
+#define gpuFuncSetAttribute(f, a, v) cudaFuncSetAttribute((f), a, v)
+#define gpuFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define GPU_RUNTIME_NAME "cuda"
+#endif
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+constexpr int kWarpSize = 32;
+
+// Every lane of the warp takes part (CUDA's full mask; HIP's shuffles have none).
+template <typename T>
+__device__ __forceinline__ T gpu_shfl_xor(T v, int lane_mask) {
+#if RAD_GPU_HIP
+    return __shfl_xor(v, lane_mask, kWarpSize);
+#else
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask, kWarpSize);
+#endif
+}
+
+__device__ __forceinline__ float gpu_warp_sum(float v) {
+#pragma unroll
+    for (int m = kWarpSize / 2; m > 0; m >>= 1) v += gpu_shfl_xor(v, m);
+    return v;
+}
+__device__ __forceinline__ float gpu_warp_max(float v) {
+#pragma unroll
+    for (int m = kWarpSize / 2; m > 0; m >>= 1) v = fmaxf(v, gpu_shfl_xor(v, m));
+    return v;
+}
+
+// bf16 and f16 widen exactly; f32 -> bf16 narrows round-to-nearest-even, as the reference does.
+__device__ __forceinline__ float gpu_to_f32(float v) { return v; }
+__device__ __forceinline__ float gpu_to_f32(gpu_bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float gpu_to_f32(gpu_f16 v) { return __half2float(v); }
+__device__ __forceinline__ gpu_bf16 gpu_f32_to_bf16(float v) { return __float2bfloat16_rn(v); }
+#endif
