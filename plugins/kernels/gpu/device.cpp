@@ -1,0 +1,103 @@
+// device.cpp: the card libgpu brings (RadDeviceApi) and the machine check at rad_plugin_open.
+// A machine without a card, or without a working driver, is declined, so the engine plans on
+// the host there instead of failing.
+#include <radiance/kernels/gpu_runtime.h>
+#include <radiance/rad_plugin.h>
+
+#include <cstdio>
+#include <string>
+
+namespace gpu {
+namespace {
+
+thread_local std::string g_error = "no error";
+gpuDeviceProp g_prop{};
+char g_name[256] = "";
+
+int check(gpuError_t e, const char* what) {
+    if (e == gpuSuccess) return RAD_OK;
+    g_error = std::string(what) + ": " + gpuGetErrorString(e);
+    return RAD_E_INTERNAL;
+}
+
+int mem_free(uint64_t* free_bytes) {
+    size_t f = 0, t = 0;
+    int rc = check(gpuMemGetInfo(&f, &t), "cudaMemGetInfo");
+    *free_bytes = f;
+    return rc;
+}
+void* alloc(uint64_t bytes) {
+    void* p = nullptr;
+    return check(gpuMalloc(&p, bytes), "allocating device memory") == RAD_OK ? p : nullptr;
+}
+void release(void* p) { gpuFree(p); }
+void* alloc_host(uint64_t bytes) {
+    void* p = nullptr;
+    return check(gpuHostAlloc(&p, bytes), "allocating page-locked host memory") == RAD_OK ? p : nullptr;
+}
+void release_host(void* p) { gpuFreeHost(p); }
+RadStream stream_create() {
+    gpuStream_t s = nullptr;
+    return check(gpuStreamCreate(&s), "creating a stream") == RAD_OK ? reinterpret_cast<RadStream>(s) : nullptr;
+}
+void stream_destroy(RadStream s) { gpuStreamDestroy(reinterpret_cast<gpuStream_t>(s)); }
+int copy(void* dst, const void* src, uint64_t bytes, int kind, RadStream s) {
+    auto k = kind == RAD_COPY_H2D ? gpuMemcpyHostToDevice : kind == RAD_COPY_D2H ? gpuMemcpyDeviceToHost : gpuMemcpyDeviceToDevice;
+    return check(gpuMemcpyAsync(dst, src, bytes, k, reinterpret_cast<gpuStream_t>(s)), "copying");
+}
+int fill(void* dst, int byte, uint64_t bytes, RadStream s) {
+    return check(gpuMemsetAsync(dst, byte, bytes, reinterpret_cast<gpuStream_t>(s)), "filling device memory");
+}
+int sync(RadStream s) {
+    if (int rc = check(gpuStreamSynchronize(reinterpret_cast<gpuStream_t>(s)), "running the queued work"); rc != RAD_OK) return rc;
+    return check(gpuGetLastError(), "a kernel");
+}
+int graph_begin(RadStream s) { return check(gpuStreamBeginCapture(reinterpret_cast<gpuStream_t>(s)), "starting a graph capture"); }
+int graph_end(RadStream s, void** out) {
+    gpuGraph_t g = nullptr;
+    *out = nullptr;
+    if (int rc = check(gpuStreamEndCapture(reinterpret_cast<gpuStream_t>(s), &g), "ending a graph capture"); rc != RAD_OK) return rc;
+    gpuGraphExec_t e = nullptr;
+    int rc = check(gpuGraphInstantiate(&e, g), "instantiating a graph");
+    gpuGraphDestroy(g);
+    if (rc == RAD_OK) *out = e;
+    return rc;
+}
+int graph_launch(void* g, RadStream s) {
+    return check(gpuGraphLaunch(static_cast<gpuGraphExec_t>(g), reinterpret_cast<gpuStream_t>(s)), "launching a graph");
+}
+void graph_destroy(void* g) { gpuGraphExecDestroy(static_cast<gpuGraphExec_t>(g)); }
+const char* last_error() { return g_error.c_str(); }
+
+RadDeviceApi g_api = {sizeof(RadDeviceApi), 0, GPU_RUNTIME_NAME, g_name, 0, 0, 0,
+                      mem_free, alloc, release, alloc_host, release_host,
+                      stream_create, stream_destroy, copy, fill, sync,
+                      graph_begin, graph_end, graph_launch, graph_destroy, last_error, {}};
+bool g_open = false;
+
+}  // namespace
+
+// Binds the card for `ordinal` (taken modulo the cards this process sees).
+int open_device(const RadMachine* m) {
+    int count = 0;
+    if (gpuGetDeviceCount(&count) != gpuSuccess || count <= 0) {
+        gpuGetLastError();  // clear the sticky "no device" error
+        return RAD_E_UNSUPPORTED;
+    }
+    const int ordinal = (m && m->struct_size >= sizeof(RadMachine) && m->device_ordinal > 0) ? m->device_ordinal % count : 0;
+    if (gpuSetDevice(ordinal) != gpuSuccess || gpuGetDeviceProperties(&g_prop, ordinal) != gpuSuccess) return RAD_E_UNSUPPORTED;
+#if RAD_GPU_CUDA
+    if (g_prop.major < 9) return RAD_E_UNSUPPORTED;  // this build carries sm_90a code only
+#endif
+    std::snprintf(g_name, sizeof g_name, "%s", g_prop.name);
+    g_api.ordinal = ordinal;
+    g_api.cc = g_prop.major * 10 + g_prop.minor;
+    g_api.multiprocessors = g_prop.multiProcessorCount;
+    g_api.memory_bytes = g_prop.totalGlobalMem;
+    g_open = true;
+    return RAD_OK;
+}
+
+const RadDeviceApi* device_api() { return g_open ? &g_api : nullptr; }
+
+}  // namespace gpu

@@ -1,0 +1,71 @@
+// libgpu: the device kernel library (CUDA on NVIDIA Hopper, the same source compile-checked for
+// AMD through HIP). Every op of docs/OPS.md with the conventional schemas, f32 activations, bf16 /
+// f16 / f32 weights, a bf16 or f32 KV cache in libref's block of 16. Rows run on the card the
+// library binds at rad_plugin_open (RAD_DOMAIN_DEVICE); the engine places the plan there through
+// rad_kernel_device.
+#include <radiance/rad_ops.h>
+
+#include "gpu_kernels.h"
+
+namespace gpu {
+int open_device(const RadMachine* m);
+const RadDeviceApi* device_api();
+}  // namespace gpu
+
+namespace {
+
+const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
+const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
+const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
+const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
+
+#define ROW(name, op, fn, what, shape, prio, cons, ncons, init, scratch)                                              \
+    {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_DEVICE, prio, cons, ncons, 0, fn, \
+     init, nullptr, scratch}
+
+const RadKernelInfo rows[] = {
+    ROW("gpu_embed", "embed", gpu::embed, "row gather and widen", "any", 0, c_float_weights, 1, nullptr, nullptr),
+    ROW("gpu_rms_norm", "rms_norm", gpu::rms_norm, "block or warp per vector", "any", 0, c_float_weights, 1, nullptr, nullptr),
+    ROW("gpu_layer_norm", "layer_norm", gpu::layer_norm, "block per row", "any", 0, c_float_weights, 1, nullptr, nullptr),
+    ROW("gpu_gemm_rows", "gemm", gpu::gemm_rows, "weight-streaming gemv, 16-byte loads", "M <= 8", 1, c_few_rows, 2, nullptr,
+        nullptr),
+    ROW("gpu_gemm_blas", "gemm", gpu::gemm_blas, "cuBLASLt (x narrowed to the weight type), f32 accumulation", "any M", 0,
+        c_float_weights, 1, nullptr, gpu::gemm_blas_scratch),
+    ROW("gpu_rope", "rope", gpu::rope, "libref's frequencies by value, rotation in place", "rot_dim <= 256", 0, c_rot, 1, nullptr,
+        nullptr),
+    ROW("gpu_attention", "attention", gpu::attention, "paged varlen GQA, split context, online softmax", "head_dim <= 256", 0,
+        c_block16, 2, nullptr, gpu::attention_scratch),
+    ROW("gpu_swiglu", "swiglu", gpu::swiglu, "silu(gate) * up", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_geglu", "geglu", gpu::geglu, "gelu_tanh(gate) * up", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_gelu", "gelu", gpu::gelu, "gelu (erf or tanh)", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_add", "add", gpu::add, "elementwise add", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_gather_rows", "gather_rows", gpu::gather_rows, "row copy", "any", 0, nullptr, 0, nullptr, nullptr),
+};
+constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
+
+}  // namespace
+
+RAD_PLUGIN_ABI_VERSION_EXPORT
+RAD_PLUGIN_ABI_LAYOUT_EXPORT
+
+extern "C" {
+RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
+    static const RadPluginInfo info = {RAD_PLUGIN_KERNEL, "libgpu", "0.1",
+                                       "device kernels: CUDA (sm_90a) / HIP common dialect, cuBLASLt for wide gemms",
+#if defined(__HIP_PLATFORM_AMD__)
+                                       "hip"
+#else
+                                       "sm_90a"
+#endif
+    };
+    return &info;
+}
+RAD_EXPORT int rad_plugin_open(const RadMachine* m) { return gpu::open_device(m); }
+RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return gpu::device_api(); }
+RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
+RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
+    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
+}
+RAD_EXPORT int rad_kernel_count(void) { return kRows; }
+RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+}

@@ -1,0 +1,32 @@
+// gpu_kernels.h: libgpu's rows (launch, init, scratch hooks), one translation unit per family.
+#pragma once
+#include <radiance/rad_plugin.h>
+
+#include <cstdint>
+
+namespace gpu {
+
+// Elementwise and row ops (k_elementwise.cu).
+int embed(const RadArgs* a);
+int add(const RadArgs* a);
+int swiglu(const RadArgs* a);
+int geglu(const RadArgs* a);
+int gelu(const RadArgs* a);
+int gather_rows(const RadArgs* a);
+// Norms (k_norm.cu).
+int rms_norm(const RadArgs* a);
+int layer_norm(const RadArgs* a);
+// Rotary embedding (k_rope.cu; frequencies computed on the host as libref does).
+int rope(const RadArgs* a);
+// Paged attention (k_attention.cu).
+int attention(const RadArgs* a);
+uint64_t attention_scratch(const RadArgs* geom);
+// Matrix products (k_gemm.cu): a weight-streaming kernel for few rows, cuBLASLt for the rest.
+int gemm_rows(const RadArgs* a);
+int gemm_blas(const RadArgs* a);
+uint64_t gemm_blas_scratch(const RadArgs* geom);
+
+// Launch status: the last launch's error, as a RadStatus.
+int launched();
+
+}  // namespace gpu

@@ -1,0 +1,245 @@
+// k_attention.cu: paged, causal, varlen GQA attention (docs/OPS.md `attention`).
+//
+// Two launches: the step's k and v rows are written into their cache slots, then every query row
+// attends over its sequence's cache. The attention kernel is flash-decoding shaped: a block
+// serves one row and one kv head (with up to kMaxGroup query heads that share it), its warps take
+// positions in turn with an online softmax, and the context is cut into `splits` chunks whose
+// partial results a second kernel merges. The split count depends only on the row count and the
+// block-table width (the plan's longest context), never on this step's lengths, so a decode step
+// recorded as a graph replays correctly at any context length.
+#include <cfloat>
+
+#include "k_common.h"
+
+namespace gpu {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxGroup = 8;   // query heads a block serves for one kv head
+constexpr int kMaxSplits = 32;
+
+struct AttnGeom {
+    int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks;
+    float scale, softcap;
+    int64_t q_pitch, k_pitch, v_pitch, y_pitch;
+};
+
+template <typename C>
+__device__ __forceinline__ C from_f32(float v);
+template <>
+__device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) { return gpu_f32_to_bf16(v); }
+
+template <typename C>
+__global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu,
+                           const int32_t* bt, AttnGeom g) {
+    const int64_t i = blockIdx.x;
+    int lo = 0, hi = g.n_seq;  // the sequence whose rows hold i: last s with cu[s] <= i
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (cu[mid] <= i) lo = mid; else hi = mid;
+    }
+    const int p = pos[i];
+    const int64_t blk = bt[static_cast<int64_t>(lo) * g.bt_stride + p / g.block];
+    const int64_t slot = (blk * g.block + p % g.block) * g.n_head_kv * g.head_dim;
+    const int w = g.n_head_kv * g.head_dim;
+    for (int t = threadIdx.x; t < w; t += blockDim.x) {
+        kc[slot + t] = from_f32<C>(k[i * g.k_pitch + t]);
+        vc[slot + t] = from_f32<C>(v[i * g.v_pitch + t]);
+    }
+}
+
+// VPL: values of a head each lane holds (head_dim <= 32 * VPL).
+template <typename C, int VPL>
+__global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C* kc, const C* vc, const int32_t* pos,
+                                                         const int32_t* cu, const int32_t* bt, float* y, float* part,
+                                                         AttnGeom g) {
+    const int64_t i = blockIdx.x;
+    const int kvh = blockIdx.y / g.group_chunks, chunk = blockIdx.y % g.group_chunks, z = blockIdx.z;
+    const int group = g.n_head / g.n_head_kv;
+    const int h0 = kvh * group + chunk * kMaxGroup;
+    const int nh = min(kMaxGroup, group - chunk * kMaxGroup);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int lo = 0, hi = g.n_seq;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (cu[mid] <= i) lo = mid; else hi = mid;
+    }
+    const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
+    const int p = pos[i];
+    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
+    const int len = p + 1 - first;
+    const int per = (len + g.splits - 1) / g.splits;
+    const int j0 = first + z * per, j1 = min(p + 1, j0 + per);
+
+    float qv[kMaxGroup][VPL], acc[kMaxGroup][VPL], m[kMaxGroup], l[kMaxGroup];
+#pragma unroll
+    for (int h = 0; h < kMaxGroup; ++h) {
+        m[h] = -FLT_MAX;
+        l[h] = 0.0f;
+#pragma unroll
+        for (int v = 0; v < VPL; ++v) {
+            const int d = lane + 32 * v;
+            qv[h][v] = (h < nh && d < g.head_dim) ? q[i * g.q_pitch + static_cast<int64_t>(h0 + h) * g.head_dim + d] : 0.0f;
+            acc[h][v] = 0.0f;
+        }
+    }
+    const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
+    for (int j = j0 + warp; j < j1; j += kWarps) {
+        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+        float kv[VPL], vv[VPL];
+#pragma unroll
+        for (int v = 0; v < VPL; ++v) {
+            const int d = lane + 32 * v;
+            kv[v] = d < g.head_dim ? gpu_to_f32(kc[slot + d]) : 0.0f;
+            vv[v] = d < g.head_dim ? gpu_to_f32(vc[slot + d]) : 0.0f;
+        }
+#pragma unroll
+        for (int h = 0; h < kMaxGroup; ++h) {
+            if (h >= nh) break;
+            float s = 0.0f;
+#pragma unroll
+            for (int v = 0; v < VPL; ++v) s += qv[h][v] * kv[v];
+            s = gpu_warp_sum(s) * g.scale;
+            if (g.softcap > 0.0f) s = g.softcap * tanhf(s / g.softcap);
+            const float mn = fmaxf(m[h], s);
+            const float corr = __expf(m[h] - mn), e = __expf(s - mn);
+            l[h] = l[h] * corr + e;
+#pragma unroll
+            for (int v = 0; v < VPL; ++v) acc[h][v] = acc[h][v] * corr + e * vv[v];
+            m[h] = mn;
+        }
+    }
+    // Merge the warps: each writes its state, then warp w merges head w..
+    __shared__ float sm[kWarps][kMaxGroup], sl[kWarps][kMaxGroup];
+    __shared__ float sacc[kWarps][kMaxGroup][32 * VPL];
+#pragma unroll
+    for (int h = 0; h < kMaxGroup; ++h) {
+        if (lane == 0) {
+            sm[warp][h] = m[h];
+            sl[warp][h] = l[h];
+        }
+#pragma unroll
+        for (int v = 0; v < VPL; ++v) sacc[warp][h][lane + 32 * v] = acc[h][v];
+    }
+    __syncthreads();
+    for (int h = warp; h < nh; h += kWarps) {
+        float M = -FLT_MAX;
+        for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sm[w][h]);
+        float L = 0.0f;
+        for (int w = 0; w < kWarps; ++w) L += sl[w][h] * __expf(sm[w][h] - M);
+        for (int d = lane; d < g.head_dim; d += 32) {
+            float a = 0.0f;
+            for (int w = 0; w < kWarps; ++w) a += sacc[w][h][d] * __expf(sm[w][h] - M);
+            if (g.splits == 1) {
+                y[i * g.y_pitch + static_cast<int64_t>(h0 + h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
+            } else {  // partial: [row][head][split] of (m, l, acc[head_dim])
+                float* pp = part + ((i * g.n_head + h0 + h) * g.splits + z) * (g.head_dim + 2);
+                pp[2 + d] = a;
+                if (d == lane && lane == 0) {
+                    pp[0] = M;
+                    pp[1] = L;
+                }
+            }
+        }
+    }
+}
+
+__global__ void k_merge(const float* part, float* y, AttnGeom g) {
+    const int64_t i = blockIdx.x;
+    const int h = blockIdx.y;
+    const float* pp = part + (i * g.n_head + h) * g.splits * (g.head_dim + 2);
+    float M = -FLT_MAX;
+    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, pp[z * (g.head_dim + 2)]);
+    float L = 0.0f;
+    for (int z = 0; z < g.splits; ++z) L += pp[z * (g.head_dim + 2) + 1] * __expf(pp[z * (g.head_dim + 2)] - M);
+    for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
+        float a = 0.0f;
+        for (int z = 0; z < g.splits; ++z) a += pp[z * (g.head_dim + 2) + 2 + d] * __expf(pp[z * (g.head_dim + 2)] - M);
+        y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
+    }
+}
+
+// Splits for n rows over contexts up to max_ctx: enough blocks to fill the card at one row, none
+// at thousands of rows (each split must have positions to be worth its merge).
+int splits_for(int64_t n, int64_t max_ctx) {
+    int64_t s = 4096 / (n > 0 ? n : 1);
+    s = s < 1 ? 1 : s > kMaxSplits ? kMaxSplits : s;
+    const int64_t by_ctx = (max_ctx + 127) / 128;
+    return static_cast<int>(s < by_ctx ? s : (by_ctx < 1 ? 1 : by_ctx));
+}
+
+template <typename C>
+int run(const RadArgs* a, AttnGeom g, int64_t n) {
+    const RadTensor *q = rad_arg_in(a, 0), *k = rad_arg_in(a, 1), *v = rad_arg_in(a, 2);
+    RadTensor *kc = rad_arg_out(a, 3), *vc = rad_arg_out(a, 4);
+    const RadTensor *pos = rad_arg_in(a, 5), *cu = rad_arg_in(a, 6), *bt = rad_arg_in(a, 7);
+    RadTensor* y = rad_arg_out(a, 8);
+    const auto* pp = static_cast<const int32_t*>(pos->data);
+    const auto* cp = static_cast<const int32_t*>(cu->data);
+    const auto* bp = static_cast<const int32_t*>(bt->data);
+    gpuStream_t s = stream_of(a);
+    k_write_kv<C><<<static_cast<unsigned>(n), 256, 0, s>>>(static_cast<const float*>(k->data), static_cast<const float*>(v->data),
+                                                          static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
+    dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv * g.group_chunks), static_cast<unsigned>(g.splits));
+    auto* part = static_cast<float*>(a->scratch);
+    const auto* qp = static_cast<const float*>(q->data);
+    auto* yp = static_cast<float*>(y->data);
+    const C *kcp = static_cast<const C*>(kc->data), *vcp = static_cast<const C*>(vc->data);
+    const int vpl = (g.head_dim + 31) / 32;
+    switch (vpl) {
+    case 1: k_attend<C, 1><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 2: k_attend<C, 2><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 3: k_attend<C, 3><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 4: k_attend<C, 4><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 5: case 6: case 7: case 8: k_attend<C, 8><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    default: return RAD_E_SHAPE;
+    }
+    if (g.splits > 1) k_merge<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s>>>(part, yp, g);
+    return launched();
+}
+
+}  // namespace
+
+uint64_t attention_scratch(const RadArgs* geom) {
+    const int64_t n = rad_args_geti(geom, "n"), heads = rad_args_geti(geom, "n_head"), hd = rad_args_geti(geom, "head_dim");
+    // n * splits <= max(n, 4096) for every row count (splits_for), so this bounds every launch.
+    const int64_t rows = n > 4096 ? n : 4096;
+    return static_cast<uint64_t>(rows * heads * (hd + 2)) * 4;
+}
+
+int attention(const RadArgs* a) {
+    for (int i = 0; i < 9; ++i)
+        if (!a->t[i].data) return RAD_E_ARG;
+    const RadTensor *q = &a->t[0], *kc = &a->t[3], *cu = &a->t[6], *bt = &a->t[7];
+    if (q->dtype != RAD_F32 || a->t[1].dtype != RAD_F32 || a->t[2].dtype != RAD_F32 || a->t[8].dtype != RAD_F32) return RAD_E_DTYPE;
+    AttnGeom g{};
+    const int64_t n = rad_args_geti(a, "n");
+    g.n_head = static_cast<int>(rad_args_geti(a, "n_head"));
+    g.n_head_kv = static_cast<int>(rad_args_geti(a, "n_head_kv"));
+    g.head_dim = static_cast<int>(rad_args_geti(a, "head_dim"));
+    g.block = static_cast<int>(rad_args_geti(a, "block"));
+    g.window = static_cast<int>(rad_args_geti_or(a, "window", 0));
+    g.scale = static_cast<float>(rad_args_getf(a, "scale"));
+    g.softcap = static_cast<float>(rad_args_getf_or(a, "softcap", 0.0));
+    if (g.n_head_kv <= 0 || g.n_head % g.n_head_kv || g.head_dim > 256 || g.block <= 0 || kc->rank != 4 ||
+        kc->shape[1] != g.block)
+        return RAD_E_SHAPE;
+    g.n_seq = static_cast<int>(cu->shape[0] - 1);
+    g.bt_stride = static_cast<int>(bt->rank > 1 ? bt->shape[1] : bt->shape[0]);
+    const int group = g.n_head / g.n_head_kv;
+    g.group_chunks = (group + kMaxGroup - 1) / kMaxGroup;
+    g.splits = splits_for(n, static_cast<int64_t>(g.bt_stride) * g.block);
+    if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
+    g.q_pitch = pitch_elems(q);
+    g.k_pitch = pitch_elems(&a->t[1]);
+    g.v_pitch = pitch_elems(&a->t[2]);
+    g.y_pitch = pitch_elems(&a->t[8]);
+    if (kc->dtype != a->t[4].dtype) return RAD_E_DTYPE;
+    if (kc->dtype == RAD_BF16) return run<gpu_bf16>(a, g, n);
+    if (kc->dtype == RAD_F32) return run<float>(a, g, n);
+    return RAD_E_DTYPE;
+}
+
+}  // namespace gpu

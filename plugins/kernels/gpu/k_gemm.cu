@@ -1,0 +1,156 @@
+// k_gemm.cu: y[M, N] = x[M, K] . w[N, K]^T (+ bias), f32 activations, f32/bf16/f16 weights.
+//
+// Few rows (decode): the weights are read once at full memory speed by a streaming kernel; each
+// warp owns R output columns and walks K with 16-byte weight loads, four in flight, every x row
+// reused across its R columns from L1. Many rows (prefill): cuBLASLt on the tensor cores, after
+// narrowing x to the weights' 16-bit type in scratch (f32 weights run cuBLASLt in full f32).
+#include "k_common.h"
+
+namespace gpu {
+namespace {
+
+template <typename W> struct Vec;  // 16 bytes of weights
+template <> struct Vec<gpu_bf16> { static constexpr int kN = 8; };
+template <> struct Vec<gpu_f16> { static constexpr int kN = 8; };
+template <> struct Vec<float> { static constexpr int kN = 4; };
+
+template <typename W>
+__device__ __forceinline__ void widen16(const uint4& raw, float* out) {
+    if constexpr (sizeof(W) == 4) {
+        out[0] = __uint_as_float(raw.x); out[1] = __uint_as_float(raw.y);
+        out[2] = __uint_as_float(raw.z); out[3] = __uint_as_float(raw.w);
+    } else {
+        const W* h = reinterpret_cast<const W*>(&raw);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) out[e] = gpu_to_f32(h[e]);
+    }
+}
+
+// M rows of x (compile-time), R columns per warp. Vector path needs K % VN == 0 and aligned rows.
+template <typename W, int M, int R>
+__global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
+                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
+    constexpr int VN = Vec<W>::kN;
+    const int lane = threadIdx.x % 32;
+    const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * R;
+    if (n0 >= N) return;
+    float acc[M][R];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
+    const int64_t chunks = K / VN;
+    const uint4* wrow[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) wrow[r] = reinterpret_cast<const uint4*>(w + min(n0 + r, N - 1) * K);
+    constexpr int U = 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
+    int64_t c = lane;
+    for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+        uint4 raw[U][R];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int r = 0; r < R; ++r) raw[u][r] = __ldg(wrow[r] + c + 32 * u);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            float xv[M][VN];
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                const float4* xp = reinterpret_cast<const float4*>(x + m * px + (c + 32 * u) * VN);
+#pragma unroll
+                for (int q = 0; q < VN / 4; ++q) {
+                    const float4 t = __ldg(xp + q);
+                    xv[m][4 * q] = t.x; xv[m][4 * q + 1] = t.y; xv[m][4 * q + 2] = t.z; xv[m][4 * q + 3] = t.w;
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                float wv[VN];
+                widen16<W>(raw[u][r], wv);
+#pragma unroll
+                for (int m = 0; m < M; ++m)
+#pragma unroll
+                    for (int e = 0; e < VN; ++e) acc[m][r] += xv[m][e] * wv[e];
+            }
+        }
+    }
+    for (; c < chunks; c += 32) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            float wv[VN];
+            widen16<W>(__ldg(wrow[r] + c), wv);
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+#pragma unroll
+                for (int e = 0; e < VN; ++e) acc[m][r] += x[m * px + c * VN + e] * wv[e];
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const float s = gpu_warp_sum(acc[m][r]);
+            if (lane == 0 && n0 + r < N) y[m * py + n0 + r] = s + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+        }
+}
+
+// Any shape and alignment: one warp per (row, column), scalar loads.
+template <typename W>
+__global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t M, int64_t N,
+                              int64_t K) {
+    const int64_t t = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+    if (t >= M * N) return;
+    const int64_t m = t / N, n = t % N;
+    float s = 0.0f;
+    for (int64_t k = threadIdx.x % 32; k < K; k += 32) s += x[m * px + k] * gpu_to_f32(w[n * K + k]);
+    s = gpu_warp_sum(s);
+    if (threadIdx.x % 32 == 0) y[m * py + n] = s + (bias ? gpu_to_f32(bias[n]) : 0.0f);
+}
+
+template <typename W, int M>
+void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
+    constexpr int R = M <= 2 ? 2 : 4;
+    const int64_t warps = (N + R - 1) / R;
+    k_gemv<W, M, R><<<static_cast<unsigned>((warps + 7) / 8), 256, 0, s>>>(x, px, w, bias, y, py, N, K);
+}
+
+template <typename W>
+int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
+         int64_t K) {
+    const auto* xp = static_cast<const float*>(x->data);
+    const auto* wp = static_cast<const W*>(w->data);
+    const W* bp = bias ? static_cast<const W*>(bias->data) : nullptr;
+    auto* yp = static_cast<float*>(y->data);
+    const int64_t px = pitch_elems(x), py = pitch_elems(y);
+    gpuStream_t s = stream_of(a);
+    constexpr int VN = Vec<W>::kN;
+    const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(wp) % 16 == 0;
+    if (!vec || M > 8) {
+        k_gemv_scalar<W><<<static_cast<unsigned>((M * N + 7) / 8), 256, 0, s>>>(xp, px, wp, bp, yp, py, M, N, K);
+        return launched();
+    }
+    switch (M) {
+    case 1: launch_gemv<W, 1>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 2: launch_gemv<W, 2>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 3: launch_gemv<W, 3>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 4: launch_gemv<W, 4>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 5: launch_gemv<W, 5>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 6: launch_gemv<W, 6>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 7: launch_gemv<W, 7>(xp, px, wp, bp, yp, py, N, K, s); break;
+    default: launch_gemv<W, 8>(xp, px, wp, bp, yp, py, N, K, s); break;
+    }
+    return launched();
+}
+
+}  // namespace
+
+int gemm_rows(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
+    RadTensor* y = rad_arg_out(a, 3);
+    if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
+    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
+    return with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t)>(a, x, w, bias, y, M, N, K); });
+}
+
+}  // namespace gpu

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# device-bundle.sh [OUT] — pack what a GPU machine without gRPC, Boost or apt needs to run this
+# build: the tools and the worker, the plugins (a RADIANCE_HOME), every shared library ldd names
+# except the C/C++ runtime and CUDA's own (that machine has CUDA), stripped, and the golden
+# fixtures from ../shared (the repository's own travel with it), then compress it all into
+# .devcarry/bundle.tar.xz. There: mkdir B && tar -C B -xJf .devcarry/bundle.tar.xz and run with
+# LD_LIBRARY_PATH=B/lib:/usr/local/cuda/lib64.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/.bundle}
+build=${BUILD_DIR:-$root/build}
+shared=${RAD_SHARED_DIR:-$root/../shared}
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/share/radiance" "$out/fixtures"
+for b in radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kbench rad-enginebench; do
+  [[ -x $build/bin/$b ]] && cp "$build/bin/$b" "$out/bin/"
+done
+for kind in kernels architectures quantizers; do
+  [[ -d $build/share/radiance/$kind ]] && cp -r "$build/share/radiance/$kind" "$out/share/radiance/"
+done
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libdl\.so|libpthread\.so|librt\.so|libcuda\.so|libcudart|libcublas|libnccl)'
+for f in "$out"/bin/* "$out"/share/radiance/*/*.so; do
+  ldd "$f" 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+    [[ $name =~ $skip ]] && continue
+    [[ -e $out/lib/$name ]] || cp -L "$path" "$out/lib/$name"
+  done
+done
+strip --strip-unneeded "$out"/lib/*.so* "$out"/bin/* 2>/dev/null || true
+for fx in llama qwen2 qwen3 mistral_swa; do
+  [[ -d $shared/fixtures/golden/$fx ]] && cp -r "$shared/fixtures/golden/$fx" "$out/fixtures/"
+done
+# The tree that travels is capped (64 MiB with the repository): carry one compressed file.
+mkdir -p "$root/.devcarry"
+tar -C "$out" -cf - . | xz -T0 -6 > "$root/.devcarry/bundle.tar.xz"
+du -sh "$out" "$root/.devcarry/bundle.tar.xz"
