@@ -1,0 +1,178 @@
+// rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
+//                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs]
+//
+// The engine's own speed, without the front end: one engine in this process, random prompt ids
+// (seeded), greedy argmax on the host. Prints a table:
+//   prefill N   one sequence of N tokens in steps of --chunk tokens; tokens/s over the whole prompt
+//   decode B    B sequences of --in prompt tokens each (prefilled first, not timed), then --out
+//               lockstep decode steps of B rows; generated tokens/s and ms per step
+// The plan is sized for the largest case asked. Numbers go to docs/PERFORMANCE.md with the
+// command, machine and date.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "radiance/engine/engine.h"
+#include "radiance/util/error.h"
+#include "radiance/util/strings.h"
+
+using namespace radiance;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<int> ints(const std::string& s) {
+    std::vector<int> v;
+    for (auto& p : str::split(s, ","))
+        if (!p.empty()) v.push_back(std::stoi(p));
+    return v;
+}
+
+int32_t argmax(const float* v, int64_t n) { return static_cast<int32_t>(std::max_element(v, v + n) - v); }
+
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Prefills `seqs` sequences (one chunk of rows per step, one sequence at a time) and returns the
+// last token's argmax of each.
+std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<int32_t>>& prompts, int chunk, int stride,
+                             int seq0) {
+    const int block = e.kv_block_size();
+    std::vector<int32_t> next;
+    std::vector<float> lg;
+    for (size_t s = 0; s < prompts.size(); ++s) {
+        const auto& p = prompts[s];
+        for (size_t at = 0; at < p.size(); at += static_cast<size_t>(chunk)) {
+            const size_t n = std::min(p.size() - at, static_cast<size_t>(chunk));
+            engine::StepBatch b;
+            b.tokens.assign(p.begin() + static_cast<long>(at), p.begin() + static_cast<long>(at + n));
+            for (size_t i = 0; i < n; ++i) b.positions.push_back(static_cast<int32_t>(at + i));
+            b.cu_seqlens = {0, static_cast<int32_t>(n)};
+            b.seq_ids = {static_cast<int32_t>(s)};
+            b.out_ids = {static_cast<int32_t>(n - 1)};
+            b.block_table_stride = stride;
+            for (int k = 0; k < stride; ++k) b.block_tables.push_back((seq0 + static_cast<int32_t>(s)) * stride + k);
+            b.n_seq_decode = 0;
+            (void)block;
+            e.step(b, lg);
+        }
+        next.push_back(argmax(lg.data(), e.vocab()));
+    }
+    return next;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string model, kernels, homes, placement = "auto";
+    std::vector<int> prefills{512, 4096}, decodes{1};
+    int in = 128, out = 128, chunk = 4096;
+    bool graphs = true;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+            return argv[++i];
+        };
+        try {
+            if (a == "--placement") placement = value();
+            else if (a == "--prefill") prefills = ints(value());
+            else if (a == "--decode") decodes = ints(value());
+            else if (a == "--in") in = std::stoi(value());
+            else if (a == "--out") out = std::stoi(value());
+            else if (a == "--chunk") chunk = std::stoi(value());
+            else if (a == "--kernels") kernels = value();
+            else if (a == "--radiance-home") homes = value();
+            else if (a == "--no-graphs") graphs = false;
+            else if (model.empty() && a[0] != '-') model = a;
+            else throw std::runtime_error("unexpected argument " + a);
+        } catch (const std::exception& e) {
+            std::cerr << "rad-enginebench: " << e.what() << "\n";
+            return 2;
+        }
+    }
+    if (model.empty()) {
+        std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
+                     "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs]\n";
+        return 2;
+    }
+    try {
+        core::LoadOptions lo;
+        if (!homes.empty()) lo.homes = core::resolve_homes(homes);
+        lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
+        auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
+        auto c = std::shared_ptr<const container::Reader>(container::Reader::open(model));
+        const int max_prefill = prefills.empty() ? 0 : *std::max_element(prefills.begin(), prefills.end());
+        const int max_b = decodes.empty() ? 1 : *std::max_element(decodes.begin(), decodes.end());
+        engine::EngineOptions eo;
+        eo.placement = placement;
+        eo.graphs = graphs;
+        eo.max_tok = std::max({std::min(chunk, std::max(max_prefill, in)), max_b, 16});
+        eo.max_seqs = std::max(max_b, 1);
+        eo.max_out_rows = eo.max_seqs;
+        eo.max_ctx = std::max(max_prefill, in + out) + 16;
+        const int block = 16;
+        // Each case gives its sequences just the blocks their contexts need, side by side.
+        const int pre_stride = (max_prefill + block - 1) / block, dec_stride = (in + out + block - 1) / block;
+        eo.kv_blocks = std::max<int64_t>(pre_stride, static_cast<int64_t>(dec_stride) * max_b);
+        auto t0 = Clock::now();
+        auto eng = engine::Engine::create(reg, c, eo);
+        if (eng->kv_block_size() != block) throw Error("this tool assumes the attention block of 16");
+        std::printf("model %s on %s: weights %.2f GB, plan %.1f s\n", model.c_str(), eng->placement().c_str(),
+                    static_cast<double>(eng->weight_bytes()) / 1e9, seconds(t0, Clock::now()));
+        std::mt19937 rng(1234);
+        std::uniform_int_distribution<int32_t> tok(10, static_cast<int32_t>(std::min<int64_t>(eng->vocab(), 30000) - 1));
+        auto prompt = [&](int n) {
+            std::vector<int32_t> p(static_cast<size_t>(n));
+            for (auto& t : p) t = tok(rng);
+            return p;
+        };
+        std::printf("%-10s %8s %10s %12s %12s\n", "case", "size", "seconds", "tokens/s", "ms/step");
+        for (int n : prefills) {
+            const int stride = (n + block - 1) / block;
+            prefill(*eng, {prompt(n)}, chunk, stride, 0);  // warm: kernels, heuristics, caches
+            auto a = Clock::now();
+            const int reps = n <= 1024 ? 5 : 2;
+            for (int r = 0; r < reps; ++r) prefill(*eng, {prompt(n)}, chunk, stride, 0);
+            const double s = seconds(a, Clock::now()) / reps;
+            std::printf("%-10s %8d %10.4f %12.1f %12.2f\n", "prefill", n, s, n / s, 1e3 * s / ((n + chunk - 1) / chunk));
+        }
+        for (int B : decodes) {
+            std::vector<std::vector<int32_t>> ps;
+            for (int s = 0; s < B; ++s) ps.push_back(prompt(in));
+            const int stride = dec_stride;
+            std::vector<int32_t> next = prefill(*eng, ps, chunk, stride, 0);
+            std::vector<float> lg;
+            engine::StepBatch b;
+            b.block_table_stride = stride;
+            b.n_seq_decode = B;
+            for (int s = 0; s < B; ++s) {
+                b.cu_seqlens.push_back(s);
+                b.seq_ids.push_back(s);
+                b.out_ids.push_back(s);
+                for (int k = 0; k < stride; ++k) b.block_tables.push_back(s * stride + k);
+            }
+            b.cu_seqlens.push_back(B);
+            auto step = [&](int t) {
+                b.tokens = next;
+                b.positions.assign(static_cast<size_t>(B), in + t);
+                eng->step(b, lg);
+                for (int s = 0; s < B; ++s) next[static_cast<size_t>(s)] = argmax(&lg[static_cast<size_t>(s) * eng->vocab()], eng->vocab());
+            };
+            const int warm = std::min(3, out);
+            for (int t = 0; t < warm; ++t) step(t);
+            auto a = Clock::now();
+            for (int t = warm; t < out; ++t) step(t);
+            const double s = seconds(a, Clock::now());
+            const int steps = out - warm;
+            std::printf("%-10s %8d %10.4f %12.1f %12.3f\n", "decode", B, s, steps * B / s, 1e3 * s / steps);
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "rad-enginebench: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
