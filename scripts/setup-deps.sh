@@ -6,7 +6,7 @@ PKGS=(
   g++ cmake ninja-build ccache pkg-config git python3 curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libboost-dev prometheus-cpp-dev catch2 nlohmann-json3-dev libpcre2-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-19 libamdhip64-dev
   prometheus python3-yaml systemd
 )
 # The SDK client tests run the official npm packages; take Debian's Node.js only when the machine

@@ -22,8 +22,8 @@ template <typename T>
 __global__ void k_narrow(const float* x, int64_t px, T* out, int64_t K) {
     const int64_t m = blockIdx.y;
     for (int64_t k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
-        if constexpr (sizeof(T) == 2 && std::is_same_v<T, gpu_bf16>) out[m * K + k] = __float2bfloat16_rn(x[m * px + k]);
-        else out[m * K + k] = __float2half_rn(x[m * px + k]);
+        if constexpr (sizeof(T) == 2 && std::is_same_v<T, gpu_bf16>) out[m * K + k] = gpu_f32_to_bf16(x[m * px + k]);
+        else out[m * K + k] = gpu_f32_to_f16(x[m * px + k]);
     }
 }
 

@@ -8,15 +8,28 @@
 #pragma once
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
-#include <hip/hip_bf16.h>
-#include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+// bf16: newer ROCm has hip/hip_bf16.h (__hip_bfloat16, CUDA-style conversions); ROCm 5.2, what
+// Debian 12's libamdhip64-dev ships, has only hip/hip_bfloat16.h (struct hip_bfloat16, whose
+// float constructor rounds to nearest even). Both are 16-bit standard-layout types.
+#if __has_include(<hip/hip_bf16.h>)
+#include <hip/hip_bf16.h>
+#define RAD_GPU_HIP_BF16 1
+#else
+#include <hip/hip_bfloat16.h>
+#define RAD_GPU_HIP_BF16 0
+#endif
 #define RAD_GPU_HIP 1
 using gpuError_t = hipError_t;
 using gpuStream_t = hipStream_t;
 using gpuGraph_t = hipGraph_t;
 using gpuGraphExec_t = hipGraphExec_t;
+#if RAD_GPU_HIP_BF16
 using gpu_bf16 = __hip_bfloat16;
+#else
+using gpu_bf16 = hip_bfloat16;
+#endif
 using gpu_f16 = __half;
 using gpuDeviceProp = hipDeviceProp_t;
 #define gpuSuccess hipSuccess
@@ -91,6 +104,9 @@ using gpuDeviceProp = cudaDeviceProp;
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 constexpr int kWarpSize = 32;
+#if defined(__HIP_DEVICE_COMPILE__) && defined(__AMDGCN_WAVEFRONT_SIZE__)
+static_assert(__AMDGCN_WAVEFRONT_SIZE__ == kWarpSize, "libgpu's HIP targets run wave32 (RDNA); no -mwavefrontsize64");
+#endif
 
 // Every lane of the warp takes part (CUDA's full mask; HIP's shuffles have none).
 template <typename T>
@@ -115,7 +131,16 @@ __device__ __forceinline__ float gpu_warp_max(float v) {
 
 // bf16 and f16 widen exactly; f32 -> bf16 narrows round-to-nearest-even, as the reference does.
 __device__ __forceinline__ float gpu_to_f32(float v) { return v; }
-__device__ __forceinline__ float gpu_to_f32(gpu_bf16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float gpu_to_f32(gpu_f16 v) { return __half2float(v); }
+__device__ __forceinline__ gpu_f16 gpu_f32_to_f16(float v) { return __float2half_rn(v); }
+#if RAD_GPU_CUDA
+__device__ __forceinline__ float gpu_to_f32(gpu_bf16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ gpu_bf16 gpu_f32_to_bf16(float v) { return __float2bfloat16_rn(v); }
+#elif RAD_GPU_HIP_BF16
+__device__ __forceinline__ float gpu_to_f32(gpu_bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ gpu_bf16 gpu_f32_to_bf16(float v) { return __float2bfloat16(v); }  // RNE on HIP
+#else
+__device__ __forceinline__ float gpu_to_f32(gpu_bf16 v) { return static_cast<float>(v); }
+__device__ __forceinline__ gpu_bf16 gpu_f32_to_bf16(float v) { return hip_bfloat16::round_to_bfloat16(v); }
+#endif
 #endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# hip-compile-check.sh: compiles libgpu's sources (plugins/kernels/gpu) for AMD RDNA cards with
+# Debian 12's clang-19 and HIP headers (libamdhip64-dev), to keep the CUDA/HIP common dialect
+# (radiance/kernels/gpu_runtime.h) honest on a machine without an AMD card. Compile only: nothing
+# is linked and nothing runs.
+#   scripts/hip-compile-check.sh        check gfx1100 and gfx1201
+#   HIP_TARGETS="gfx1100" HIP_CLANG=clang++-19 HIP_PATH=/usr scripts/hip-compile-check.sh
+# Prints one line per file and target; exits 1 when anything fails to compile, 0 with a "skipped"
+# line when clang-19 or the HIP headers are absent.
+#
+# Flags, and why:
+#   -x hip --offload-arch=gfxNNNN  the .cu files (and device.cpp/exports.cpp) as HIP for that card.
+#   -nogpulib                      Debian ships no ROCm device libraries (ocml/ockl bitcode); the
+#                                  compile itself does not need them.
+#   --hip-path=$HIP_PATH           where clang finds the HIP runtime headers ($HIP_PATH/include/hip;
+#                                  /usr on Debian). clang adds that dir with -idirafter, which keeps
+#                                  libstdc++'s #include_next working (a plain -I/-isystem /usr/include
+#                                  does not). We keep clang's own __clang_hip_runtime_wrapper.h, so no
+#                                  -nogpuinc: ROCm 5.2's amd_hip_runtime.h then includes
+#                                  <include/cuda_wrappers/algorithm> and the math forward declarations
+#                                  only the wrapper provides, and fails without it.
+#   Device and host compile are separate steps because a plain -c links the device code object with
+#   ld.lld, and Debian's clang-19 does not pull in lld-19 (the default ld.lld, from lld-14, rejects
+#   "elf64_amdgpu"). So each .cu is compiled
+#     --offload-device-only -S  front end + the AMDGPU backend down to gfx ISA assembly (no linker),
+#     --offload-host-only -c    the host side: launch stubs, HIP runtime API calls, host wrappers;
+#   device.cpp and exports.cpp are host code only (--offload-host-only -c).
+#   __HIP_PLATFORM_AMD__ needs no -D: clang -x hip defines __HIPCC__, which gpu_runtime.h keys on,
+#   and the HIP headers define the platform macro themselves. No -mwavefrontsize64: RDNA runs
+#   wave32 and gpu_runtime.h asserts kWarpSize == the wavefront size in device compiles.
+#   -Wno-unused-result: HIP marks hipFree & co. [[nodiscard]]; device.cpp discards those results on
+#   purpose on release paths (cudart has no such attribute, so nvcc is silent).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+CLANG=${HIP_CLANG:-clang++-19}
+HIP_PATH=${HIP_PATH:-}
+read -r -a TARGETS <<<"${HIP_TARGETS:-gfx1100 gfx1201}"
+
+if ! command -v "$CLANG" >/dev/null 2>&1; then
+  echo "hip-compile-check: skipped: $CLANG not found (apt-get install clang-19 libamdhip64-dev)"
+  exit 0
+fi
+if [ -z "$HIP_PATH" ]; then
+  for d in /usr /opt/rocm; do
+    if [ -f "$d/include/hip/hip_runtime.h" ]; then HIP_PATH=$d; break; fi
+  done
+fi
+if [ -z "$HIP_PATH" ] || [ ! -f "$HIP_PATH/include/hip/hip_runtime.h" ]; then
+  echo "hip-compile-check: skipped: no HIP headers (hip/hip_runtime.h) under ${HIP_PATH:-/usr or /opt/rocm}/include" \
+    "(apt-get install libamdhip64-dev)"
+  exit 0
+fi
+
+SRC=plugins/kernels/gpu
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/hip-compile-check.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+COMMON=(-x hip -nogpulib "--hip-path=$HIP_PATH" -std=c++17 -O2 -I shared/include -Wno-unused-result)
+
+echo "hip-compile-check: $("$CLANG" --version | head -1), HIP headers under $HIP_PATH/include, targets ${TARGETS[*]}"
+fails=0
+total=0
+# Runs one compile; its diagnostics (warnings included) are printed under the file's line.
+compile() {
+  local log=$1
+  shift
+  "$CLANG" "$@" >>"$log" 2>&1
+}
+for arch in "${TARGETS[@]}"; do
+  for f in "$SRC"/*.cu "$SRC"/device.cpp "$SRC"/exports.cpp; do
+    name=$(basename "$f")
+    log="$OUT/$name.$arch.log"
+    : >"$log"
+    total=$((total + 1))
+    ok=1
+    if [[ $name == *.cu ]]; then
+      what="device asm + host object"
+      compile "$log" "${COMMON[@]}" --offload-arch="$arch" --offload-device-only -S "$f" -o "$OUT/$name.$arch.s" || ok=0
+      [ $ok -eq 1 ] && { compile "$log" "${COMMON[@]}" --offload-arch="$arch" --offload-host-only -c "$f" \
+        -o "$OUT/$name.$arch.host.o" || ok=0; }
+    else
+      what="host object"
+      compile "$log" "${COMMON[@]}" --offload-arch="$arch" --offload-host-only -c "$f" -o "$OUT/$name.$arch.host.o" || ok=0
+    fi
+    if [ $ok -eq 1 ]; then
+      echo "  ok      $arch  $name ($what)"
+    else
+      echo "  FAILED  $arch  $name ($what)"
+      fails=$((fails + 1))
+    fi
+    [ -s "$log" ] && sed 's/^/          /' "$log"
+  done
+done
+if [ $fails -ne 0 ]; then
+  echo "hip-compile-check: $fails of $total compiles FAILED"
+  exit 1
+fi
+echo "hip-compile-check: all $total compiles ok (compile only; nothing linked or run)"
