@@ -87,10 +87,26 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
         ipc::StepMessage m = ipc::decode_step(bytes);
         res.step_id = m.step_id;
         comm.follow(m);
-        eng.step(m.batch, logits);
+        // Rows whose token is plainly the argmax are picked where the logits are (on a card: no
+        // copy back); a rank that does not sample needs no logits at all.
+        const size_t n_out = m.batch.out_ids.size();
+        std::vector<uint8_t> greedy(n_out, 1);
+        if (sample_here)
+            for (size_t i = 0; i < n_out; ++i)
+                greedy[i] = !m.want_logits && i < m.samples.size() && worker::plain_greedy(m.samples[i]);
+        std::vector<int32_t> tokens;
+        eng.step(m.batch, logits, greedy, tokens);
         if (sample_here) {
             const int64_t V = eng.vocab();
-            for (size_t i = 0; i < m.samples.size(); ++i) res.tokens.push_back(worker::sample_row(&logits[i * V], V, m.samples[i]));
+            for (size_t i = 0; i < m.samples.size(); ++i) {
+                if (!tokens.empty() && greedy[i]) {
+                    ipc::Sampled s;
+                    s.token = tokens[i];
+                    res.tokens.push_back(s);
+                } else {
+                    res.tokens.push_back(worker::sample_row(&logits[i * V], V, m.samples[i]));
+                }
+            }
             if (m.want_logits) res.logits = logits;
         }
     } catch (const std::exception& e) {

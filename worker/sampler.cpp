@@ -32,4 +32,9 @@ ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpe
     return out;
 }
 
+bool plain_greedy(const ipc::SampleSpec& s) {
+    return !(s.temperature > 0.0f) && s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f &&
+           s.repetition_penalty == 1.0f && s.logit_bias.empty();
+}
+
 }  // namespace radiance::worker

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <climits>
 #include <cstring>
@@ -131,7 +134,8 @@ struct Engine::Impl {
     // operands that point into it are translated to the card's copy, and a replayed graph finds
     // its inputs where it recorded them.
     struct StageRegion { uint64_t off = 0, cap = 0; };
-    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_bt;
+    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_bt;
+    int argmax_op = -1;  // the engine's own op: greedy tokens on the card (-1: no row serves it)
     int64_t stage_stride = 0;  // block-table stride on the card (tables are padded to it)
     uint8_t* stage_h = nullptr;
     Bytes stage_d;
@@ -139,6 +143,9 @@ struct Engine::Impl {
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows); null graph: seen once, not recorded
     std::map<std::array<int64_t, 3>, void*> graphs;
+    // RADIANCE_PROFILE_OPS=1: every launch waited for and timed, a table per op at the end
+    bool profile = false;
+    std::map<std::string, std::pair<int64_t, double>> op_time;
     ~Impl();
     // step state
     const RadBatch* batch = nullptr;
@@ -433,6 +440,7 @@ void Engine::Impl::plan_staging() {
     region(st_q, opts.max_seqs);
     region(st_ctx, opts.max_seqs);
     region(st_out, max_out);
+    region(st_ids, max_out);
     region(st_tokens, opts.max_tok);
     region(st_pos, opts.max_tok);
     region(st_bt, static_cast<int64_t>(opts.max_seqs) * stage_stride);  // last: copies stop where the tables do
@@ -445,6 +453,14 @@ void Engine::Impl::plan_staging() {
 }
 
 Engine::Impl::~Impl() {
+    if (profile && !op_time.empty()) {
+        double total = 0;
+        for (auto& [k, v] : op_time) total += v.second;
+        std::fprintf(stderr, "%-44s %10s %12s %8s\n", "op (kernel)", "launches", "ms total", "share");
+        for (auto& [k, v] : op_time)
+            std::fprintf(stderr, "%-44s %10lld %12.3f %7.1f%%\n", k.c_str(), static_cast<long long>(v.first), 1e3 * v.second,
+                         100.0 * v.second / total);
+    }
     if (!dev) return;
     if (stream) dev->sync(stream);
     for (auto& [k, g] : graphs)
@@ -572,7 +588,15 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     a.world_size = opts.world_size;
     a.comm = opts.comm;
     a.stream = stream;
+    const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    if (profile && dev) dev->sync(stream);
     int rc = band.row->info->launch(&a);
+    if (profile) {
+        if (dev) dev->sync(stream);
+        auto& [count, secs] = op_time[d.geom.op + " (" + band.row->info->name + ")"];
+        ++count;
+        secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     if (rc != RAD_OK)
         return fail(where + " failed in kernel " + band.row->lib->plugin->name + ":" + band.row->info->name + " with " +
                         status_name(rc),
@@ -604,6 +628,10 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     std::unique_ptr<Engine> e(new Engine());
     Impl& m = *e->impl_;
     m.opts = opts;
+    if (const char* p = std::getenv("RADIANCE_PROFILE_OPS"); p && *p && std::strcmp(p, "0") != 0) {
+        m.profile = true;
+        m.opts.graphs = false;  // a graph would hide the launches
+    }
     m.registry = std::move(registry);
     const core::Registry& reg = *m.registry;
     m.model = std::move(model);
@@ -640,6 +668,18 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (lg.d.dtype != RAD_F32) throw Error("the logits buffer must be f32");
     m.max_out = lg.d.shape[0];
     m.vocab = lg.d.shape[lg.d.rank - 1];
+    if (m.dev) {  // greedy sampling where the logits are, when the card's library has the op
+        OpDecl od;
+        od.geom.op = "argmax";
+        od.geom.params["vocab"] = core::ParamValue::of_int(m.vocab);
+        od.geom.ranged = "n";
+        od.geom.lo = 1;
+        od.geom.hi = m.max_out;
+        od.res = core::resolve(reg, od.geom, d.select);
+        od.queried = true;  // optional: without it every row's logits come back
+        if (od.res.ok()) m.argmax_op = static_cast<int>(m.decl.ops.size());
+        m.decl.ops.push_back(std::move(od));
+    }
     m.plan_ops();
     m.plan_weights();
     if (m.dev) m.upload_weights();
@@ -705,7 +745,14 @@ std::string Engine::selection_report() const {
 }
 
 void Engine::step(const StepBatch& in, std::vector<float>& logits) {
+    std::vector<int32_t> none;
+    step(in, logits, {}, none);
+}
+
+void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<uint8_t>& greedy,
+                  std::vector<int32_t>& tokens) {
     Impl& m = *impl_;
+    tokens.clear();
     const int64_t n_tok = static_cast<int64_t>(in.tokens.size());
     const int64_t n_seq = static_cast<int64_t>(in.cu_seqlens.size()) - 1;
     auto bad = [](const std::string& s) { throw Error("bad step: " + s); };
@@ -762,11 +809,33 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits) {
         return;
     }
     m.run_on_device(&ctx, &b);
-    const size_t n_logits = in.out_ids.size() * static_cast<size_t>(m.vocab);
-    if (n_logits)
-        m.device_check(m.dev->copy(m.logits_h, m.buf_base[m.decl.logits], n_logits * 4, RAD_COPY_D2H, m.stream), "reading the logits");
+    const size_t n_out = in.out_ids.size(), V = static_cast<size_t>(m.vocab);
+    size_t n_greedy = 0;
+    if (m.argmax_op >= 0 && greedy.size() == n_out)
+        for (uint8_t g : greedy) n_greedy += g != 0;
+    if (n_greedy) {
+        const RadOperandRef opds[2] = {rad_brows(m.decl.logits, static_cast<int64_t>(n_out)),
+                                       rad_raw(m.stage_h + m.st_ids.off, RAD_I32, static_cast<int64_t>(n_out))};
+        if (m.issue(m.argmax_op, opds, 2, static_cast<int64_t>(n_out)) != RAD_OK) throw Error("step failed: " + m.step_error);
+        m.device_check(m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d.data + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream),
+                       "reading the greedy tokens");
+    }
+    const auto* lg_dev = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
+    if (n_greedy == 0 && n_out) {
+        m.device_check(m.dev->copy(m.logits_h, lg_dev, n_out * V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
+    } else {
+        for (size_t i = 0; i < n_out; ++i)
+            if (!greedy[i])
+                m.device_check(m.dev->copy(m.logits_h + i * V, lg_dev + i * V, V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
+    }
     m.device_check(m.dev->sync(m.stream), "running the step");
-    logits.assign(m.logits_h, m.logits_h + n_logits);
+    logits.resize(n_out * V);
+    for (size_t i = 0; i < n_out; ++i)
+        if (!n_greedy || !greedy[i]) std::memcpy(logits.data() + i * V, m.logits_h + i * V, V * 4);
+    if (n_greedy) {
+        const auto* ids = reinterpret_cast<const int32_t*>(m.stage_h + m.st_ids.off);
+        tokens.assign(ids, ids + n_out);
+    }
 }
 
 // The step's inputs into their fixed regions (block tables padded to the card's stride), the

@@ -2,7 +2,8 @@
 //                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
-// (seeded), greedy argmax on the host. Prints a table:
+// (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
+// logits on the host). Prints a table:
 //   prefill N   one sequence of N tokens in steps of --chunk tokens; tokens/s over the whole prompt
 //   decode B    B sequences of --in prompt tokens each (prefilled first, not timed), then --out
 //               lockstep decode steps of B rows; generated tokens/s and ms per step
@@ -41,7 +42,7 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<int32_t>>& prompts, int chunk, int stride,
                              int seq0) {
     const int block = e.kv_block_size();
-    std::vector<int32_t> next;
+    std::vector<int32_t> next, toks;
     std::vector<float> lg;
     for (size_t s = 0; s < prompts.size(); ++s) {
         const auto& p = prompts[s];
@@ -57,9 +58,9 @@ std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<in
             for (int k = 0; k < stride; ++k) b.block_tables.push_back((seq0 + static_cast<int32_t>(s)) * stride + k);
             b.n_seq_decode = 0;
             (void)block;
-            e.step(b, lg);
+            e.step(b, lg, {1}, toks);
         }
-        next.push_back(argmax(lg.data(), e.vocab()));
+        next.push_back(toks.empty() ? argmax(lg.data(), e.vocab()) : toks[0]);
     }
     return next;
 }
@@ -156,11 +157,15 @@ int main(int argc, char** argv) {
                 for (int k = 0; k < stride; ++k) b.block_tables.push_back(s * stride + k);
             }
             b.cu_seqlens.push_back(B);
+            const std::vector<uint8_t> greedy(static_cast<size_t>(B), 1);
+            std::vector<int32_t> toks;
             auto step = [&](int t) {
                 b.tokens = next;
                 b.positions.assign(static_cast<size_t>(B), in + t);
-                eng->step(b, lg);
-                for (int s = 0; s < B; ++s) next[static_cast<size_t>(s)] = argmax(&lg[static_cast<size_t>(s) * eng->vocab()], eng->vocab());
+                eng->step(b, lg, greedy, toks);
+                for (int s = 0; s < B; ++s)
+                    next[static_cast<size_t>(s)] =
+                        toks.empty() ? argmax(&lg[static_cast<size_t>(s) * eng->vocab()], eng->vocab()) : toks[static_cast<size_t>(s)];
             };
             const int warm = std::min(3, out);
             for (int t = 0; t < warm; ++t) step(t);

@@ -40,6 +40,8 @@ const RadKernelInfo rows[] = {
     ROW("gpu_gelu", "gelu", gpu::gelu, "gelu (erf or tanh)", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_add", "add", gpu::add, "elementwise add", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_gather_rows", "gather_rows", gpu::gather_rows, "row copy", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_argmax", "argmax", gpu::argmax, "block per row, lowest index of the largest value", "any", 0, nullptr, 0, nullptr,
+        nullptr),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

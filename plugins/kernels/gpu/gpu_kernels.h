@@ -21,10 +21,20 @@ int rope(const RadArgs* a);
 // Paged attention (k_attention.cu).
 int attention(const RadArgs* a);
 uint64_t attention_scratch(const RadArgs* geom);
+struct FlashGeom {
+    int n_head, n_head_kv, block, n_seq, bt_stride, window;
+    float scale, softcap;
+    int64_t q_pitch, y_pitch;
+};
+// The tensor-core prefill path (k_attention_flash.cu); RAD_E_UNSUPPORTED where it has none.
+int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_dim);
 // Matrix products (k_gemm.cu): a weight-streaming kernel for few rows, cuBLASLt for the rest.
 int gemm_rows(const RadArgs* a);
 int gemm_blas(const RadArgs* a);
 uint64_t gemm_blas_scratch(const RadArgs* geom);
+
+// Greedy sampling on the card (k_sample.cu).
+int argmax(const RadArgs* a);
 
 // Launch status: the last launch's error, as a RadStatus.
 int launched();

@@ -182,6 +182,11 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     gpuStream_t s = stream_of(a);
     k_write_kv<C><<<static_cast<unsigned>(n), 256, 0, s>>>(static_cast<const float*>(k->data), static_cast<const float*>(v->data),
                                                           static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
+    if (n > g.n_seq) {  // some sequence brings several rows: the tensor-core path when this build has one
+        FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch};
+        const int rc = attention_flash(a, fg, n, g.head_dim);
+        if (rc != RAD_E_UNSUPPORTED) return rc;
+    }
     dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv * g.group_chunks), static_cast<unsigned>(g.splits));
     auto* part = static_cast<float*>(a->scratch);
     const auto* qp = static_cast<const float*>(q->data);

@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     const uint4* wrow[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) wrow[r] = reinterpret_cast<const uint4*>(w + min(n0 + r, N - 1) * K);
-    constexpr int U = 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
+    constexpr int U = M <= 2 ? 4 : 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
     int64_t c = lane;
     for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
         uint4 raw[U][R];

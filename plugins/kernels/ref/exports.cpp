@@ -28,6 +28,7 @@ const RadKernelInfo rows[] = {
     ROW("ref_add", "add", ref_add, nullptr, 0),
     ROW("ref_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
     ROW("ref_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
+    ROW("ref_argmax", "argmax", ref_argmax, nullptr, 0),
 };
 
 }  // namespace

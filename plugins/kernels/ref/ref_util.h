@@ -33,3 +33,4 @@ int ref_gelu(const RadArgs* a);
 int ref_add(const RadArgs* a);
 int ref_gather_rows(const RadArgs* a);
 int ref_all_reduce(const RadArgs* a);
+int ref_argmax(const RadArgs* a);

@@ -64,6 +64,12 @@ public:
     // Runs one step; `logits` receives out_ids.size() rows of vocab() floats.
     // Throws radiance::Error naming the op that failed.
     void step(const StepBatch& batch, std::vector<float>& logits);
+    // As above, and out rows with greedy[i] != 0 take the argmax of their logits where the logits
+    // are: on a card the token comes back in tokens[i] and that row's logits do not (they are left
+    // unspecified). tokens stays empty when the plan has no argmax row (a host plan): every row's
+    // logits came back and the caller picks.
+    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<uint8_t>& greedy,
+              std::vector<int32_t>& tokens);
 
     struct Impl;  // public so the RadCtx callbacks in engine.cpp can reach it
 
