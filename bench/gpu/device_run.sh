@@ -5,6 +5,8 @@
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
 #   hf       transformers on the same checkpoint (bench/gpu/hf_bench.py)
+#   kbench   rad-kbench on the 8B shapes (libgpu and libcpu against libref, speed column)
+#   ncu      per-kernel times of decode steps through Nsight Compute
 #   copybw   the card's device-to-device copy bandwidth (the decode roofline's denominator)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -38,6 +40,13 @@ for stage in "$@"; do
       grep -v "^\[info\]" | tee "$OUTD/enginebench.log" ;;
   hf)
     python3 "$root/bench/gpu/hf_bench.py" $M8 2>&1 | grep -v Warning | tee "$OUTD/hf.log" ;;
+  kbench)  # every op case on Llama-3.1-8B shapes: libgpu (and libcpu) against libref, with speed
+    "$B/bin/rad-kbench" --shape llama3.1-8b --bench --report "$OUTD/kbench.md" 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench.log" ;;
+  ncu)  # per-kernel times of decode steps (batch 1, no graphs), where the card's runtime allows ncu
+    ncu --clock-control none --launch-skip 1400 --launch-count 470 --csv --metrics gpu__time_duration.sum \
+      "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1 --in 128 --out 6 --no-graphs \
+      > "$OUTD/ncu.csv" 2> "$OUTD/ncu.err" || tail -5 "$OUTD/ncu.err"
+    python3 "$root/bench/gpu/ncu_summary.py" "$OUTD/ncu.csv" ;;
   copybw)
     python3 -c "
 import torch,time

@@ -34,6 +34,8 @@ __device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) { return gpu_f32
 template <typename C>
 __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu,
                            const int32_t* bt, AttnGeom g) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.x;
     int lo = 0, hi = g.n_seq;  // the sequence whose rows hold i: last s with cu[s] <= i
     while (hi - lo > 1) {
@@ -55,6 +57,8 @@ template <typename C, int VPL>
 __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C* kc, const C* vc, const int32_t* pos,
                                                          const int32_t* cu, const int32_t* bt, float* y, float* part,
                                                          AttnGeom g) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.x;
     const int kvh = blockIdx.y / g.group_chunks, chunk = blockIdx.y % g.group_chunks, z = blockIdx.z;
     const int group = g.n_head / g.n_head_kv;
@@ -147,6 +151,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
 }
 
 __global__ void k_merge(const float* part, float* y, AttnGeom g) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.x;
     const int h = blockIdx.y;
     const float* pp = part + (i * g.n_head + h) * g.splits * (g.head_dim + 2);
@@ -180,7 +186,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto* cp = static_cast<const int32_t*>(cu->data);
     const auto* bp = static_cast<const int32_t*>(bt->data);
     gpuStream_t s = stream_of(a);
-    k_write_kv<C><<<static_cast<unsigned>(n), 256, 0, s>>>(static_cast<const float*>(k->data), static_cast<const float*>(v->data),
+    gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data), static_cast<const float*>(v->data),
                                                           static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
     if (n > g.n_seq) {  // some sequence brings several rows: the tensor-core path when this build has one
         FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch};
@@ -194,14 +200,14 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const C *kcp = static_cast<const C*>(kc->data), *vcp = static_cast<const C*>(vc->data);
     const int vpl = (g.head_dim + 31) / 32;
     switch (vpl) {
-    case 1: k_attend<C, 1><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 2: k_attend<C, 2><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 3: k_attend<C, 3><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 4: k_attend<C, 4><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 5: case 6: case 7: case 8: k_attend<C, 8><<<grid, kWarps * 32, 0, s>>>(qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 1: gpu_launch(k_attend<C, 1>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 2: gpu_launch(k_attend<C, 2>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 3: gpu_launch(k_attend<C, 3>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 4: gpu_launch(k_attend<C, 4>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 5: case 6: case 7: case 8: gpu_launch(k_attend<C, 8>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1) k_merge<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s>>>(part, yp, g);
+    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, g);
     return launched();
 }
 

@@ -42,6 +42,8 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
                                                const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
                                                const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
                                                float* __restrict__ y, FlashGeom g) {
+    gpu_grid_wait();
+    gpu_grid_release();
     constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
     __shared__ __align__(16) gpu_bf16 sk[kKeys * P];  // also stages the Q tile before the loop
     __shared__ __align__(16) gpu_bf16 sv[kKeys * P];
@@ -195,7 +197,7 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
     if (kc->dtype != RAD_BF16 || g.q_pitch % 4 || reinterpret_cast<uintptr_t>(q->data) % 16) return RAD_E_UNSUPPORTED;
     const dim3 grid(static_cast<unsigned>((n + kRows - 1) / kRows + g.n_seq), static_cast<unsigned>(g.n_head));
     auto args = [&](auto kernel) {
-        kernel<<<grid, 128, 0, stream_of(a)>>>(static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
+        gpu_launch(kernel, grid, 128, 0, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
                                                static_cast<const gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data),
                                                static_cast<const int32_t*>(cu->data), static_cast<const int32_t*>(bt->data),
                                                static_cast<float*>(y->data), g);

@@ -12,6 +12,8 @@ namespace {
 template <typename W>
 __global__ void k_embed(const int32_t* ids, const W* table, float* y, int64_t y_pitch, int64_t dim, int64_t vocab,
                         float scale) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.x;
     const int32_t id = ids[i];
     float* out = y + i * y_pitch;
@@ -24,6 +26,8 @@ __global__ void k_embed(const int32_t* ids, const W* table, float* y, int64_t y_
 }
 
 __global__ void k_add(const float* a, int64_t pa, const float* b, int64_t pb, float* y, int64_t py, int64_t dim) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.y;
     for (int64_t d = blockIdx.x * blockDim.x + threadIdx.x; d < dim; d += gridDim.x * blockDim.x)
         y[i * py + d] = a[i * pa + d] + b[i * pb + d];
@@ -38,6 +42,8 @@ __device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + e
 
 template <int Kind>  // 0 swiglu, 1 geglu
 __global__ void k_glu(const float* x, int64_t px, float* y, int64_t py, int64_t dim) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.y;
     for (int64_t d = blockIdx.x * blockDim.x + threadIdx.x; d < dim; d += gridDim.x * blockDim.x) {
         const float g = x[i * px + d], u = x[i * px + dim + d];
@@ -46,6 +52,8 @@ __global__ void k_glu(const float* x, int64_t px, float* y, int64_t py, int64_t 
 }
 
 __global__ void k_gelu(const float* x, int64_t px, float* y, int64_t py, int64_t dim, int tanh_form) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.y;
     for (int64_t d = blockIdx.x * blockDim.x + threadIdx.x; d < dim; d += gridDim.x * blockDim.x) {
         const float v = x[i * px + d];
@@ -54,6 +62,8 @@ __global__ void k_gelu(const float* x, int64_t px, float* y, int64_t py, int64_t
 }
 
 __global__ void k_gather(const float* x, int64_t px, const int32_t* ids, float* y, int64_t py, int64_t dim) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.x;
     const int64_t src = ids[i];
     for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) y[i * py + d] = x[src * px + d];
@@ -74,7 +84,7 @@ int embed(const RadArgs* a) {
     const float scale = static_cast<float>(rad_args_getf_or(a, "scale", 1.0));
     return with_float_type(table->dtype, [&](auto w) {
         using W = decltype(w);
-        k_embed<W><<<static_cast<unsigned>(n), 256, 0, stream_of(a)>>>(static_cast<const int32_t*>(ids->data),
+        gpu_launch(k_embed<W>, static_cast<unsigned>(n), 256, 0, stream_of(a), static_cast<const int32_t*>(ids->data),
                                                                        static_cast<const W*>(table->data),
                                                                        static_cast<float*>(y->data), pitch_elems(y), dim, vocab,
                                                                        scale);
@@ -87,7 +97,7 @@ int add(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 2);
     if (!x || !b || !y || x->dtype != RAD_F32 || b->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
-    k_add<<<row_grid(n, dim), 256, 0, stream_of(a)>>>(static_cast<const float*>(x->data), pitch_elems(x),
+    gpu_launch(k_add, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                                                        static_cast<const float*>(b->data), pitch_elems(b),
                                                        static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();
@@ -99,7 +109,7 @@ static int glu(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 1);
     if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
-    k_glu<Kind><<<row_grid(n, dim), 256, 0, stream_of(a)>>>(static_cast<const float*>(x->data), pitch_elems(x),
+    gpu_launch(k_glu<Kind>, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                                                              static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();
 }
@@ -113,7 +123,7 @@ int gelu(const RadArgs* a) {
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
     const char* approx = rad_args_gets_or(a, "approx", "none");
     const int tanh_form = approx[0] == 't';
-    k_gelu<<<row_grid(n, dim), 256, 0, stream_of(a)>>>(static_cast<const float*>(x->data), pitch_elems(x),
+    gpu_launch(k_gelu, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                                                         static_cast<float*>(y->data), pitch_elems(y), dim, tanh_form);
     return launched();
 }
@@ -123,7 +133,7 @@ int gather_rows(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 2);
     if (!x || !ids || !y || x->dtype != RAD_F32 || ids->dtype != RAD_I32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
-    k_gather<<<static_cast<unsigned>(n), 256, 0, stream_of(a)>>>(static_cast<const float*>(x->data), pitch_elems(x),
+    gpu_launch(k_gather, static_cast<unsigned>(n), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                                                                   static_cast<const int32_t*>(ids->data),
                                                                   static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();

@@ -30,6 +30,8 @@ __device__ __forceinline__ void widen16(const uint4& raw, float* out) {
 template <typename W, int M, int R>
 __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
     constexpr int VN = Vec<W>::kN;
     const int lane = threadIdx.x % 32;
     const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * R;
@@ -98,6 +100,8 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
 template <typename W>
 __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t M, int64_t N,
                               int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t t = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
     if (t >= M * N) return;
     const int64_t m = t / N, n = t % N;
@@ -111,7 +115,7 @@ template <typename W, int M>
 void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
     constexpr int R = M <= 2 ? 2 : 4;
     const int64_t warps = (N + R - 1) / R;
-    k_gemv<W, M, R><<<static_cast<unsigned>((warps + 7) / 8), 256, 0, s>>>(x, px, w, bias, y, py, N, K);
+    gpu_launch(k_gemv<W, M, R>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K);
 }
 
 template <typename W>
@@ -127,7 +131,7 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
     const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(wp) % 16 == 0;
     if (!vec || M > 8) {
-        k_gemv_scalar<W><<<static_cast<unsigned>((M * N + 7) / 8), 256, 0, s>>>(xp, px, wp, bp, yp, py, M, N, K);
+        gpu_launch(k_gemv_scalar<W>, static_cast<unsigned>((M * N + 7) / 8), 256, 0, s, xp, px, wp, bp, yp, py, M, N, K);
         return launched();
     }
     switch (M) {

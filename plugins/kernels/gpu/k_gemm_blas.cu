@@ -20,6 +20,8 @@ constexpr uint64_t kWorkspace = 32ull << 20;
 
 template <typename T>
 __global__ void k_narrow(const float* x, int64_t px, T* out, int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t m = blockIdx.y;
     for (int64_t k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
         if constexpr (sizeof(T) == 2 && std::is_same_v<T, gpu_bf16>) out[m * K + k] = gpu_f32_to_bf16(x[m * px + k]);
@@ -29,6 +31,8 @@ __global__ void k_narrow(const float* x, int64_t px, T* out, int64_t K) {
 
 template <typename W>
 __global__ void k_add_bias(float* y, int64_t py, const W* bias, int64_t N) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t m = blockIdx.y;
     for (int64_t n = blockIdx.x * blockDim.x + threadIdx.x; n < N; n += gridDim.x * blockDim.x) y[m * py + n] += gpu_to_f32(bias[n]);
 }
@@ -36,6 +40,8 @@ __global__ void k_add_bias(float* y, int64_t py, const W* bias, int64_t N) {
 // The portable path: 64x64 tiles of y, 16-deep slices of K through shared memory, 4x4 per thread.
 template <typename W>
 __global__ void k_gemm_tiled(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t M, int64_t N, int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
     __shared__ float xs[16][64 + 1], ws[16][64 + 1];
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const int64_t m0 = static_cast<int64_t>(blockIdx.y) * 64, n0 = static_cast<int64_t>(blockIdx.x) * 64;
@@ -145,17 +151,17 @@ int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
             const uint64_t xb_bytes = (static_cast<uint64_t>(M * K) * 2 + 255) / 256 * 256;
             if (kWorkspace + xb_bytes <= a->scratch_bytes) {
                 W* xb = reinterpret_cast<W*>(ws + kWorkspace);
-                k_narrow<W><<<dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s>>>(xp, px, xb, K);
+                gpu_launch(k_narrow<W>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
                 rc = lt_matmul(std::is_same_v<W, gpu_bf16> ? CUDA_R_16BF : CUDA_R_16F, w->data, xb, K, yp, py, M, N, K, ws, s);
             }
         }
     }
 #endif
     if (rc != RAD_OK)
-        k_gemm_tiled<W><<<dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s>>>(
+        gpu_launch(k_gemm_tiled<W>, dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s, 
             xp, px, static_cast<const W*>(w->data), yp, py, M, N, K);
     if (bias)
-        k_add_bias<W><<<dim3(static_cast<unsigned>(ceil_div(N, 1024)), static_cast<unsigned>(M)), 256, 0, s>>>(
+        gpu_launch(k_add_bias<W>, dim3(static_cast<unsigned>(ceil_div(N, 1024)), static_cast<unsigned>(M)), 256, 0, s, 
             yp, py, static_cast<const W*>(bias->data), N);
     return launched();
 }

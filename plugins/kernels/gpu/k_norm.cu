@@ -19,6 +19,8 @@ __device__ float block_sum(float v, float* red) {
 template <typename W>
 __global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups,
                             float eps, int unit_offset) {
+    gpu_grid_wait();
+    gpu_grid_release();
     __shared__ float red[32];
     const int64_t row = blockIdx.x / groups, g = blockIdx.x % groups;
     const float* v = x + row * px + g * dim;
@@ -36,6 +38,8 @@ __global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, in
 template <typename W>
 __global__ void k_rms_warp(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups,
                            int64_t vectors, float eps, int unit_offset) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t vec = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
     if (vec >= vectors) return;
     const int lane = threadIdx.x % kWarpSize;
@@ -53,6 +57,8 @@ __global__ void k_rms_warp(const float* x, int64_t px, const W* w, float* y, int
 
 template <typename W>
 __global__ void k_layer_norm(const float* x, int64_t px, const W* w, const W* b, float* y, int64_t py, int64_t dim, float eps) {
+    gpu_grid_wait();
+    gpu_grid_release();
     __shared__ float red[32];
     const int64_t row = blockIdx.x;
     const float* v = x + row * px;
@@ -83,10 +89,12 @@ int rms_norm(const RadArgs* a) {
         auto* yp = static_cast<float*>(y->data);
         if (dim <= 256) {
             const int64_t vectors = n * groups;
-            k_rms_warp<W><<<static_cast<unsigned>(ceil_div(vectors, 8)), 256, 0, stream_of(a)>>>(
+            gpu_launch(k_rms_warp<W>, static_cast<unsigned>(ceil_div(vectors, 8)), 256, 0, stream_of(a), 
                 xp, pitch_elems(x), static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, vectors, eps, unit);
         } else {
-            k_rms_block<W><<<static_cast<unsigned>(n * groups), 256, 0, stream_of(a)>>>(
+            // Few vectors (decode): wide blocks, so one vector's latency is spread over 1024 threads.
+            const int threads = n * groups < 264 ? 1024 : 256;
+            gpu_launch(k_rms_block<W>, static_cast<unsigned>(n * groups), threads, 0, stream_of(a), 
                 xp, pitch_elems(x), static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, eps, unit);
         }
         return launched();
@@ -101,7 +109,7 @@ int layer_norm(const RadArgs* a) {
     const float eps = static_cast<float>(rad_args_getf(a, "eps"));
     return with_float_type(w->dtype, [&](auto t) {
         using W = decltype(t);
-        k_layer_norm<W><<<static_cast<unsigned>(n), 256, 0, stream_of(a)>>>(
+        gpu_launch(k_layer_norm<W>, static_cast<unsigned>(n), 256, 0, stream_of(a), 
             static_cast<const float*>(x->data), pitch_elems(x), static_cast<const W*>(w->data),
             b ? static_cast<const W*>(b->data) : nullptr, static_cast<float*>(y->data), pitch_elems(y), dim, eps);
         return launched();

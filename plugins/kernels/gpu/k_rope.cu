@@ -15,9 +15,11 @@ struct Freqs {
 
 __global__ void k_rope(float* x, int64_t px, const int32_t* pos, int n_head, int head_dim, int half, int neox, float attn,
                        Freqs f) {
+    gpu_grid_wait();
+    gpu_grid_release();
     const int64_t i = blockIdx.x;
     const float p = static_cast<float>(pos[i]);
-    for (int t = threadIdx.x; t < n_head * half; t += blockDim.x) {
+    for (int t = blockIdx.y * blockDim.x + threadIdx.x; t < n_head * half; t += gridDim.y * blockDim.x) {
         const int h = t / half, j = t % half;
         float* v = x + i * px + static_cast<int64_t>(h) * head_dim;
         const float ang = p * f.inv[j];
@@ -43,7 +45,9 @@ int rope(const RadArgs* a) {
     Freqs f{};
     for (int64_t j = 0; j < rot / 2; ++j) f.inv[j] = rf.inv[static_cast<size_t>(j)];
     const int neox = rad_args_gets_or(a, "layout", "neox")[0] == 'n';
-    k_rope<<<static_cast<unsigned>(n), 128, 0, stream_of(a)>>>(static_cast<float*>(x->data), pitch_elems(x),
+    // Rows on x, each row's (head, pair) rotations over y: a decode row is still many blocks.
+    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(ceil_div(n_head * (rot / 2), 128)));
+    gpu_launch(k_rope, grid, 128, 0, stream_of(a), static_cast<float*>(x->data), pitch_elems(x),
                                                                 static_cast<const int32_t*>(pos->data),
                                                                 static_cast<int>(n_head), static_cast<int>(hd),
                                                                 static_cast<int>(rot / 2), neox, rf.attn, f);

@@ -17,6 +17,8 @@ __device__ __forceinline__ void better(float& v, int& i, float v2, int i2) {
 }
 
 __global__ void k_argmax(const float* x, int64_t px, int32_t* y, int64_t vocab) {
+    gpu_grid_wait();
+    gpu_grid_release();
     __shared__ float sv[32];
     __shared__ int si[32];
     const float* row = x + blockIdx.x * px;
@@ -47,7 +49,7 @@ int argmax(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 1);
     if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_I32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
-    k_argmax<<<static_cast<unsigned>(n), 1024, 0, stream_of(a)>>>(static_cast<const float*>(x->data), pitch_elems(x),
+    gpu_launch(k_argmax, static_cast<unsigned>(n), 1024, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                                                                    static_cast<int32_t*>(y->data), vocab);
     return launched();
 }

@@ -129,6 +129,42 @@ __device__ __forceinline__ float gpu_warp_max(float v) {
     return v;
 }
 
+// Programmatic dependent launch (Hopper and later): a kernel started with gpu_launch may be
+// scheduled while the kernel before it drains. Every such kernel calls gpu_grid_wait() before it
+// touches memory (it returns once the previous grid has completed and its writes are visible),
+// then gpu_grid_release() so the next kernel may be scheduled as soon as all of this grid's blocks
+// are running. Elsewhere both are no-ops and gpu_launch is a plain launch.
+__device__ __forceinline__ void gpu_grid_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void gpu_grid_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+template <typename... P, typename... A>
+inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
+#if RAD_GPU_CUDA
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+#else
+    hipLaunchKernelGGL(kernel, grid, block, smem, s, static_cast<P>(args)...);
+    return hipGetLastError();
+#endif
+}
+
 // bf16 and f16 widen exactly; f32 -> bf16 narrows round-to-nearest-even, as the reference does.
 __device__ __forceinline__ float gpu_to_f32(float v) { return v; }
 __device__ __forceinline__ float gpu_to_f32(gpu_f16 v) { return __half2float(v); }

@@ -1,0 +1,168 @@
+// cases.cpp: the op cases. Values are drawn so that every op computes something non-trivial
+// (no zeros: they hide unwritten outputs), ids and positions are valid, and KV block tables are
+// shuffled so paging is exercised.
+#include "cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+namespace radiance::kbench {
+namespace {
+
+struct Filler {
+    std::mt19937_64 rng;
+    std::vector<uint8_t> floats(int dt, int64_t n, float scale) {
+        std::normal_distribution<float> d(0.0f, scale);
+        std::vector<uint8_t> out(static_cast<size_t>(n) * static_cast<size_t>(rad_dtype_bits(dt) / 8));
+        for (int64_t i = 0; i < n; ++i) rad_store_f32(dt, out.data(), i, d(rng));
+        return out;
+    }
+    std::vector<uint8_t> ints(const std::vector<int32_t>& v) {
+        std::vector<uint8_t> out(v.size() * 4);
+        std::memcpy(out.data(), v.data(), out.size());
+        return out;
+    }
+};
+
+Param pi(const char* n, int64_t v) { return {n, RAD_P_INT, v, 0, {}}; }
+Param pf(const char* n, double v) { return {n, RAD_P_F64, 0, v, {}}; }
+Param ps(const char* n, const char* v) { return {n, RAD_P_STR, 0, 0, v}; }
+
+Operand f32(Filler& f, std::vector<int64_t> shape, bool out = false, float scale = 1.0f) {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return {RAD_F32, shape, out, f.floats(RAD_F32, n, scale)};
+}
+Operand wgt(Filler& f, int dt, std::vector<int64_t> shape, float scale) {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return {dt, shape, false, f.floats(dt, n, scale)};
+}
+Operand i32(Filler& f, std::vector<int32_t> v) { return {RAD_I32, {static_cast<int64_t>(v.size())}, false, f.ints(v)}; }
+
+struct Dims {
+    int64_t hidden, ff, heads, kv_heads, head_dim, vocab;
+};
+
+void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<int64_t>& ms) {
+    const std::vector<std::pair<int64_t, int64_t>> nk = {{(d.heads + 2 * d.kv_heads) * d.head_dim, d.hidden},
+                                                         {d.hidden, d.heads * d.head_dim},
+                                                         {2 * d.ff, d.hidden},
+                                                         {d.hidden, d.ff}};
+    for (int64_t M : ms)
+        for (auto [N, K] : nk) {
+            if (M * N * K > (int64_t{1} << 33)) continue;  // the reference must finish
+            Case c;
+            c.op = "gemm";
+            c.label = "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " bf16";
+            c.params = {pi("M", M), pi("N", N), pi("K", K), ps("wdtype", "bf16")};
+            c.operands = {f32(f, {M, K}), wgt(f, RAD_BF16, {N, K}, 1.0f / std::sqrt(static_cast<float>(K))), Operand{},
+                          f32(f, {M, N}, true)};
+            c.flops = 2 * M * N * K;
+            c.bytes = N * K * 2 + M * K * 4 + M * N * 4;
+            out.push_back(std::move(c));
+        }
+}
+
+void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx) {
+    const int block = 16, per_seq = (ctx + block - 1) / block;
+    const int64_t n = static_cast<int64_t>(n_seq) * q_len;
+    std::vector<int32_t> pos, cu{0}, tables(static_cast<size_t>(n_seq * per_seq));
+    std::iota(tables.begin(), tables.end(), 0);
+    std::shuffle(tables.begin(), tables.end(), f.rng);
+    for (int s = 0; s < n_seq; ++s) {
+        for (int i = 0; i < q_len; ++i) pos.push_back(ctx - q_len + i);
+        cu.push_back(cu.back() + q_len);
+    }
+    const int64_t kv_w = d.kv_heads * d.head_dim, blocks = static_cast<int64_t>(n_seq) * per_seq;
+    Case c;
+    c.op = "attention";
+    c.label = std::to_string(n_seq) + " seq x " + std::to_string(q_len) + " rows, ctx " + std::to_string(ctx) + ", bf16 KV";
+    c.params = {pi("n", n), pi("n_head", d.heads), pi("n_head_kv", d.kv_heads), pi("head_dim", d.head_dim),
+                pf("scale", 1.0 / std::sqrt(static_cast<double>(d.head_dim))), pi("block", block)};
+    Operand kc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f), vc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
+    kc.output = vc.output = true;
+    Operand bt = i32(f, tables);
+    bt.shape = {n_seq, per_seq};
+    c.operands = {f32(f, {n, d.heads * d.head_dim}), f32(f, {n, kv_w}), f32(f, {n, kv_w}), kc, vc, i32(f, pos), i32(f, cu), bt,
+                  f32(f, {n, d.heads * d.head_dim}, true)};
+    c.flops = 4 * n * ctx * d.heads * d.head_dim;
+    c.bytes = static_cast<int64_t>(n_seq) * ctx * kv_w * 2 * 2 + n * d.heads * d.head_dim * 8;
+    out.push_back(std::move(c));
+}
+
+}  // namespace
+
+std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
+    Filler f{std::mt19937_64(seed)};
+    const bool small = family == "small";
+    const Dims d = small ? Dims{512, 1376, 8, 2, 64, 4096} : Dims{4096, 14336, 32, 8, 128, 128256};
+    std::vector<Case> out;
+    const std::vector<int64_t> rows = small ? std::vector<int64_t>{1, 7, 64} : std::vector<int64_t>{1, 8, 64};
+    gemms(out, f, d, rows);
+    for (int64_t n : rows) {
+        Case c;
+        c.op = "rms_norm";
+        c.label = "n=" + std::to_string(n) + " dim=" + std::to_string(d.hidden);
+        c.params = {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")};
+        c.operands = {f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)};
+        c.bytes = n * d.hidden * 8 + d.hidden * 2;
+        out.push_back(std::move(c));
+
+        Case r;
+        r.op = "rope";
+        r.label = "n=" + std::to_string(n) + " heads=" + std::to_string(d.heads) + " llama3";
+        r.params = {pi("n", n), pi("n_head", d.heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim), pf("theta", 500000.0),
+                    ps("layout", "neox"), ps("scaling", "llama3"), pf("factor", 8.0), pf("low_freq_factor", 1.0),
+                    pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)};
+        std::vector<int32_t> pos;
+        for (int64_t i = 0; i < n; ++i) pos.push_back(static_cast<int32_t>(1000 + 37 * i));
+        Operand x = f32(f, {n, d.heads * d.head_dim}, true);
+        r.operands = {x, i32(f, pos)};
+        r.bytes = n * d.heads * d.head_dim * 8;
+        out.push_back(std::move(r));
+
+        Case g;
+        g.op = "swiglu";
+        g.label = "n=" + std::to_string(n) + " dim=" + std::to_string(d.ff);
+        g.params = {pi("n", n), pi("dim", d.ff)};
+        g.operands = {f32(f, {n, 2 * d.ff}), f32(f, {n, d.ff}, true)};
+        g.bytes = n * d.ff * 12;
+        out.push_back(std::move(g));
+
+        Case a;
+        a.op = "add";
+        a.label = "n=" + std::to_string(n) + " dim=" + std::to_string(d.hidden);
+        a.params = {pi("n", n), pi("dim", d.hidden)};
+        a.operands = {f32(f, {n, d.hidden}), f32(f, {n, d.hidden}), f32(f, {n, d.hidden}, true)};
+        a.bytes = n * d.hidden * 12;
+        out.push_back(std::move(a));
+
+        Case e;
+        e.op = "embed";
+        e.label = "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab);
+        std::vector<int32_t> ids;
+        for (int64_t i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 7919 + 13) % d.vocab));
+        e.params = {pi("n", n), pi("dim", d.hidden), pi("vocab", d.vocab), ps("wdtype", "bf16")};
+        e.operands = {i32(f, ids), wgt(f, RAD_BF16, {d.vocab, d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)};
+        e.bytes = n * d.hidden * 6;
+        out.push_back(std::move(e));
+
+        Case m;
+        m.op = "argmax";
+        m.label = "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab);
+        m.params = {pi("n", n), pi("vocab", d.vocab)};
+        m.operands = {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}};
+        m.bytes = n * d.vocab * 4;
+        out.push_back(std::move(m));
+    }
+    attention(out, f, d, 1, 1, small ? 200 : 1000);      // one decode row
+    attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch
+    attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512);  // a prefill chunk after a cached prefix
+    return out;
+}
+
+}  // namespace radiance::kbench

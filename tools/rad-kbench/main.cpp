@@ -1,0 +1,358 @@
+// rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]
+//            [--radiance-home HOMES] [--report FILE.md]
+//
+// Replays op cases on real model shapes (cases.cpp) through every kernel library with a row for
+// them and checks each against libref, the oracle, run on the host on the same bytes:
+// correctness by the full-tensor relative norm, by sampled values and by seeded projections
+// (dot products with random +-1 vectors, which catch errors that average out of a norm); every
+// operand sits between two poisoned 256-byte red zones, checked after the launch, on the card
+// and on the host alike. --bench adds a speed column (median of --reps launches; achieved GB/s
+// over the fewest bytes the op must move, and TFLOP/s where it computes). Exit 1 on any failure.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "cases.h"
+#include "radiance/core/registry.h"
+#include "radiance/util/strings.h"
+
+using namespace radiance;
+using namespace radiance::kbench;
+
+namespace {
+
+constexpr uint64_t kRed = 256;
+constexpr uint8_t kPoison = 0xA5;
+
+uint64_t bytes_of(const Operand& o) {
+    if (o.shape.empty()) return 0;
+    uint64_t n = 1;
+    for (auto d : o.shape) n *= static_cast<uint64_t>(d);
+    return rad_row_bytes(o.dtype, n);
+}
+
+// Operand memory of one library: host or the library's card, each with red zones.
+struct Memory {
+    const RadDeviceApi* dev = nullptr;
+    RadStream stream = nullptr;
+    std::vector<void*> blocks;
+    std::vector<std::unique_ptr<uint8_t[]>> host;
+    ~Memory() {
+        for (void* b : blocks) dev->release(b);
+    }
+    uint8_t* place(const std::vector<uint8_t>& init, uint64_t bytes) {
+        std::vector<uint8_t> img(bytes + 2 * kRed, kPoison);
+        std::memcpy(img.data() + kRed, init.data(), std::min<uint64_t>(bytes, init.size()));
+        if (!dev) {
+            host.emplace_back(new uint8_t[img.size()]);
+            std::memcpy(host.back().get(), img.data(), img.size());
+            return host.back().get() + kRed;
+        }
+        auto* p = static_cast<uint8_t*>(dev->alloc(img.size()));
+        if (!p) throw std::runtime_error(std::string("out of device memory: ") + dev->last_error());
+        blocks.push_back(p);
+        dev->copy(p, img.data(), img.size(), RAD_COPY_H2D, stream);
+        dev->sync(stream);
+        return p + kRed;
+    }
+    // The operand's bytes, and whether its red zones are intact.
+    std::vector<uint8_t> read(const uint8_t* data, uint64_t bytes, bool* zones_ok) {
+        std::vector<uint8_t> img(bytes + 2 * kRed);
+        if (!dev) std::memcpy(img.data(), data - kRed, img.size());
+        else {
+            dev->copy(img.data(), data - kRed, img.size(), RAD_COPY_D2H, stream);
+            dev->sync(stream);
+        }
+        *zones_ok = true;
+        for (uint64_t i = 0; i < kRed; ++i)
+            if (img[i] != kPoison || img[kRed + bytes + i] != kPoison) *zones_ok = false;
+        return {img.begin() + static_cast<long>(kRed), img.begin() + static_cast<long>(kRed + bytes)};
+    }
+};
+
+struct Launch {
+    std::vector<RadTensor> t;
+    std::vector<RadParam> p;
+    RadArgs a{};
+    std::vector<uint8_t*> data;
+    std::vector<uint8_t> scratch_host;
+    void* scratch_dev = nullptr;
+};
+
+bool constraint_holds(const RadConstraint& c, const Case& k, bool on_card) {
+    const std::string key = c.key;
+    int64_t iv = 0;
+    std::string sv;
+    bool found = false, is_str = false;
+    if (key == RAD_FACT_GPU) iv = on_card, found = true;
+    else if (key == RAD_FACT_WORLD) iv = 1, found = true;
+    for (auto& p : k.params)
+        if (p.name == key) {
+            found = true;
+            if (p.type == RAD_P_STR) is_str = true, sv = p.s;
+            else iv = p.type == RAD_P_INT ? p.i : static_cast<int64_t>(p.f);
+        }
+    if (!found) return false;  // a parameter or fact this case does not have
+    switch (c.op) {
+    case RAD_C_EQ: return !is_str && iv == c.value;
+    case RAD_C_LE: return !is_str && iv <= c.value;
+    case RAD_C_GE: return !is_str && iv >= c.value;
+    case RAD_C_DIV: return !is_str && c.value && iv % c.value == 0;
+    case RAD_C_IN: {
+        const std::string word = is_str ? sv : std::to_string(iv);
+        for (auto& w : str::split(c.set ? c.set : "", " ,"))
+            if (w == word) return true;
+        return false;
+    }
+    }
+    return false;
+}
+
+const core::KernelRow* row_for(const core::KernelLibrary& lib, const Case& k) {
+    const core::KernelRow* best = nullptr;
+    for (auto& r : lib.rows) {
+        if (k.op != r.info->op) continue;
+        const bool on_card = r.info->domain == RAD_DOMAIN_DEVICE;
+        if (on_card && !lib.device) continue;
+        bool ok = true;
+        for (int i = 0; i < r.info->n_constraints && ok; ++i) ok = constraint_holds(r.info->constraints[i], k, on_card);
+        if (ok && (!best || r.info->priority > best->info->priority)) best = &r;
+    }
+    return best;
+}
+
+void prepare(Launch& L, Memory& mem, const Case& k, const core::KernelRow& row, const RadOpSchema* schema) {
+    for (auto& p : k.params) {
+        RadParam q{};
+        q.name = p.name.c_str();
+        q.type = p.type;
+        q.i = p.i;
+        q.f = p.f;
+        q.s = p.type == RAD_P_STR ? p.s.c_str() : nullptr;
+        L.p.push_back(q);
+    }
+    for (auto& o : k.operands) {
+        RadTensor t{};
+        if (!o.shape.empty()) {
+            t.data = mem.place(o.init, bytes_of(o));
+            t.dtype = o.dtype;
+            t.rank = static_cast<int32_t>(o.shape.size());
+            for (size_t d = 0; d < o.shape.size(); ++d) t.shape[d] = o.shape[d];
+        }
+        L.data.push_back(static_cast<uint8_t*>(t.data));
+        L.t.push_back(t);
+    }
+    L.a.schema = schema;
+    L.a.t = L.t.data();
+    L.a.n_t = static_cast<int32_t>(L.t.size());
+    L.a.p = L.p.data();
+    L.a.n_p = static_cast<int32_t>(L.p.size());
+    L.a.stream = mem.stream;
+    L.a.world_size = 1;
+    if (row.info->scratch) {
+        const uint64_t n = row.info->scratch(&L.a);
+        L.scratch_host.assign(mem.dev ? 0 : n, 0);
+        L.a.scratch = mem.dev ? (L.scratch_dev = mem.place({}, n)) : L.scratch_host.data();
+        L.a.scratch_bytes = n;
+    }
+    if (row.info->init && row.info->init(&L.a, &L.a.instance) != RAD_OK) throw std::runtime_error("init hook failed");
+}
+
+std::vector<double> as_f64(const std::vector<uint8_t>& b, int dt) {
+    const int64_t n = static_cast<int64_t>(b.size() * 8 / static_cast<size_t>(rad_dtype_bits(dt)));
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+        v[static_cast<size_t>(i)] = dt == RAD_I32 ? reinterpret_cast<const int32_t*>(b.data())[i] : rad_load_f32(dt, b.data(), i);
+    return v;
+}
+
+struct Verdict {
+    double rel = 0, sampled = 0, proj = 0;
+    bool zones = true, ok = true;
+};
+
+Verdict compare(const std::vector<double>& out, const std::vector<double>& ref, int dt, double tol, uint64_t seed) {
+    Verdict v;
+    double num = 0, den = 0;
+    bool nan = false;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        nan |= std::isnan(out[i]) != std::isnan(ref[i]);
+        num += (out[i] - ref[i]) * (out[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    v.rel = std::sqrt(num / (den > 0 ? den : 1));
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<size_t> at(0, ref.size() - 1);
+    const double scale = std::sqrt(den / static_cast<double>(ref.size())) + 1e-30;  // the values' RMS
+    for (int s = 0; s < 64; ++s) {
+        const size_t i = at(rng);
+        v.sampled = std::max(v.sampled, std::fabs(out[i] - ref[i]) / scale);
+    }
+    for (int p = 0; p < 4; ++p) {
+        double a = 0, b = 0;
+        for (size_t i = 0; i < ref.size(); ++i) {
+            const double sgn = (rng() & 1) ? 1.0 : -1.0;
+            a += sgn * out[i];
+            b += sgn * ref[i];
+        }
+        v.proj = std::max(v.proj, std::fabs(a - b) / (scale * std::sqrt(static_cast<double>(ref.size()))));
+    }
+    if (dt == RAD_I32) v.ok = num == 0 && !nan;
+    else v.ok = !nan && v.rel <= tol && v.sampled <= 10 * tol && v.proj <= tol;
+    return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string kernels, homes, family = "small", report;
+    uint64_t seed = 1;
+    bool bench = false;
+    int reps = 20;
+    double tol = 2e-2;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::cerr << "rad-kbench: " << a << " needs a value\n";
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--kernels") kernels = value();
+        else if (a == "--radiance-home") homes = value();
+        else if (a == "--shape") family = value();
+        else if (a == "--seed") seed = std::stoull(value());
+        else if (a == "--bench") bench = true;
+        else if (a == "--reps") reps = std::stoi(value());
+        else if (a == "--tol") tol = std::stod(value());
+        else if (a == "--report") report = value();
+        else {
+            std::cerr << "usage: rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]\n"
+                         "                  [--radiance-home HOMES] [--report FILE.md]\n";
+            return 2;
+        }
+    }
+    if (family != "small" && family != "llama3.1-8b") {
+        std::cerr << "rad-kbench: --shape " << family << " is not one of small, llama3.1-8b\n";
+        return 2;
+    }
+    core::LoadOptions lo;
+    if (!homes.empty()) lo.homes = core::resolve_homes(homes);
+    if (!kernels.empty()) {
+        auto list = str::split(kernels, ",");
+        if (std::find(list.begin(), list.end(), "libref") == list.end()) list.push_back("libref");  // the oracle
+        lo.kernels = list;
+    }
+    core::Registry reg = core::Registry::load(lo);
+    const core::KernelLibrary* oracle = nullptr;
+    for (auto& l : reg.kernel_libraries())
+        if (l.plugin->name == "libref") oracle = &l;
+    if (!oracle) {
+        std::cerr << "rad-kbench: libref, the oracle, is not on the search path\n";
+        return 1;
+    }
+    std::ostringstream md;
+    md << "| op | case | library | row | rel err | sampled | projection | red zones | us | GB/s | TFLOP/s | verdict |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::printf("%-10s %-38s %-8s %-22s %9s %9s %9s %5s %10s %8s %8s %s\n", "op", "case", "library", "row", "rel err", "sampled",
+                "proj", "zones", "us", "GB/s", "TFLOP/s", "verdict");
+    int failed = 0, checked = 0;
+    for (const Case& k : make_cases(family, seed)) {
+        const core::KernelRow* ref_row = row_for(*oracle, k);
+        if (!ref_row) {
+            std::printf("%-10s %-38s skipped: libref has no row for it\n", k.op.c_str(), k.label.c_str());
+            continue;
+        }
+        const RadOpSchema* schema = reg.schema(k.op);
+        Memory ref_mem;
+        Launch ref;
+        prepare(ref, ref_mem, k, *ref_row, schema);
+        if (ref_row->info->launch(&ref.a) != RAD_OK) {
+            std::printf("%-10s %-38s libref failed: the case is wrong\n", k.op.c_str(), k.label.c_str());
+            ++failed;
+            continue;
+        }
+        for (auto& lib : reg.kernel_libraries()) {
+            if (&lib == oracle) continue;
+            const core::KernelRow* row = row_for(lib, k);
+            if (!row) continue;
+            Memory mem;
+            const bool on_card = row->info->domain == RAD_DOMAIN_DEVICE;
+            if (on_card) {
+                mem.dev = lib.device;
+                mem.stream = mem.dev->stream_create();
+            }
+            Launch L;
+            Verdict worst;
+            std::string status;
+            double us = 0;
+            try {
+                prepare(L, mem, k, *row, schema);
+                int rc = row->info->launch(&L.a);
+                if (on_card && rc == RAD_OK && mem.dev->sync(mem.stream) != RAD_OK) rc = RAD_E_INTERNAL;
+                if (rc != RAD_OK) throw std::runtime_error("launch returned " + std::to_string(rc));
+                for (size_t i = 0; i < k.operands.size(); ++i) {
+                    const Operand& o = k.operands[i];
+                    if (!o.output) continue;
+                    bool z_ref = true, z = true;
+                    auto want = ref_mem.read(ref.data[i], bytes_of(o), &z_ref);
+                    auto got = mem.read(L.data[i], bytes_of(o), &z);
+                    Verdict v = compare(as_f64(got, o.dtype), as_f64(want, o.dtype), o.dtype, tol, seed + i);
+                    v.zones = z && z_ref;
+                    worst.rel = std::max(worst.rel, v.rel);
+                    worst.sampled = std::max(worst.sampled, v.sampled);
+                    worst.proj = std::max(worst.proj, v.proj);
+                    worst.zones = worst.zones && v.zones;
+                    worst.ok = worst.ok && v.ok && v.zones;
+                }
+                for (size_t i = 0; i < k.operands.size(); ++i) {  // inputs must come back unharmed too
+                    if (k.operands[i].shape.empty() || k.operands[i].output) continue;
+                    bool z = true;
+                    auto got = mem.read(L.data[i], bytes_of(k.operands[i]), &z);
+                    if (!z) worst.zones = worst.ok = false;
+                    if (got != k.operands[i].init && k.op != "rope") worst.ok = false, status = "an input was changed";
+                }
+                if (bench) {
+                    std::vector<double> t;
+                    for (int r = 0; r < reps; ++r) {
+                        auto a = std::chrono::steady_clock::now();
+                        row->info->launch(&L.a);
+                        if (on_card) mem.dev->sync(mem.stream);
+                        t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+                    }
+                    std::sort(t.begin(), t.end());
+                    us = t[t.size() / 2];
+                }
+            } catch (const std::exception& e) {
+                worst.ok = false;
+                status = e.what();
+            }
+            if (row->info->fini && L.a.instance) row->info->fini(L.a.instance);
+            if (on_card) mem.dev->stream_destroy(mem.stream);
+            ++checked;
+            if (!worst.ok) ++failed;
+            const std::string verdict = worst.ok ? "ok" : "FAIL" + (status.empty() ? std::string() : ": " + status);
+            const double gbs = us > 0 ? static_cast<double>(k.bytes) / (us * 1e3) : 0;
+            const double tfs = us > 0 && k.flops ? static_cast<double>(k.flops) / (us * 1e6) : 0;
+            std::printf("%-10s %-38s %-8s %-22s %9.2e %9.2e %9.2e %5s %10.1f %8.1f %8.2f %s\n", k.op.c_str(), k.label.c_str(),
+                        lib.plugin->name.c_str(), row->info->name, worst.rel, worst.sampled, worst.proj, worst.zones ? "ok" : "HIT",
+                        us, gbs, tfs, verdict.c_str());
+            char line[512];
+            std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %.2e | %.2e | %.2e | %s | %.1f | %.1f | %.2f | %s |\n", k.op.c_str(),
+                          k.label.c_str(), lib.plugin->name.c_str(), row->info->name, worst.rel, worst.sampled, worst.proj,
+                          worst.zones ? "ok" : "HIT", us, gbs, tfs, verdict.c_str());
+            md << line;
+        }
+    }
+    std::printf("%d checked, %d failed\n", checked, failed);
+    if (!report.empty()) std::ofstream(report) << md.str();
+    return failed ? 1 : 0;
+}
