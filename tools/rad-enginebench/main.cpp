@@ -1,5 +1,5 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
-//                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs]
+//                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
 // (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     std::string model, kernels, homes, placement = "auto";
     std::vector<int> prefills{512, 4096}, decodes{1};
     int in = 128, out = 128, chunk = 4096;
-    bool graphs = true;
+    bool graphs = true, print_tokens = false, kv_f32 = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -88,6 +88,8 @@ int main(int argc, char** argv) {
             else if (a == "--kernels") kernels = value();
             else if (a == "--radiance-home") homes = value();
             else if (a == "--no-graphs") graphs = false;
+            else if (a == "--tokens") print_tokens = true;
+            else if (a == "--kv-f32") kv_f32 = true;
             else if (model.empty() && a[0] != '-') model = a;
             else throw std::runtime_error("unexpected argument " + a);
         } catch (const std::exception& e) {
@@ -111,6 +113,8 @@ int main(int argc, char** argv) {
         engine::EngineOptions eo;
         eo.placement = placement;
         eo.graphs = graphs;
+        eo.select.accept_reference = true;  // a measuring tool: --kernels libref may be the point
+        if (kv_f32) eo.kv_dtype = RAD_F32;
         eo.max_tok = std::max({std::min(chunk, std::max(max_prefill, in)), max_b, 16});
         eo.max_seqs = std::max(max_b, 1);
         eo.max_out_rows = eo.max_seqs;
@@ -158,14 +162,17 @@ int main(int argc, char** argv) {
             }
             b.cu_seqlens.push_back(B);
             const std::vector<uint8_t> greedy(static_cast<size_t>(B), 1);
+            std::vector<std::vector<int32_t>> history(static_cast<size_t>(B));
             std::vector<int32_t> toks;
             auto step = [&](int t) {
                 b.tokens = next;
                 b.positions.assign(static_cast<size_t>(B), in + t);
                 eng->step(b, lg, greedy, toks);
-                for (int s = 0; s < B; ++s)
+                for (int s = 0; s < B; ++s) {
                     next[static_cast<size_t>(s)] =
                         toks.empty() ? argmax(&lg[static_cast<size_t>(s) * eng->vocab()], eng->vocab()) : toks[static_cast<size_t>(s)];
+                    if (print_tokens) history[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
+                }
             };
             const int warm = std::min(3, out);
             for (int t = 0; t < warm; ++t) step(t);
@@ -173,6 +180,12 @@ int main(int argc, char** argv) {
             for (int t = warm; t < out; ++t) step(t);
             const double s = seconds(a, Clock::now());
             const int steps = out - warm;
+            if (print_tokens)
+                for (int s = 0; s < B; ++s) {
+                    std::printf("tokens %d:", s);
+                    for (int32_t t : history[static_cast<size_t>(s)]) std::printf(" %d", t);
+                    std::printf("\n");
+                }
             std::printf("%-10s %8d %10.4f %12.1f %12.3f\n", "decode", B, s, steps * B / s, 1e3 * s / steps);
         }
     } catch (const std::exception& e) {

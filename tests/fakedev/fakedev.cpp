@@ -1,0 +1,143 @@
+// libfakedev: a pretend card for testing the engine's device placement on machines without one.
+//
+// Its "device memory" is host memory and its rows are libref's functions declared as device
+// rows, so a plan placed on it must compute what libref computes on the host. What it checks is
+// the engine's side: placement and device-only selection, the weights' upload, the arena, KV and
+// scratch on the card, the staged step inputs (a raw operand pointing anywhere else would read
+// the host array the arch saw, not the copy: this library's copies are real), greedy argmax on
+// the card, and decode graphs: between graph_begin and graph_end every launch is recorded (its
+// arguments deep-copied) instead of run, and graph_launch replays the records.
+#include <radiance/rad_ops.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ref_util.h"
+
+namespace {
+
+struct Record {
+    RadLaunchFn fn;
+    std::vector<RadTensor> t;
+    std::vector<RadParam> p;
+    std::vector<std::unique_ptr<std::string>> strs;
+    RadArgs a{};
+};
+struct Graph {
+    std::vector<std::unique_ptr<Record>> launches;
+};
+Graph* g_capturing = nullptr;
+int g_stream_token = 0;
+std::string g_error = "no error";
+
+int run_or_record(RadLaunchFn fn, const RadArgs* a) {
+    if (!g_capturing) return fn(a);
+    auto r = std::make_unique<Record>();
+    r->fn = fn;
+    r->t.assign(a->t, a->t + a->n_t);
+    for (int i = 0; i < a->n_p; ++i) {
+        RadParam q = a->p[i];
+        r->strs.push_back(std::make_unique<std::string>(q.name));
+        q.name = r->strs.back()->c_str();
+        if (q.s) {
+            r->strs.push_back(std::make_unique<std::string>(q.s));
+            q.s = r->strs.back()->c_str();
+        }
+        r->p.push_back(q);
+    }
+    r->a = *a;
+    r->a.t = r->t.data();
+    r->a.p = r->p.data();
+    g_capturing->launches.push_back(std::move(r));
+    return RAD_OK;
+}
+
+template <RadLaunchFn F>
+int dev_row(const RadArgs* a) {
+    return run_or_record(F, a);
+}
+
+const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
+const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
+
+#define ROW(name, op, fn, cons, ncons) \
+    {name, op, op, "libref's " op " as a device row", "any", "f32 activations", RAD_DOMAIN_DEVICE, 0, cons, ncons, 0, dev_row<fn>}
+
+const RadKernelInfo rows[] = {
+    ROW("fake_embed", "embed", ref_embed, c_float_weights, 1),
+    ROW("fake_rms_norm", "rms_norm", ref_rms_norm, c_float_weights, 1),
+    ROW("fake_layer_norm", "layer_norm", ref_layer_norm, c_float_weights, 1),
+    ROW("fake_gemm", "gemm", ref_gemm, c_float_weights, 1),
+    ROW("fake_rope", "rope", ref_rope, nullptr, 0),
+    ROW("fake_attention", "attention", ref_attention, c_block16, 1),
+    ROW("fake_swiglu", "swiglu", ref_swiglu, nullptr, 0),
+    ROW("fake_geglu", "geglu", ref_geglu, nullptr, 0),
+    ROW("fake_gelu", "gelu", ref_gelu, nullptr, 0),
+    ROW("fake_add", "add", ref_add, nullptr, 0),
+    ROW("fake_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
+    ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),
+};
+constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
+
+// ---- the pretend card ----
+int mem_free(uint64_t* f) {
+    *f = 1ull << 30;
+    return RAD_OK;
+}
+void* alloc(uint64_t n) { return std::aligned_alloc(256, (n + 255) / 256 * 256); }
+void release(void* p) { std::free(p); }
+RadStream stream_create() { return reinterpret_cast<RadStream>(&g_stream_token); }
+void stream_destroy(RadStream) {}
+int copy(void* d, const void* s, uint64_t n, int, RadStream) {
+    if (g_capturing) return g_error = "a copy inside a graph capture", RAD_E_INTERNAL;
+    std::memcpy(d, s, n);
+    return RAD_OK;
+}
+int fill(void* d, int b, uint64_t n, RadStream) {
+    std::memset(d, b, n);
+    return RAD_OK;
+}
+int sync(RadStream) { return g_capturing ? (g_error = "a sync inside a graph capture", RAD_E_INTERNAL) : RAD_OK; }
+int graph_begin(RadStream) {
+    if (g_capturing) return g_error = "nested graph capture", RAD_E_INTERNAL;
+    g_capturing = new Graph;
+    return RAD_OK;
+}
+int graph_end(RadStream, void** out) {
+    *out = g_capturing;
+    g_capturing = nullptr;
+    return *out ? RAD_OK : RAD_E_INTERNAL;
+}
+int graph_launch(void* g, RadStream) {
+    for (auto& r : static_cast<Graph*>(g)->launches)
+        if (int rc = r->fn(&r->a); rc != RAD_OK) return g_error = "a replayed launch failed", rc;
+    return RAD_OK;
+}
+void graph_destroy(void* g) { delete static_cast<Graph*>(g); }
+const char* last_error() { return g_error.c_str(); }
+
+const RadDeviceApi g_api = {sizeof(RadDeviceApi), 0, "fake", "pretend card (host memory)", 0, 1, 1ull << 30,
+                            mem_free, alloc, release, alloc, release, stream_create, stream_destroy, copy, fill, sync,
+                            graph_begin, graph_end, graph_launch, graph_destroy, last_error, {}};
+
+}  // namespace
+
+RAD_PLUGIN_ABI_VERSION_EXPORT
+RAD_PLUGIN_ABI_LAYOUT_EXPORT
+
+extern "C" {
+RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
+    static const RadPluginInfo info = {RAD_PLUGIN_KERNEL, "libfakedev", "0.1", "test card: libref's rows on host memory", "host"};
+    return &info;
+}
+RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return &g_api; }
+RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
+RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
+    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
+}
+RAD_EXPORT int rad_kernel_count(void) { return kRows; }
+RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+}
