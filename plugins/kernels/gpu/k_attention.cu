@@ -99,20 +99,32 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
             kv[v] = d < g.head_dim ? gpu_to_f32(kc[slot + d]) : 0.0f;
             vv[v] = d < g.head_dim ? gpu_to_f32(vc[slot + d]) : 0.0f;
         }
+        // Every head's dot product first, then one butterfly for all of them: kMaxGroup
+        // independent shuffle chains in flight instead of one at a time.
+        float sc[kMaxGroup];
 #pragma unroll
         for (int h = 0; h < kMaxGroup; ++h) {
-            if (h >= nh) break;
             float s = 0.0f;
 #pragma unroll
             for (int v = 0; v < VPL; ++v) s += qv[h][v] * kv[v];
-            s = gpu_warp_sum(s) * g.scale;
-            if (g.softcap > 0.0f) s = g.softcap * tanhf(s / g.softcap);
-            const float mn = fmaxf(m[h], s);
-            const float corr = __expf(m[h] - mn), e = __expf(s - mn);
-            l[h] = l[h] * corr + e;
+            sc[h] = s;
+        }
 #pragma unroll
-            for (int v = 0; v < VPL; ++v) acc[h][v] = acc[h][v] * corr + e * vv[v];
-            m[h] = mn;
+        for (int sh = 16; sh > 0; sh >>= 1)
+#pragma unroll
+            for (int h = 0; h < kMaxGroup; ++h) sc[h] += gpu_shfl_xor(sc[h], sh);
+#pragma unroll
+        for (int h = 0; h < kMaxGroup; ++h) {
+            if (h < nh) {
+                float s = sc[h] * g.scale;
+                if (g.softcap > 0.0f) s = g.softcap * tanhf(s / g.softcap);
+                const float mn = fmaxf(m[h], s);
+                const float corr = __expf(m[h] - mn), e = __expf(s - mn);
+                l[h] = l[h] * corr + e;
+#pragma unroll
+                for (int v = 0; v < VPL; ++v) acc[h][v] = acc[h][v] * corr + e * vv[v];
+                m[h] = mn;
+            }
         }
     }
     // Merge the warps: each writes its state, then warp w merges head w..

@@ -42,7 +42,7 @@ struct AttnBlock {
     rad_weight w_qkv = RAD_NULL_HANDLE, b_qkv = RAD_NULL_HANDLE, w_qn = RAD_NULL_HANDLE, w_kn = RAD_NULL_HANDLE,
                w_o = RAD_NULL_HANDLE;
     rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE,
-           op_rk = RAD_NULL_HANDLE, op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
+           op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
 
     // This rank's heads and widths; the weights are declared at their full size and sliced by the core.
     int64_t heads() const { return c.n_head / c.world; }
@@ -92,10 +92,9 @@ struct AttnBlock {
             uses(b, op_qn, {bufs.qkv}, {bufs.qkv});
             uses(b, op_kn, {bufs.qkv}, {bufs.qkv});
         }
-        op_rq = c.rope.declare_op(b, c.max_tok, heads(), c.head_dim);
-        op_rk = c.rope.declare_op(b, c.max_tok, kv_heads(), c.head_dim);
+        // q and k heads sit side by side in qkv and rotate by the same angles: one launch turns both.
+        op_rq = c.rope.declare_op(b, c.max_tok, heads() + kv_heads(), c.head_dim);
         uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
-        uses(b, op_rk, {bufs.qkv}, {bufs.qkv});
         const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
         std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", heads()),
                                         RAD_INT("n_head_kv", kv_heads()), RAD_INT("head_dim", c.head_dim),
@@ -126,8 +125,7 @@ struct AttnBlock {
             RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
         }
-        RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw), rad_raw(bt->positions, RAD_I32, n));
-        RAD_ISSUE_N(ctx, op_rk, n, rad_bview(bufs.qkv, n, qw, kw), rad_raw(bt->positions, RAD_I32, n));
+        RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
         RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw),
                     rad_bview(bufs.qkv, n, qw + kw, kw), rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1),
                     rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
