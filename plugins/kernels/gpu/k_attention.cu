@@ -8,6 +8,7 @@
 // block-table width (the plan's longest context), never on this step's lengths, so a decode step
 // recorded as a graph replays correctly at any context length.
 #include <cfloat>
+#include <type_traits>
 
 #include "k_common.h"
 
@@ -19,7 +20,7 @@ constexpr int kMaxGroup = 8;   // query heads a block serves for one kv head
 constexpr int kMaxSplits = 32;
 
 struct AttnGeom {
-    int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks;
+    int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };
@@ -52,8 +53,9 @@ __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const i
     }
 }
 
-// VPL: values of a head each lane holds (head_dim <= 32 * VPL).
-template <typename C, int VPL>
+// VPL: values of a head each lane holds (head_dim <= 32 * VPL); G: query heads per block (the
+// GQA group, or kMaxGroup when the group is larger or not a power of two).
+template <typename C, int VPL, int G>
 __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C* kc, const C* vc, const int32_t* pos,
                                                          const int32_t* cu, const int32_t* bt, float* y, float* part,
                                                          AttnGeom g) {
@@ -62,8 +64,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
     const int64_t i = blockIdx.x;
     const int kvh = blockIdx.y / g.group_chunks, chunk = blockIdx.y % g.group_chunks, z = blockIdx.z;
     const int group = g.n_head / g.n_head_kv;
-    const int h0 = kvh * group + chunk * kMaxGroup;
-    const int nh = min(kMaxGroup, group - chunk * kMaxGroup);
+    const int h0 = kvh * group + chunk * G;
+    const int nh = min(G, group - chunk * G);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int lo = 0, hi = g.n_seq;
     while (hi - lo > 1) {
@@ -77,9 +79,9 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
     const int per = (len + g.splits - 1) / g.splits;
     const int j0 = first + z * per, j1 = min(p + 1, j0 + per);
 
-    float qv[kMaxGroup][VPL], acc[kMaxGroup][VPL], m[kMaxGroup], l[kMaxGroup];
+    float qv[G][VPL], acc[G][VPL], m[G], l[G];
 #pragma unroll
-    for (int h = 0; h < kMaxGroup; ++h) {
+    for (int h = 0; h < G; ++h) {
         m[h] = -FLT_MAX;
         l[h] = 0.0f;
 #pragma unroll
@@ -99,11 +101,11 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
             kv[v] = d < g.head_dim ? gpu_to_f32(kc[slot + d]) : 0.0f;
             vv[v] = d < g.head_dim ? gpu_to_f32(vc[slot + d]) : 0.0f;
         }
-        // Every head's dot product first, then one butterfly for all of them: kMaxGroup
+        // Every head's dot product first, then one butterfly for all of them: G
         // independent shuffle chains in flight instead of one at a time.
-        float sc[kMaxGroup];
+        float sc[G];
 #pragma unroll
-        for (int h = 0; h < kMaxGroup; ++h) {
+        for (int h = 0; h < G; ++h) {
             float s = 0.0f;
 #pragma unroll
             for (int v = 0; v < VPL; ++v) s += qv[h][v] * kv[v];
@@ -112,9 +114,9 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
 #pragma unroll
         for (int sh = 16; sh > 0; sh >>= 1)
 #pragma unroll
-            for (int h = 0; h < kMaxGroup; ++h) sc[h] += gpu_shfl_xor(sc[h], sh);
+            for (int h = 0; h < G; ++h) sc[h] += gpu_shfl_xor(sc[h], sh);
 #pragma unroll
-        for (int h = 0; h < kMaxGroup; ++h) {
+        for (int h = 0; h < G; ++h) {
             if (h < nh) {
                 float s = sc[h] * g.scale;
                 if (g.softcap > 0.0f) s = g.softcap * tanhf(s / g.softcap);
@@ -128,10 +130,10 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
         }
     }
     // Merge the warps: each writes its state, then warp w merges head w..
-    __shared__ float sm[kWarps][kMaxGroup], sl[kWarps][kMaxGroup];
-    __shared__ float sacc[kWarps][kMaxGroup][32 * VPL];
+    __shared__ float sm[kWarps][G], sl[kWarps][G];
+    __shared__ float sacc[kWarps][G][32 * VPL];
 #pragma unroll
-    for (int h = 0; h < kMaxGroup; ++h) {
+    for (int h = 0; h < G; ++h) {
         if (lane == 0) {
             sm[warp][h] = m[h];
             sl[warp][h] = l[h];
@@ -211,12 +213,25 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     auto* yp = static_cast<float*>(y->data);
     const C *kcp = static_cast<const C*>(kc->data), *vcp = static_cast<const C*>(vc->data);
     const int vpl = (g.head_dim + 31) / 32;
+    auto go = [&](auto vpl_c, auto g_c) {
+        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp,
+                   part, g);
+        return RAD_OK;
+    };
+    auto by_group = [&](auto vpl_c) {
+        switch (g.group) {
+        case 1: return go(vpl_c, std::integral_constant<int, 1>{});
+        case 2: return go(vpl_c, std::integral_constant<int, 2>{});
+        case 4: return go(vpl_c, std::integral_constant<int, 4>{});
+        default: return go(vpl_c, std::integral_constant<int, kMaxGroup>{});
+        }
+    };
     switch (vpl) {
-    case 1: gpu_launch(k_attend<C, 1>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 2: gpu_launch(k_attend<C, 2>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 3: gpu_launch(k_attend<C, 3>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 4: gpu_launch(k_attend<C, 4>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
-    case 5: case 6: case 7: case 8: gpu_launch(k_attend<C, 8>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp, part, g); break;
+    case 1: by_group(std::integral_constant<int, 1>{}); break;
+    case 2: by_group(std::integral_constant<int, 2>{}); break;
+    case 3: by_group(std::integral_constant<int, 3>{}); break;
+    case 4: by_group(std::integral_constant<int, 4>{}); break;
+    case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
     if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, g);
@@ -252,7 +267,9 @@ int attention(const RadArgs* a) {
     g.n_seq = static_cast<int>(cu->shape[0] - 1);
     g.bt_stride = static_cast<int>(bt->rank > 1 ? bt->shape[1] : bt->shape[0]);
     const int group = g.n_head / g.n_head_kv;
-    g.group_chunks = (group + kMaxGroup - 1) / kMaxGroup;
+    // Heads per block: the whole group when it is 1, 2 or 4, else chunks of kMaxGroup.
+    g.group = group == 1 || group == 2 || group == 4 ? group : kMaxGroup;
+    g.group_chunks = (group + g.group - 1) / g.group;
     g.splits = splits_for(n, static_cast<int64_t>(g.bt_stride) * g.block);
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);

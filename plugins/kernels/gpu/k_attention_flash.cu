@@ -1,11 +1,12 @@
 // k_attention_flash.cu: prefill attention on the tensor cores (CUDA, sm_80 and later).
 //
-// Flash-attention shaped: a block of 4 warps owns 64 query rows of one sequence and one query
+// Flash-attention shaped: a block of 8 warps owns 128 query rows of one sequence and one query
 // head; each warp keeps 16 rows' scores, running max and sum, and output in registers. Key and
 // value tiles of 64 positions come from the paged bf16 cache into shared memory; Q.K^T and P.V run
 // as mma.m16n8k16 (bf16 in, f32 accumulate), P narrowed to bf16 in registers as flash-attention
 // does. Blocks map to (sequence, 64-row tile) by walking cu_seqlens on the card, so the launch
-// needs nothing of the step on the host: grid.x = n/64 + n_seq bounds the tiles of any batch.
+// needs nothing of the step on the host: grid.x = n/128 + n_seq bounds the tiles of any batch.
+// K and V tiles stream in with cp.async, each overlapping the other half of the tile's work.
 #include <cfloat>
 
 #include "k_common.h"
@@ -15,7 +16,7 @@ namespace gpu {
 #if RAD_GPU_CUDA
 namespace {
 
-constexpr int kRows = 64, kKeys = 64;
+constexpr int kRows = 128, kKeys = 64;
 
 __device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
     __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
@@ -37,16 +38,44 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const void* p) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
 }
 
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
+    const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    const int n = valid ? 16 : 0;  // 0: fill the 16 bytes with zeros
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all_but_newest() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+constexpr int kWarpsFa = 8;  // 8 warps x 16 rows = kRows
+constexpr float kLog2e = 1.4426950408889634f;
+
+// One 64-position tile of K or V from the paged cache into shared memory, asynchronously;
+// positions past `last` are zero-filled (they are masked, and zeros keep them finite).
 template <int D>
-__global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
-                                               const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
-                                               const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
-                                               float* __restrict__ y, FlashGeom g) {
+__device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const int32_t* table, int j0, int last, int block,
+                                          int n_head_kv, int kvh) {
+    constexpr int P = D + 8;
+    for (int e = threadIdx.x; e < kKeys * D / 8; e += kWarpsFa * 32) {
+        const int r = e / (D / 8), d = (e % (D / 8)) * 8;
+        const int j = j0 + r;
+        const bool ok = j <= last;
+        const int jj = ok ? j : last;
+        const int64_t slot = ((static_cast<int64_t>(table[jj / block]) * block + jj % block) * n_head_kv + kvh) * D + d;
+        cp_async16(&dst[r * P + d], cache + slot, ok);
+    }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
+                                                         const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
+                                                         const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
+                                                         float* __restrict__ y, FlashGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
-    __shared__ __align__(16) gpu_bf16 sk[kKeys * P];  // also stages the Q tile before the loop
-    __shared__ __align__(16) gpu_bf16 sv[kKeys * P];
+    __shared__ __align__(16) gpu_bf16 smem[2 * kKeys * P];  // K and V tiles; the Q tile before the loop
+    gpu_bf16* sk = smem;
+    gpu_bf16* sv = smem + kKeys * P;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, kvh = h / (g.n_head / g.n_head_kv);
     // This block's (sequence, tile).
@@ -61,18 +90,19 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
     const int32_t* table = bt + static_cast<int64_t>(s) * g.bt_stride;
     const int p_first = pos[r0], p_last = pos[r1 - 1];
 
-    // Q tile -> bf16 in shared memory (rows past the sequence are zero).
+    // Q tile -> bf16 in shared memory (rows past the sequence are zero), then into registers.
     for (int e = threadIdx.x; e < kRows * D / 4; e += blockDim.x) {
         const int r = e / (D / 4), d = (e % (D / 4)) * 4;
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
         if (r0 + r < r1) v = *reinterpret_cast<const float4*>(q + static_cast<int64_t>(r0 + r) * g.q_pitch + static_cast<int64_t>(h) * D + d);
-        *reinterpret_cast<uint2*>(&sk[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
+        *reinterpret_cast<uint2*>(&smem[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
     }
     __syncthreads();
     uint32_t qa[D / 16][4];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-        ldsm_x4(qa[kk], &sk[(warp * 16 + (lane % 16)) * P + kk * 16 + (lane / 16) * 8]);
+        ldsm_x4(qa[kk], &smem[(warp * 16 + (lane % 16)) * P + kk * 16 + (lane / 16) * 8]);
+    __syncthreads();  // the Q staging area becomes the K and V tiles
 
     // Rows this thread accumulates: warp*16 + lane/4 and +8.
     const int ra = r0 + warp * 16 + lane / 4, rb = ra + 8;
@@ -82,21 +112,17 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     float m_a = -FLT_MAX, m_b = -FLT_MAX, l_a = 0.f, l_b = 0.f;
 
+    // Pipeline: K(j+1) loads while tile j's softmax and P.V run, V(j+1) while S(j+1) runs.
+    // Outstanding groups at the top of every iteration: K(j), V(j), in that order.
     const int j_begin = g.window > 0 ? max(0, p_first - g.window + 1) : 0;
-    for (int j0 = (j_begin / kKeys) * kKeys; j0 <= p_last; j0 += kKeys) {
-        __syncthreads();  // the previous tile is no longer read
-        for (int e = threadIdx.x; e < kKeys * D / 8; e += blockDim.x) {
-            const int r = e / (D / 8), d = (e % (D / 8)) * 8;
-            const int j = j0 + r;
-            uint4 kv4 = make_uint4(0, 0, 0, 0), vv4 = kv4;
-            if (j <= p_last) {
-                const int64_t slot = ((static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv + kvh) * D + d;
-                kv4 = *reinterpret_cast<const uint4*>(kc + slot);
-                vv4 = *reinterpret_cast<const uint4*>(vc + slot);
-            }
-            *reinterpret_cast<uint4*>(&sk[r * P + d]) = kv4;
-            *reinterpret_cast<uint4*>(&sv[r * P + d]) = vv4;
-        }
+    const int j_first = (j_begin / kKeys) * kKeys;
+    load_tile<D>(sk, kc, table, j_first, p_last, g.block, g.n_head_kv, kvh);
+    cp_async_commit();
+    load_tile<D>(sv, vc, table, j_first, p_last, g.block, g.n_head_kv, kvh);
+    cp_async_commit();
+    for (int j0 = j_first; j0 <= p_last; j0 += kKeys) {
+        const bool more = j0 + kKeys <= p_last;
+        cp_async_wait_all_but_newest();  // K(j) has landed
         __syncthreads();
         // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys.
         float sc[kKeys / 8][4];
@@ -112,7 +138,10 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
                 mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
             }
         }
-        // Scale, cap, mask; new running max per row.
+        __syncthreads();  // every warp is done with K(j)
+        if (more) load_tile<D>(sk, kc, table, j0 + kKeys, p_last, g.block, g.n_head_kv, kvh);
+        cp_async_commit();
+        // Scale (to log2 units), cap, mask; new running max per row.
         float mx_a = m_a, mx_b = m_b;
 #pragma unroll
         for (int nt = 0; nt < kKeys / 8; ++nt)
@@ -122,6 +151,7 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
                 const int p = e < 2 ? pa : pb;
                 float v = sc[nt][e] * g.scale;
                 if (g.softcap > 0.f) v = g.softcap * tanhf(v / g.softcap);
+                v *= kLog2e;
                 const bool ok = p >= 0 && j <= p && (g.window <= 0 || p - j < g.window);
                 v = ok ? v : -FLT_MAX;
                 sc[nt][e] = v;
@@ -131,17 +161,17 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
         mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
         mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
         mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-        const float ca = __expf(m_a - mx_a), cb = __expf(m_b - mx_b);
+        const float ca = exp2f(m_a - mx_a), cb = exp2f(m_b - mx_b);
         m_a = mx_a;
         m_b = mx_b;
         float sa = 0.f, sb = 0.f;
         uint32_t pa16[kKeys / 16][4];  // P as A fragments: key tile pairs -> one k16 step
 #pragma unroll
         for (int nt = 0; nt < kKeys / 8; ++nt) {
-            const float e0 = sc[nt][0] == -FLT_MAX ? 0.f : __expf(sc[nt][0] - mx_a);
-            const float e1 = sc[nt][1] == -FLT_MAX ? 0.f : __expf(sc[nt][1] - mx_a);
-            const float e2 = sc[nt][2] == -FLT_MAX ? 0.f : __expf(sc[nt][2] - mx_b);
-            const float e3 = sc[nt][3] == -FLT_MAX ? 0.f : __expf(sc[nt][3] - mx_b);
+            const float e0 = sc[nt][0] == -FLT_MAX ? 0.f : exp2f(sc[nt][0] - mx_a);
+            const float e1 = sc[nt][1] == -FLT_MAX ? 0.f : exp2f(sc[nt][1] - mx_a);
+            const float e2 = sc[nt][2] == -FLT_MAX ? 0.f : exp2f(sc[nt][2] - mx_b);
+            const float e3 = sc[nt][3] == -FLT_MAX ? 0.f : exp2f(sc[nt][3] - mx_b);
             sa += e0 + e1;
             sb += e2 + e3;
             pa16[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(e0, e1);
@@ -154,6 +184,8 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
             o[j][0] *= ca; o[j][1] *= ca;
             o[j][2] *= cb; o[j][3] *= cb;
         }
+        cp_async_wait_all_but_newest();  // V(j) has landed (K(j+1) may still be in flight)
+        __syncthreads();
         // O += P V: k = keys (16 per step), n = head dims (8 per tile); V rows are keys: transpose.
 #pragma unroll
         for (int kk = 0; kk < kKeys / 16; ++kk) {
@@ -165,6 +197,9 @@ __global__ void __launch_bounds__(128) k_flash(const float* __restrict__ q, cons
                 mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
             }
         }
+        __syncthreads();  // every warp is done with V(j)
+        if (more) load_tile<D>(sv, vc, table, j0 + kKeys, p_last, g.block, g.n_head_kv, kvh);
+        cp_async_commit();
     }
     l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
     l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
@@ -197,7 +232,7 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
     if (kc->dtype != RAD_BF16 || g.q_pitch % 4 || reinterpret_cast<uintptr_t>(q->data) % 16) return RAD_E_UNSUPPORTED;
     const dim3 grid(static_cast<unsigned>((n + kRows - 1) / kRows + g.n_seq), static_cast<unsigned>(g.n_head));
     auto args = [&](auto kernel) {
-        gpu_launch(kernel, grid, 128, 0, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
+        gpu_launch(kernel, grid, kWarpsFa * 32, 0, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
                                                static_cast<const gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data),
                                                static_cast<const int32_t*>(cu->data), static_cast<const int32_t*>(bt->data),
                                                static_cast<float*>(y->data), g);
