@@ -40,6 +40,15 @@ for stage in "$@"; do
       grep -v "^\[info\]" | tee "$OUTD/enginebench.log" ;;
   hf)
     python3 "$root/bench/gpu/hf_bench.py" $M8 2>&1 | grep -v Warning | tee "$OUTD/hf.log" ;;
+  profile)  # RADIANCE_PROFILE_OPS tables: one prefill of 4096, then decode at 256 and at 1 (no graphs)
+    for args in "--prefill 4096 --decode ''" "--prefill '' --decode 256 --out 16" "--prefill '' --decode 1 --out 32"; do
+      echo "--- $args"
+      eval RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --in 128 $args 2>&1 | grep -v "^\[info\]"
+    done ;;
+  tp2)  # two ranks, one card each, summing through host staging (needs nvidia-h200-x2)
+    for f in "$root"/tests/golden/fixtures/mistral_w16_mha "$B"/fixtures/llama "$B"/fixtures/qwen3; do
+      "$B/bin/rad-golden" "$f" --tp 2 --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|passed" | sed "s|^|tp2 $(basename "$f"): |"
+    done ;;
   kbench)  # every op case on Llama-3.1-8B shapes: libgpu (and libcpu) against libref, with speed
     "$B/bin/rad-kbench" --shape llama3.1-8b --bench --report "$OUTD/kbench.md" 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench.log" ;;
   ncu)  # per-kernel times of decode steps (batch 1, no graphs), where the card's runtime allows ncu

@@ -79,6 +79,7 @@ const RadKernelInfo rows[] = {
     ROW("fake_add", "add", ref_add, nullptr, 0),
     ROW("fake_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
     ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),
+    ROW("fake_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

@@ -40,6 +40,8 @@ const RadKernelInfo rows[] = {
     ROW("gpu_gelu", "gelu", gpu::gelu, "gelu (erf or tanh)", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_add", "add", gpu::add, "elementwise add", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_gather_rows", "gather_rows", gpu::gather_rows, "row copy", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_all_reduce_host", "all_reduce", gpu::all_reduce_staged, "host-staging sum in rank order (rows via the host)",
+        "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_argmax", "argmax", gpu::argmax, "block per row, lowest index of the largest value", "any", 0, nullptr, 0, nullptr,
         nullptr),
 };
@@ -70,4 +72,5 @@ RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
 }
 RAD_EXPORT int rad_kernel_count(void) { return kRows; }
 RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+RAD_EXPORT int rad_kernel_collective(int i) { return i >= 0 && i < kRows && rows[i].launch == gpu::all_reduce_staged; }
 }

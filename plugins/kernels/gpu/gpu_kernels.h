@@ -33,6 +33,8 @@ int gemm_rows(const RadArgs* a);
 int gemm_blas(const RadArgs* a);
 uint64_t gemm_blas_scratch(const RadArgs* geom);
 
+// Tensor parallelism through host staging (k_collectives.cu).
+int all_reduce_staged(const RadArgs* a);
 // Greedy sampling on the card (k_sample.cu).
 int argmax(const RadArgs* a);
 

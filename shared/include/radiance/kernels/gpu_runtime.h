@@ -38,6 +38,7 @@ using gpuDeviceProp = hipDeviceProp_t;
 #define gpuHostAlloc(p, n) hipHostMalloc((p), (n), hipHostMallocDefault)
 #define gpuFreeHost hipHostFree
 #define gpuMemcpyAsync hipMemcpyAsync
+#define gpuMemcpy2DAsync hipMemcpy2DAsync
 #define gpuMemsetAsync hipMemsetAsync
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
@@ -78,6 +79,7 @@ using gpuDeviceProp = cudaDeviceProp;
 #define gpuHostAlloc(p, n) cudaHostAlloc((p), (n), cudaHostAllocDefault)
 #define gpuFreeHost cudaFreeHost
 #define gpuMemcpyAsync cudaMemcpyAsync
+#define gpuMemcpy2DAsync cudaMemcpy2DAsync
 #define gpuMemsetAsync cudaMemsetAsync
 #define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
