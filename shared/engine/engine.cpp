@@ -293,6 +293,25 @@ bool Engine::Impl::slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned,
     const uint64_t es = elem_bytes(t->dtype);
     if (!es) return *why = "cannot slice a sub-byte encoding", false;
     auto span = [&](int64_t P) { return std::make_pair(r * P / W, (r + 1) * P / W); };
+    // Row parts of whole units (heads): split by units, or replicated when the part has fewer
+    // units than ranks (RadWeightDecl.row_unit).
+    const int64_t unit = w.d.shard == RAD_SHARD_ROW ? w.d.row_unit : 0;
+    std::string unit_error;
+    auto row_span = [&](int64_t P) -> std::pair<int64_t, int64_t> {
+        if (unit <= 0) return span(P);
+        const int64_t U = P / unit;
+        if (U * unit != P) {
+            unit_error = "a part of " + std::to_string(P) + " rows is not whole units of " + std::to_string(unit);
+            return {0, 0};
+        }
+        if (U >= W) return {r * U / W * unit, (r + 1) * U / W * unit};
+        if (W % U) {
+            unit_error = "a part of " + std::to_string(U) + " units cannot be replicated evenly over " + std::to_string(W) + " ranks";
+            return {0, 0};
+        }
+        const int64_t u = r * U / W;
+        return {u * unit, (u + 1) * unit};
+    };
     const auto* src = static_cast<const uint8_t*>(t->data);
     if (w.d.shard == RAD_SHARD_ROW) {
         uint64_t row_bytes = es;
@@ -301,15 +320,16 @@ bool Engine::Impl::slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned,
         int64_t total = 0, local = 0;
         for (int64_t p : parts) {
             total += p;
-            auto [a, b] = span(p);
+            auto [a, b] = row_span(p);
             local += b - a;
         }
+        if (!unit_error.empty()) return *why = unit_error, false;
         if (total != t->shape[0]) return *why = "row parts add up to " + std::to_string(total) + ", not " + std::to_string(t->shape[0]), false;
         owned->alloc(static_cast<uint64_t>(local) * row_bytes);
         uint64_t off = 0;
         int64_t base = 0;
         for (int64_t p : parts) {
-            auto [a, b] = span(p);
+            auto [a, b] = row_span(p);
             std::memcpy(owned->data + off, src + static_cast<uint64_t>(base + a) * row_bytes, static_cast<uint64_t>(b - a) * row_bytes);
             off += static_cast<uint64_t>(b - a) * row_bytes;
             base += p;

@@ -42,7 +42,7 @@ public:
         uint32_t n = get<uint32_t>(field);
         need(static_cast<uint64_t>(n) * sizeof(T), field);
         std::vector<T> v(n);
-        if (n) std::memcpy(v.data(), p_, n * sizeof(T));
+        if (n) std::memcpy(static_cast<void*>(v.data()), p_, n * sizeof(T));  // T is trivially copyable pairs of scalars
         p_ += n * sizeof(T);
         return v;
     }

@@ -76,13 +76,14 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     const int64_t n_ff = meta->n_ff;
     const int act = ctx->act_dtype ? ctx->act_dtype : RAD_F32;
     const int world = ctx->world_size > 0 ? ctx->world_size : 1, rank = ctx->rank;
-    if (hq % world || hkv % world) {
+    if (hq % world || (hkv % world && world % hkv)) {
         const std::string why = std::to_string(hq) + " query heads and " + std::to_string(hkv) + " kv heads do not split over " +
-                                std::to_string(world) + " tensor-parallel ranks";
+                                std::to_string(world) + " tensor-parallel ranks (query heads must divide evenly; kv heads must "
+                                "divide evenly or be replicated evenly)";
         rad_decl_fail(b, why.c_str());
         return RAD_E_SHAPE;
     }
-    const int64_t hq_l = hq / world, hkv_l = hkv / world, ff_l = MlpBlock::share(n_ff, rank, world);
+    const int64_t hq_l = hq / world, hkv_l = hkv >= world ? hkv / world : 1, ff_l = MlpBlock::share(n_ff, rank, world);
     Rope rope = Rope::from_meta(meta, hd);
     std::string why;
     if (!rope.supported(&why)) {

@@ -115,7 +115,10 @@ typedef struct RadWeightDecl {
     int32_t group;        /* unit of movement (a layer, an expert) */
     int32_t optional;     /* absent from the container is not an error */
     int32_t n_row_parts;  /* SHARD_ROW of a stack: the widths of the stacked parts */
-    int32_t _pad;
+    int32_t row_unit;     /* SHARD_ROW: rows per unit (a head's rows; 0 = single rows). Units are never
+                           * split: a part of U >= world units gives rank r units [r*U/world,
+                           * (r+1)*U/world); a part of fewer units than ranks (world % U == 0) is
+                           * replicated, rank r taking unit r*U/world (kv heads under wide TP). */
     const int64_t* row_parts;
     const char* source;   /* view of another stored weight; NULL = the weight of its own name */
     const char* planes;   /* planes of `source` to take; NULL = all */

@@ -46,15 +46,17 @@ struct AttnBlock {
 
     // This rank's heads and widths; the weights are declared at their full size and sliced by the core.
     int64_t heads() const { return c.n_head / c.world; }
-    int64_t kv_heads() const { return c.n_head_kv / c.world; }
+    // Fewer kv heads than ranks: each rank keeps the one kv head its query heads read (replicated).
+    int64_t kv_heads() const { return c.n_head_kv >= c.world ? c.n_head_kv / c.world : 1; }
     int64_t q_width() const { return heads() * c.head_dim; }
     int64_t kv_width() const { return kv_heads() * c.head_dim; }
 
     // Checks the split before anything is declared.
     static bool divisible(const AttnConfig& cfg, std::string* why) {
-        if (cfg.n_head % cfg.world == 0 && cfg.n_head_kv % cfg.world == 0) return true;
+        if (cfg.n_head % cfg.world == 0 && (cfg.n_head_kv % cfg.world == 0 || cfg.world % cfg.n_head_kv == 0)) return true;
         *why = std::to_string(cfg.n_head) + " query heads and " + std::to_string(cfg.n_head_kv) +
-               " kv heads do not split over " + std::to_string(cfg.world) + " ranks";
+               " kv heads do not split over " + std::to_string(cfg.world) +
+               " ranks (query heads must divide evenly, kv heads divide or be replicated evenly)";
         return false;
     }
 
@@ -70,12 +72,14 @@ struct AttnBlock {
         RadWeightDecl wq = weight(full_q + 2 * full_kv, c.n_embd, RAD_SHARD_ROW, c.layer);
         wq.n_row_parts = 3;
         wq.row_parts = parts;
+        wq.row_unit = static_cast<int32_t>(c.head_dim);  // heads stay whole; kv heads replicate under wide TP
         w_qkv = rad_decl_weight(b, (n + "attn_qkv.weight").c_str(), &wq);
         if (c.qkv_bias) {
             map(b, n + "attn_qkv.bias", RAD_MAP_CONCAT, {p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"});
             RadWeightDecl wb = weight(full_q + 2 * full_kv, 0, RAD_SHARD_ROW, c.layer);
             wb.n_row_parts = 3;
             wb.row_parts = parts;
+            wb.row_unit = static_cast<int32_t>(c.head_dim);
             b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
         }
         op_qkv = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
