@@ -81,7 +81,6 @@ const RadKernelInfo rows[] = {
     ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),
     ROW("fake_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
 };
-constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 
 // ---- the pretend card ----
 int mem_free(uint64_t* f) {
@@ -135,10 +134,5 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
     return &info;
 }
 RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return &g_api; }
-RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
-RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
-    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
-}
-RAD_EXPORT int rad_kernel_count(void) { return kRows; }
-RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 }

@@ -27,10 +27,5 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
     static const RadPluginInfo info = {RAD_PLUGIN_KERNEL, "libnoop", "0.1", "ops that do nothing (step overhead benchmark)", "host"};
     return &info;
 }
-RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
-RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
-    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
-}
-RAD_EXPORT int rad_kernel_count(void) { return static_cast<int>(sizeof rows / sizeof rows[0]); }
-RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return &rows[i]; }
+RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 }

@@ -54,12 +54,7 @@ RAD_EXPORT int rad_plugin_open(const RadMachine*) {
     return RAD_OK;
 }
 RAD_EXPORT void rad_plugin_close(void) { cpu::pool_shutdown(); }
-RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
-RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
-    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
-}
-RAD_EXPORT int rad_kernel_count(void) { return kRows; }
-RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 // Rows may be launched from several threads at once: a launch that finds the pool busy runs on
 // its own thread.
 RAD_EXPORT int rad_kernel_concurrent(int i) { return i >= 0 && i < kRows && rows[i].launch != rad_host_all_reduce_f32; }

@@ -66,11 +66,6 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 }
 RAD_EXPORT int rad_plugin_open(const RadMachine* m) { return gpu::open_device(m); }
 RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return gpu::device_api(); }
-RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
-RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
-    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
-}
-RAD_EXPORT int rad_kernel_count(void) { return kRows; }
-RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < kRows ? &rows[i] : nullptr; }
+RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 RAD_EXPORT int rad_kernel_collective(int i) { return i >= 0 && i < kRows && rows[i].launch == gpu::all_reduce_staged; }
 }

@@ -42,12 +42,7 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
     return &info;
 }
 RAD_EXPORT int rad_plugin_reference(void) { return 1; }
-RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }
-RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {
-    return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : nullptr;
-}
-RAD_EXPORT int rad_kernel_count(void) { return static_cast<int>(sizeof rows / sizeof rows[0]); }
-RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return &rows[i]; }
+RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 RAD_EXPORT int rad_kernel_concurrent(int i) { return rows[i].op != std::string_view("all_reduce"); }
 RAD_EXPORT int rad_kernel_collective(int i) { return rows[i].op == std::string_view("all_reduce"); }
 }

@@ -110,4 +110,14 @@ static const RadOpSchema rad_ops_conventional[] = {
 };
 #define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
 
+/* The four table exports of a kernel library that declares the conventional schemas and whose
+ * rows are the array `rows` (inside extern "C" in C++). */
+#define RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)                                                       \
+    RAD_EXPORT int rad_kernel_schema_count(void) { return RAD_OPS_CONVENTIONAL_COUNT; }            \
+    RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) {                                    \
+        return i >= 0 && i < RAD_OPS_CONVENTIONAL_COUNT ? &rad_ops_conventional[i] : 0;             \
+    }                                                                                              \
+    RAD_EXPORT int rad_kernel_count(void) { return RAD_N_OF(rows); }                               \
+    RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return i >= 0 && i < RAD_N_OF(rows) ? &(rows)[i] : 0; }
+
 #endif
