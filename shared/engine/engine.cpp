@@ -702,7 +702,15 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     }
     m.plan_ops();
     m.plan_weights();
-    if (m.dev) m.upload_weights();
+    if (m.dev) {
+        m.upload_weights();
+    } else {
+        for (const RadTensor& t : m.weights) {
+            uint64_t n = 1;
+            for (int k = 0; k < t.rank; ++k) n *= static_cast<uint64_t>(t.shape[k]);
+            if (t.data) m.weight_total += rad_row_bytes(t.dtype, n);
+        }
+    }
     m.plan_buffers();
     m.plan_kv();
     if (m.dev) m.plan_staging();
