@@ -78,6 +78,19 @@ def permute_rows(data, rows, row_bytes, n_head):
     return bytes(out)
 
 
+def to_f32(data, dt):
+    """1-D tensors (norms, biases) go to llama.cpp as F32, as its converter writes them."""
+    if dt == "F32":
+        return data
+    if dt == "BF16":  # exact: the bf16 bits are the high half of the f32
+        out = bytearray(2 * len(data))
+        out[2::4] = data[0::2]
+        out[3::4] = data[1::2]
+        return bytes(out)
+    n = len(data) // 2
+    return struct.pack(f"<{n}f", *struct.unpack(f"<{n}e", data))
+
+
 def vocab(folder, n_vocab):
     tj = json.load(open(os.path.join(folder, "tokenizer.json")))
     model = tj["model"]
@@ -129,7 +142,10 @@ def main():
             g = f"blk.{parts[2]}." + per_layer[".".join(parts[3:])]
         if dt not in GGML_TYPE:
             sys.exit(f"{src}: tensor {hf} is {dt}; this exporter writes F32, F16 and BF16")
-        plan.append((g, hf, path, off, nbytes, dt, shape))
+        if len(shape) == 1:  # norms and biases: F32 (llama.cpp's ops read them so)
+            plan.append((g, hf, path, off, nbytes, dt + ">F32", shape))
+        else:
+            plan.append((g, hf, path, off, nbytes, dt, shape))
     plan.sort(key=lambda p: (0, 0) if p[0] == "token_embd.weight" else (int(p[0].split(".")[1]) + 1, p[0]) if p[0].startswith("blk.") else (10**6, p[0]))
     tokens, toktypes, merges = vocab(src, n_vocab)
     meta = [kv("general.architecture", "str", arch), kv("general.name", "str", os.path.basename(os.path.normpath(src))),
@@ -157,9 +173,11 @@ def main():
     infos, offset = [], 0
     for g, hf, path, off, nbytes, dt, shape in plan:
         dims = list(reversed(shape))
+        out_dt = dt.split(">")[-1]
+        out_bytes = nbytes // ELEM[dt.split(">")[0]] * ELEM[out_dt]
         infos.append(s_(g) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims) +
-                     struct.pack("<IQ", GGML_TYPE[dt], offset))
-        offset += (nbytes + ALIGN - 1) // ALIGN * ALIGN
+                     struct.pack("<IQ", GGML_TYPE[out_dt], offset))
+        offset += (out_bytes + ALIGN - 1) // ALIGN * ALIGN
     with open(out_path, "wb") as f:
         f.write(b"GGUF" + struct.pack("<IQQ", 3, len(plan), len(meta)))
         for m in meta:
@@ -174,8 +192,10 @@ def main():
             if arch == "llama" and g.endswith(("attn_q.weight", "attn_k.weight")):
                 heads = nh if g.endswith("attn_q.weight") else nkv
                 data = permute_rows(data, shape[0], nbytes // shape[0], heads)
+            if ">" in dt:
+                data = to_f32(data, dt.split(">")[0])
             f.write(data)
-            f.write(b"\0" * ((ALIGN - nbytes % ALIGN) % ALIGN))
+            f.write(b"\0" * ((ALIGN - len(data) % ALIGN) % ALIGN))
     print(json.dumps({"out": out_path, "tensors": len(plan), "arch": arch, "vocab": n_vocab}))
 
 
