@@ -30,7 +30,9 @@ struct HttpOptions {
     int request_timeout_s = 600;          // a deferred or streamed reply: 504 or the stream cut past this
     // When not empty, every path but open_paths needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
     std::vector<std::string> api_keys;
-    std::vector<std::string> open_paths = {"/health", "/ready", "/startup"};  // probes
+    // Probes, and /metrics: Prometheus scrapes it without the clients' key, and it carries no
+    // request content (vLLM leaves it open under --api-key too).
+    std::vector<std::string> open_paths = {"/health", "/ready", "/startup", "/metrics"};
 };
 
 // A JSON response with the right headers.

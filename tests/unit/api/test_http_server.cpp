@@ -181,12 +181,13 @@ TEST_CASE("api http: a client that disconnects while waiting for a whole answer 
     CHECK(srv.api.service.cancelled().size() == 3);
 }
 
-TEST_CASE("api http: API keys guard everything but /health and /ready", "[api][http]") {
+TEST_CASE("api http: API keys guard everything but the probes and /metrics", "[api][http]") {
     HttpOptions opts;
     opts.api_keys = {"sekret", "other"};
     LiveServer srv(ApiServer::default_settings(), opts);
     Client c(srv.port());
     CHECK(c.send(http::verb::get, "/health").result_int() == 200);
+    CHECK(c.send(http::verb::get, "/metrics").result_int() != 401);  // no route here (404), but never 401
     auto denied = c.send(http::verb::get, "/v1/models");
     CHECK(denied.result_int() == 401);
     CHECK(denied[http::field::www_authenticate] == "Bearer");
