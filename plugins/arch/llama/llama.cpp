@@ -26,9 +26,9 @@ struct Model {
     int64_t n_embd = 0, n_vocab = 0, max_tok = 0, max_out = 0;
     double eps = 1e-6;
     rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE, w_out = RAD_NULL_HANDLE;
-    rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits;
+    rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits, b_logits_local = RAD_NULL_HANDLE;
     rad_kv kv = RAD_NULL_HANDLE;
-    rad_op op_embed, op_gather, op_norm, op_head;
+    rad_op op_embed, op_gather, op_norm, op_head, op_vgather = RAD_NULL_HANDLE;
     std::vector<Layer> layers;
 };
 
@@ -180,16 +180,32 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
                                    RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
     uses(b, m.op_norm, {m.b_xo}, {m.b_xo});
-    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);  // replicated head
-    if (meta_true(meta, "hf.tie_word_embeddings")) {
+    // Under tensor parallelism an untied head is split by vocabulary rows, each rank computing its
+    // span of the logits, then gathered (when a loaded library serves all_gather); a tied head
+    // reads the replicated embedding table whole.
+    const bool tied = meta_true(meta, "hf.tie_word_embeddings");
+    if (world > 1 && !tied) {
+        m.op_vgather = op(b, "all_gather", {RAD_RANGE("n", 1, m.max_out), RAD_INT("total", m.n_vocab)});
+        if (!rad_op_resolved(b, m.op_vgather)) m.op_vgather = RAD_NULL_HANDLE;
+    }
+    const int64_t v_local = m.op_vgather != RAD_NULL_HANDLE ? (rank + 1) * m.n_vocab / world - rank * m.n_vocab / world : m.n_vocab;
+    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, m.op_vgather != RAD_NULL_HANDLE ? RAD_SHARD_ROW : RAD_SHARD_NONE, -1,
+                              RAD_ACCESS_VOCAB);
+    if (tied) {
         wo.source = "token_embd.weight";  // tied: the head reads the embedding table
     } else {
         map(b, "output.weight", RAD_MAP_COPY, {"lm_head.weight"});
     }
     m.w_out = rad_decl_weight(b, "output.weight", &wo);
-    m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", m.n_vocab), RAD_INT("K", m.n_embd),
+    rad_buf head_out = m.b_logits;
+    if (m.op_vgather != RAD_NULL_HANDLE) {
+        d = buf2(RAD_F32, m.max_out, v_local);
+        m.b_logits_local = head_out = rad_decl_buffer(b, "logits_local", &d);
+    }
+    m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
                                RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_out});
-    uses(b, m.op_head, {m.b_xo}, {m.b_logits});
+    uses(b, m.op_head, {m.b_xo}, {head_out});
+    if (m.op_vgather != RAD_NULL_HANDLE) uses(b, m.op_vgather, {head_out}, {m.b_logits});
     rad_declare_logits(b, m.b_logits);
     return RAD_OK;
 }
@@ -209,7 +225,12 @@ void step(RadCtx* c, const RadBatch* bt) {
     const int64_t o = bt->n_out;
     RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
     RAD_ISSUE_N(c, m.op_norm, o, rad_brows(m.b_xo, o), rad_w(m.w_norm), rad_brows(m.b_xo, o));
-    RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+    if (m.op_vgather == RAD_NULL_HANDLE) {
+        RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+        return;
+    }
+    RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits_local, o));
+    RAD_ISSUE_N(c, m.op_vgather, o, rad_brows(m.b_logits_local, o), rad_brows(m.b_logits, o));
 }
 
 }  // namespace family

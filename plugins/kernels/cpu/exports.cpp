@@ -34,6 +34,7 @@ const RadKernelInfo rows[] = {
     ROW("cpu_gather_rows", "gather_rows", cpu_gather_rows, "row copy", "any", 0, nullptr, 0),
     // Tensor parallelism on one host: the shared host-staging sum, so libcpu and libref ranks agree bytewise.
     ROW("cpu_all_reduce_host", "all_reduce", rad_host_all_reduce_f32, "host-staging sum in rank order", "any", 0, nullptr, 0),
+    ROW("cpu_all_gather_host", "all_gather", rad_host_all_gather_f32, "host-staging concatenation by rank", "any", 0, nullptr, 0),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 
@@ -57,6 +58,8 @@ RAD_EXPORT void rad_plugin_close(void) { cpu::pool_shutdown(); }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 // Rows may be launched from several threads at once: a launch that finds the pool busy runs on
 // its own thread.
-RAD_EXPORT int rad_kernel_concurrent(int i) { return i >= 0 && i < kRows && rows[i].launch != rad_host_all_reduce_f32; }
-RAD_EXPORT int rad_kernel_collective(int i) { return i >= 0 && i < kRows && rows[i].launch == rad_host_all_reduce_f32; }
+RAD_EXPORT int rad_kernel_collective(int i) {
+    return i >= 0 && i < kRows && (rows[i].launch == rad_host_all_reduce_f32 || rows[i].launch == rad_host_all_gather_f32);
+}
+RAD_EXPORT int rad_kernel_concurrent(int i) { return i >= 0 && i < kRows && !rad_kernel_collective(i); }
 }

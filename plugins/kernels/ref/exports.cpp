@@ -28,6 +28,7 @@ const RadKernelInfo rows[] = {
     ROW("ref_add", "add", ref_add, nullptr, 0),
     ROW("ref_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
     ROW("ref_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
+    ROW("ref_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
     ROW("ref_argmax", "argmax", ref_argmax, nullptr, 0),
 };
 
@@ -43,6 +44,8 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 }
 RAD_EXPORT int rad_plugin_reference(void) { return 1; }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
-RAD_EXPORT int rad_kernel_concurrent(int i) { return rows[i].op != std::string_view("all_reduce"); }
-RAD_EXPORT int rad_kernel_collective(int i) { return rows[i].op == std::string_view("all_reduce"); }
+RAD_EXPORT int rad_kernel_collective(int i) {
+    return rows[i].op == std::string_view("all_reduce") || rows[i].op == std::string_view("all_gather");
+}
+RAD_EXPORT int rad_kernel_concurrent(int i) { return !rad_kernel_collective(i); }
 }

@@ -33,4 +33,5 @@ int ref_gelu(const RadArgs* a);
 int ref_add(const RadArgs* a);
 int ref_gather_rows(const RadArgs* a);
 int ref_all_reduce(const RadArgs* a);
+int ref_all_gather(const RadArgs* a);
 int ref_argmax(const RadArgs* a);

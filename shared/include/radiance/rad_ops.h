@@ -76,6 +76,9 @@ static const RadOperandSpec rad_op_gather_opds[] = {{"x", RAD_OPD_IN, 0}, {"ids"
 static const RadParamSpec rad_op_all_reduce_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_all_reduce_opds[] = {{"x", RAD_OPD_INOUT, 0}};
 
+static const RadParamSpec rad_op_all_gather_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("total", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_all_gather_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
 static const RadParamSpec rad_op_argmax_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_argmax_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
@@ -105,6 +108,8 @@ static const RadOpSchema rad_ops_conventional[] = {
      RAD_N_OF(rad_op_gather_opds), "y[i] = x[ids[i]]"},
     {"all_reduce", rad_op_all_reduce_params, RAD_N_OF(rad_op_all_reduce_params), rad_op_all_reduce_opds,
      RAD_N_OF(rad_op_all_reduce_opds), "x = sum over ranks of x, in rank order, the same bytes on every rank"},
+    {"all_gather", rad_op_all_gather_params, RAD_N_OF(rad_op_all_gather_params), rad_op_all_gather_opds,
+     RAD_N_OF(rad_op_all_gather_opds), "y[:, span(r)] = x of rank r: every rank gets every rank's columns"},
     {"argmax", rad_op_argmax_params, RAD_N_OF(rad_op_argmax_params), rad_op_argmax_opds, RAD_N_OF(rad_op_argmax_opds),
      "y[i] = the lowest index of the largest value of row i (greedy sampling where the logits are)"},
 };
