@@ -175,12 +175,10 @@ Reply handle_messages(const ApiState& api, const Request& req) {
         if (r.stream) {
             auto listener = std::make_shared<MessagesStream>(writer, api.model_name(), r.prompt_tokens);
             listener->start();
-            start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-            return Reply::stream(sse_head(req), writer);
+            return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
         auto listener = std::make_shared<MessagesAnswer>(writer, request_head(req), api.model_name(), r.prompt_tokens);
-        start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-        return Reply::deferred(writer);
+        return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }
 

@@ -7,6 +7,7 @@
 #include "api_error.h"
 #include "radiance/text/stream_decoder.h"
 #include "stop_matcher.h"
+#include "wire_output.h"
 
 namespace radiance::frontend {
 
@@ -204,6 +205,13 @@ void start_job(GenerationService& service, const text::Tokenizer& tokenizer, Job
         if (auto j = weak.lock()) j->cancel_all();
     });
     job->submit_all();
+}
+
+Reply reply_with_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
+                     std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer, const Request& req,
+                     bool stream) {
+    start_job(service, tokenizer, std::move(plan), std::move(listener), writer);
+    return stream ? Reply::stream(sse_head(req), writer) : Reply::deferred(writer);
 }
 
 }  // namespace radiance::frontend

@@ -61,4 +61,10 @@ public:
 void start_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
                std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer);
 
+// start_job, then the handler's reply: an SSE stream the listener writes as the job runs
+// (`stream`), or a deferred answer the listener sends when the job ends.
+Reply reply_with_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
+                     std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer, const Request& req,
+                     bool stream);
+
 }  // namespace radiance::frontend

@@ -128,12 +128,10 @@ Reply handle_llama_completion(const ApiState& api, const Request& req) {
         auto writer = std::make_shared<StreamWriter>();
         if (r.shape->stream) {
             auto listener = std::make_shared<LlamaStream>(writer, api.tokenizer(), r.shape, api.model_name());
-            start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-            return Reply::stream(sse_head(req), writer);
+            return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
         auto listener = std::make_shared<LlamaAnswer>(writer, request_head(req), api.tokenizer(), r.shape, api.model_name());
-        start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-        return Reply::deferred(writer);
+        return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }
 

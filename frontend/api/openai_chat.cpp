@@ -180,12 +180,10 @@ Reply handle_chat_completions(const ApiState& api, const Request& req) {
         if (r.stream) {
             auto listener = std::make_shared<ChatStream>(writer, api.tokenizer(), r, api.model_name());
             listener->start(n);
-            start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-            return Reply::stream(sse_head(req), writer);
+            return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
         auto listener = std::make_shared<ChatAnswer>(writer, request_head(req), api.tokenizer(), r, api.model_name());
-        start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-        return Reply::deferred(writer);
+        return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }
 

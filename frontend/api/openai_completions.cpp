@@ -197,13 +197,11 @@ Reply handle_completions(const ApiState& api, const Request& req) {
         if (r.shape->stream) {
             auto listener = std::make_shared<CompletionStream>(writer, api.tokenizer(), r.shape, api.model_name());
             listener->start();
-            start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-            return Reply::stream(sse_head(req), writer);
+            return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
         auto listener =
             std::make_shared<CompletionAnswer>(writer, request_head(req), api.tokenizer(), r.shape, api.model_name());
-        start_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer);
-        return Reply::deferred(writer);
+        return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }
 

@@ -133,9 +133,7 @@ int serve(const ServeOptions& o) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-    core::LoadOptions lo;
-    lo.homes = core::resolve_homes(o.homes);
-    lo.kernels = o.kernels.empty() ? core::kernels_from_env() : std::optional(str::split(o.kernels, ","));
+    core::LoadOptions lo = core::load_options(o.homes, o.kernels);
     core::Registry reg = core::Registry::load(lo);
     std::string spec = o.model.empty() ? default_model(lo.homes) : o.model;
     if (spec.empty()) throw Error("no --model given and no default model installed");

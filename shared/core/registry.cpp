@@ -75,6 +75,13 @@ std::optional<std::vector<std::string>> kernels_from_env() {
     return str::split(e, ",");
 }
 
+LoadOptions load_options(const std::string& homes, const std::string& kernels) {
+    LoadOptions lo;
+    lo.homes = resolve_homes(homes);
+    lo.kernels = kernels.empty() ? kernels_from_env() : std::optional(str::split(kernels, ","));
+    return lo;
+}
+
 Registry Registry::load(const LoadOptions& opts) {
     Registry reg;
     std::vector<std::string> homes = opts.homes.empty() ? resolve_homes("") : opts.homes;

@@ -75,6 +75,7 @@ struct Bytes {
 };
 
 uint64_t elem_bytes(int dt) { return static_cast<uint64_t>(rad_dtype_bits(dt) / 8); }
+uint64_t tensor_bytes(const RadTensor& t) { return rad_row_bytes(t.dtype, static_cast<uint64_t>(rad_tensor_elems(&t))); }
 
 std::string status_name(int rc) {
     switch (rc) {
@@ -133,7 +134,7 @@ struct Engine::Impl {
     // The step's inputs: fixed regions of a page-locked host area mirrored on the card, so raw
     // operands that point into it are translated to the card's copy, and a replayed graph finds
     // its inputs where it recorded them.
-    struct StageRegion { uint64_t off = 0, cap = 0; };
+    struct StageRegion { uint64_t off = 0; };
     StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_bt;
     int argmax_op = -1;  // the engine's own op: greedy tokens on the card (-1: no row serves it)
     int64_t stage_stride = 0;  // block-table stride on the card (tables are padded to it)
@@ -268,8 +269,7 @@ void Engine::Impl::plan_weights() {
                                  rad_dtype_name(w.d.dtype) + " (only exact widening is allowed)");
                 continue;
             }
-            int64_t n = 1;
-            for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
+            const int64_t n = rad_tensor_elems(&t);
             Bytes wide;
             wide.alloc(static_cast<uint64_t>(n) * 4);
             for (int64_t k = 0; k < n; ++k) rad_store_f32(RAD_F32, wide.data, k, rad_load_f32(stored, t.data, k));
@@ -423,23 +423,18 @@ void Engine::Impl::plan_device(const core::Registry& reg) {
 
 // Every weight in one allocation on the card, in declaration order, 256-byte aligned.
 void Engine::Impl::upload_weights() {
-    auto bytes_of = [](const RadTensor& t) {
-        uint64_t n = 1;
-        for (int d = 0; d < t.rank; ++d) n *= static_cast<uint64_t>(t.shape[d]);
-        return rad_row_bytes(t.dtype, n);
-    };
     uint64_t total = 0;
     std::vector<uint64_t> off(weights.size(), 0);
     for (size_t i = 0; i < weights.size(); ++i) {
         if (!weights[i].data) continue;
         off[i] = total;
-        total += (bytes_of(weights[i]) + 255) / 256 * 256;
+        total += (tensor_bytes(weights[i]) + 255) / 256 * 256;
     }
     weights_dev.alloc_on(dev, total, "weights");
     weight_total = total;
     for (size_t i = 0; i < weights.size(); ++i) {
         if (!weights[i].data) continue;
-        device_check(dev->copy(weights_dev.data + off[i], weights[i].data, bytes_of(weights[i]), RAD_COPY_H2D, stream),
+        device_check(dev->copy(weights_dev.data + off[i], weights[i].data, tensor_bytes(weights[i]), RAD_COPY_H2D, stream),
                      ("copying weight '" + decl.weights[i].name + "'").c_str());
         weights[i].data = weights_dev.data + off[i];
     }
@@ -452,8 +447,7 @@ void Engine::Impl::plan_staging() {
     uint64_t at = 0;
     auto region = [&](StageRegion& r, int64_t n_i32) {
         r.off = at;
-        r.cap = static_cast<uint64_t>(n_i32) * 4;
-        at += (r.cap + 255) / 256 * 256;
+        at += (static_cast<uint64_t>(n_i32) * 4 + 255) / 256 * 256;
     };
     region(st_cu, opts.max_seqs + 1);
     region(st_seq, opts.max_seqs);
@@ -608,8 +602,8 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     a.world_size = opts.world_size;
     a.comm = opts.comm;
     a.stream = stream;
+    if (profile && dev) dev->sync(stream);  // earlier work (the input copy) is not this op's
     const auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    if (profile && dev) dev->sync(stream);
     int rc = band.row->info->launch(&a);
     if (profile) {
         if (dev) dev->sync(stream);
@@ -705,11 +699,8 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (m.dev) {
         m.upload_weights();
     } else {
-        for (const RadTensor& t : m.weights) {
-            uint64_t n = 1;
-            for (int k = 0; k < t.rank; ++k) n *= static_cast<uint64_t>(t.shape[k]);
-            if (t.data) m.weight_total += rad_row_bytes(t.dtype, n);
-        }
+        for (const RadTensor& t : m.weights)
+            if (t.data) m.weight_total += tensor_bytes(t);
     }
     m.plan_buffers();
     m.plan_kv();

@@ -45,9 +45,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        core::LoadOptions lo;
-        lo.homes = core::resolve_homes(homes);
-        lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
+        core::LoadOptions lo = core::load_options(homes, kernels);
         core::Registry reg = core::Registry::load(lo);
         o.select.accept_reference = true;  // --plan-only asks "would it boot", reference kernels included
         convert::convert(reg, o, std::cerr);

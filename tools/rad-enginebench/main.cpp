@@ -103,10 +103,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        core::LoadOptions lo;
-        if (!homes.empty()) lo.homes = core::resolve_homes(homes);
-        lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
-        auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
+        auto reg = std::make_shared<const core::Registry>(core::Registry::load(core::load_options(homes, kernels)));
         auto c = std::shared_ptr<const container::Reader>(container::Reader::open(model));
         const int max_prefill = prefills.empty() ? 0 : *std::max_element(prefills.begin(), prefills.end());
         const int max_b = decodes.empty() ? 1 : *std::max_element(decodes.begin(), decodes.end());

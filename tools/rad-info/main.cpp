@@ -87,9 +87,7 @@ const char* status_name(core::PluginRecord::Status s) {
 }
 
 int list_plugins(const std::string& homes_arg, const std::string& kernels_arg) {
-    core::LoadOptions opts;
-    opts.homes = core::resolve_homes(homes_arg);
-    opts.kernels = kernels_arg.empty() ? core::kernels_from_env() : std::optional(str::split(kernels_arg, ","));
+    const core::LoadOptions opts = core::load_options(homes_arg, kernels_arg);
     log::set_level(log::Level::error);
     core::Registry reg = core::Registry::load(opts);
     std::printf("search path: %s\n", str::join(opts.homes, ":").c_str());

@@ -43,6 +43,17 @@ Operand wgt(Filler& f, int dt, std::vector<int64_t> shape, float scale) {
 }
 Operand i32(Filler& f, std::vector<int32_t> v) { return {RAD_I32, {static_cast<int64_t>(v.size())}, false, f.ints(v)}; }
 
+// A case whose operands are already drawn (in order, so a seed gives the same bytes).
+Case make_case(std::string op, std::string label, std::vector<Param> params, std::vector<Operand> operands, int64_t bytes) {
+    Case c;
+    c.op = std::move(op);
+    c.label = std::move(label);
+    c.params = std::move(params);
+    c.operands = std::move(operands);
+    c.bytes = bytes;
+    return c;
+}
+
 struct Dims {
     int64_t hidden, ff, heads, kv_heads, head_dim, vocab;
 };
@@ -104,60 +115,31 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
     const std::vector<int64_t> rows = small ? std::vector<int64_t>{1, 7, 64} : std::vector<int64_t>{1, 8, 64};
     gemms(out, f, d, rows);
     for (int64_t n : rows) {
-        Case c;
-        c.op = "rms_norm";
-        c.label = "n=" + std::to_string(n) + " dim=" + std::to_string(d.hidden);
-        c.params = {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")};
-        c.operands = {f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)};
-        c.bytes = n * d.hidden * 8 + d.hidden * 2;
-        out.push_back(std::move(c));
-
-        Case r;
-        r.op = "rope";
-        r.label = "n=" + std::to_string(n) + " heads=" + std::to_string(d.heads) + " llama3";
-        r.params = {pi("n", n), pi("n_head", d.heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim), pf("theta", 500000.0),
-                    ps("layout", "neox"), ps("scaling", "llama3"), pf("factor", 8.0), pf("low_freq_factor", 1.0),
-                    pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)};
+        const std::string rows_label = "n=" + std::to_string(n);
+        out.push_back(make_case("rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
+                                {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
+                                {f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
+                                n * d.hidden * 8 + d.hidden * 2));
         std::vector<int32_t> pos;
         for (int64_t i = 0; i < n; ++i) pos.push_back(static_cast<int32_t>(1000 + 37 * i));
-        Operand x = f32(f, {n, d.heads * d.head_dim}, true);
-        r.operands = {x, i32(f, pos)};
-        r.bytes = n * d.heads * d.head_dim * 8;
-        out.push_back(std::move(r));
-
-        Case g;
-        g.op = "swiglu";
-        g.label = "n=" + std::to_string(n) + " dim=" + std::to_string(d.ff);
-        g.params = {pi("n", n), pi("dim", d.ff)};
-        g.operands = {f32(f, {n, 2 * d.ff}), f32(f, {n, d.ff}, true)};
-        g.bytes = n * d.ff * 12;
-        out.push_back(std::move(g));
-
-        Case a;
-        a.op = "add";
-        a.label = "n=" + std::to_string(n) + " dim=" + std::to_string(d.hidden);
-        a.params = {pi("n", n), pi("dim", d.hidden)};
-        a.operands = {f32(f, {n, d.hidden}), f32(f, {n, d.hidden}), f32(f, {n, d.hidden}, true)};
-        a.bytes = n * d.hidden * 12;
-        out.push_back(std::move(a));
-
-        Case e;
-        e.op = "embed";
-        e.label = "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab);
+        out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " llama3",
+                                {pi("n", n), pi("n_head", d.heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim),
+                                 pf("theta", 500000.0), ps("layout", "neox"), ps("scaling", "llama3"), pf("factor", 8.0),
+                                 pf("low_freq_factor", 1.0), pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)},
+                                {f32(f, {n, d.heads * d.head_dim}, true), i32(f, pos)}, n * d.heads * d.head_dim * 8));
+        out.push_back(make_case("swiglu", rows_label + " dim=" + std::to_string(d.ff), {pi("n", n), pi("dim", d.ff)},
+                                {f32(f, {n, 2 * d.ff}), f32(f, {n, d.ff}, true)}, n * d.ff * 12));
+        out.push_back(make_case("add", rows_label + " dim=" + std::to_string(d.hidden), {pi("n", n), pi("dim", d.hidden)},
+                                {f32(f, {n, d.hidden}), f32(f, {n, d.hidden}), f32(f, {n, d.hidden}, true)}, n * d.hidden * 12));
         std::vector<int32_t> ids;
         for (int64_t i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 7919 + 13) % d.vocab));
-        e.params = {pi("n", n), pi("dim", d.hidden), pi("vocab", d.vocab), ps("wdtype", "bf16")};
-        e.operands = {i32(f, ids), wgt(f, RAD_BF16, {d.vocab, d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)};
-        e.bytes = n * d.hidden * 6;
-        out.push_back(std::move(e));
-
-        Case m;
-        m.op = "argmax";
-        m.label = "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab);
-        m.params = {pi("n", n), pi("vocab", d.vocab)};
-        m.operands = {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}};
-        m.bytes = n * d.vocab * 4;
-        out.push_back(std::move(m));
+        out.push_back(make_case("embed", rows_label + " vocab=" + std::to_string(d.vocab),
+                                {pi("n", n), pi("dim", d.hidden), pi("vocab", d.vocab), ps("wdtype", "bf16")},
+                                {i32(f, ids), wgt(f, RAD_BF16, {d.vocab, d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
+                                n * d.hidden * 6));
+        out.push_back(make_case("argmax", rows_label + " vocab=" + std::to_string(d.vocab), {pi("n", n), pi("vocab", d.vocab)},
+                                {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
+                                n * d.vocab * 4));
     }
     attention(out, f, d, 1, 1, small ? 200 : 1000);      // one decode row
     attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch

@@ -244,13 +244,9 @@ int main(int argc, char** argv) {
         std::cerr << "rad-kbench: --shape " << family << " is not one of small, llama3.1-8b\n";
         return 2;
     }
-    core::LoadOptions lo;
-    if (!homes.empty()) lo.homes = core::resolve_homes(homes);
-    if (!kernels.empty()) {
-        auto list = str::split(kernels, ",");
-        if (std::find(list.begin(), list.end(), "libref") == list.end()) list.push_back("libref");  // the oracle
-        lo.kernels = list;
-    }
+    core::LoadOptions lo = core::load_options(homes, kernels);
+    if (lo.kernels && std::find(lo.kernels->begin(), lo.kernels->end(), "libref") == lo.kernels->end())
+        lo.kernels->push_back("libref");  // the oracle is always loaded
     core::Registry reg = core::Registry::load(lo);
     const core::KernelLibrary* oracle = nullptr;
     for (auto& l : reg.kernel_libraries())

@@ -54,9 +54,7 @@ int main(int argc, char** argv) {
     std::string tmp;
     try {
         log::set_level(log::Level::warn);
-        core::LoadOptions lo;
-        lo.homes = core::resolve_homes(homes);
-        lo.kernels = kernels.empty() ? core::kernels_from_env() : std::optional(str::split(kernels, ","));
+        core::LoadOptions lo = core::load_options(homes, kernels);
         auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
         std::string rad = model;
         if (fs::is_directory(model)) {

@@ -89,6 +89,10 @@ struct LoadOptions {
 // $RADIANCE_KERNELS split on ',' (nullopt when unset or empty).
 std::optional<std::vector<std::string>> kernels_from_env();
 
+// What a tool's --radiance-home and --kernels ask for: `homes` through resolve_homes (empty: the
+// defaults), `kernels` split on ',' (empty: $RADIANCE_KERNELS, or every library).
+LoadOptions load_options(const std::string& homes, const std::string& kernels);
+
 class Registry {
 public:
     static Registry load(const LoadOptions& opts);
