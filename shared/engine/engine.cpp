@@ -879,10 +879,11 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
             throw Error("bad step: a context of " + std::to_string(b->max_ctx_len) + " tokens is longer than the plan's " +
                         std::to_string(opts.max_ctx));
         auto* dst = reinterpret_cast<int32_t*>(stage_h + st_bt.off);
-        std::memset(dst, 0, static_cast<size_t>(n_seq * stage_stride) * 4);
         const int64_t used = std::min<int64_t>(in.block_table_stride, stage_stride);
-        for (int64_t q = 0; q < n_seq; ++q)
+        for (int64_t q = 0; q < n_seq; ++q) {  // each row's entries, then zeros to the card's stride
             std::memcpy(dst + q * stage_stride, in.block_tables.data() + q * in.block_table_stride, static_cast<size_t>(used) * 4);
+            std::memset(dst + q * stage_stride + used, 0, static_cast<size_t>(stage_stride - used) * 4);
+        }
         b->block_tables = dst;
         b->block_table_stride = static_cast<int32_t>(stage_stride);
         end += static_cast<uint64_t>(n_seq * stage_stride) * 4;

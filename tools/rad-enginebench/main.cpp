@@ -41,7 +41,6 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 // last token's argmax of each.
 std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<int32_t>>& prompts, int chunk, int stride,
                              int seq0) {
-    const int block = e.kv_block_size();
     std::vector<int32_t> next, toks;
     std::vector<float> lg;
     for (size_t s = 0; s < prompts.size(); ++s) {
@@ -57,7 +56,6 @@ std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<in
             b.block_table_stride = stride;
             for (int k = 0; k < stride; ++k) b.block_tables.push_back((seq0 + static_cast<int32_t>(s)) * stride + k);
             b.n_seq_decode = 0;
-            (void)block;
             e.step(b, lg, {1}, toks);
         }
         next.push_back(toks.empty() ? argmax(lg.data(), e.vocab()) : toks[0]);
