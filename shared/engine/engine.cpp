@@ -144,6 +144,10 @@ struct Engine::Impl {
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows); null graph: seen once, not recorded
     std::map<std::array<int64_t, 3>, void*> graphs;
+    // every collective row of the plan stays on the card's queue (rad_kernel_collective == 2), so
+    // a tensor-parallel decode step can be recorded too
+    bool collectives_on_queue = true;
+    const void* graph_generation = nullptr;  // the communicator's staging the graphs were recorded with
     // RADIANCE_PROFILE_OPS=1: every launch waited for and timed, a table per op at the end
     bool profile = false;
     std::map<std::string, std::pair<int64_t, double>> op_time;
@@ -195,6 +199,7 @@ void Engine::Impl::plan_ops() {
         for (auto& band : d.res.bands) {
             LaunchBand lb;
             lb.row = band.winner;
+            if (lb.row && lb.row->collective == 1) collectives_on_queue = false;  // it waits on the host
             for (auto& [k, v] : band.derived) {
                 lb.derived_names.push_back(k);
                 lb.derived_vals.push_back(core::ParamValue::of_int(v));
@@ -662,11 +667,16 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     d.ctx.kv_dtype = RAD_F32;
     d.ctx.act_dtype = RAD_F32;
     d.select = opts.select;
+    d.select.facts[RAD_FACT_WORLD] = opts.world_size;
     m.plan_device(reg);
     if (m.dev) {
         d.select.domains = {RAD_DOMAIN_DEVICE};
         d.select.facts[RAD_FACT_GPU] = 1;
         d.select.facts[RAD_FACT_CC] = m.dev->cc;
+        // Rank r binds card r (mod the cards it sees): the group's cards reach each other when
+        // they all sit among the library's mutually reachable ones.
+        if (m.dev->struct_size >= sizeof(RadDeviceApi))
+            d.select.facts[RAD_FACT_P2P] = opts.world_size > 1 && opts.world_size <= m.dev->peer_cards ? 1 : 0;
         d.ctx.kv_dtype = RAD_BF16;
     }
     if (opts.kv_dtype) d.ctx.kv_dtype = opts.kv_dtype;
@@ -894,7 +904,13 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
 // Decode steps of one shape are recorded as a graph on their second run and replayed after:
 // their launches differ only in the inputs, which sit at the same place every step.
 void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b) {
-    const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && opts.world_size == 1;
+    const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && (opts.world_size == 1 || collectives_on_queue);
+    if (opts.comm && opts.comm->staging != graph_generation) {  // a new generation of the group: the
+        for (auto& [k, g] : graphs)                              // recorded collectives name the old one
+            if (g) dev->graph_destroy(g);
+        graphs.clear();
+        graph_generation = opts.comm->staging;
+    }
     const std::array<int64_t, 3> key{b->n_tok, b->n_seq, b->n_out};
     auto it = graphable ? graphs.find(key) : graphs.end();
     if (it != graphs.end() && it->second) {

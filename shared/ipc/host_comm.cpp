@@ -96,7 +96,12 @@ void HostComm::fill(RadComm* c) {
     c->staging = static_cast<uint8_t*>(map_) + header_bytes();
     c->slot_bytes = hdr_->slot_bytes;
     c->barrier = &HostComm::barrier;
+    c->aborted = &HostComm::aborted;
     c->engine = this;
+}
+
+int HostComm::aborted(RadComm* rc) {
+    return static_cast<HostComm*>(rc->engine)->hdr_->aborted.load(std::memory_order_acquire) ? 1 : 0;
 }
 
 void HostComm::abort() {

@@ -7,6 +7,7 @@
 // the host array the arch saw, not the copy: this library's copies are real), greedy argmax on
 // the card, and decode graphs: between graph_begin and graph_end every launch is recorded (its
 // arguments deep-copied) instead of run, and graph_launch replays the records.
+#include <radiance/kernels/rad_compose.h>
 #include <radiance/rad_ops.h>
 
 #include <cstdlib>
@@ -18,6 +19,9 @@
 #include "ref_util.h"
 
 namespace {
+
+int ref_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, ref_add, ref_rms_norm); }
+int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_gemm, ref_swiglu); }
 
 struct Record {
     RadLaunchFn fn;
@@ -81,6 +85,9 @@ const RadKernelInfo rows[] = {
     ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),
     ROW("fake_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
     ROW("fake_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
+    ROW("fake_add_rms_norm", "add_rms_norm", ref_add_rms_norm, c_float_weights, 1),
+    {"fake_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "libref's gemm then swiglu as a device row", "any", "f32 activations",
+     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, dev_row<ref_gemm_swiglu>, nullptr, nullptr, rad_compose_gemm_swiglu_scratch},
 };
 
 // ---- the pretend card ----
@@ -136,4 +143,9 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 }
 RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return &g_api; }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
+// The pretend card's graphs replay every launch, the host-staging barrier included, so its
+// collectives count as ones that stay on the queue: tensor-parallel decode steps get recorded.
+RAD_EXPORT int rad_kernel_collective(int i) {
+    return i >= 0 && i < RAD_N_OF(rows) && (rows[i].launch == dev_row<ref_all_reduce> || rows[i].launch == dev_row<ref_all_gather>) ? 2 : 0;
+}
 }

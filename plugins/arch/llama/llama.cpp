@@ -17,7 +17,11 @@ using namespace radblk;
 
 struct Layer {
     rad_weight w_attn_norm, w_ffn_norm;
-    rad_op op_attn_norm, op_ffn_norm, op_add_attn, op_add_ffn;
+    // op_attn_norm is an add_rms_norm (the previous layer's MLP residual folded in) when fused and
+    // l > 0; op_ffn_norm is one when fused; op_add_attn exists only unfused, op_add_ffn is the
+    // plain add that closes the layer when nothing after it folds it in.
+    rad_op op_attn_norm, op_ffn_norm, op_add_attn = RAD_NULL_HANDLE, op_add_ffn;
+    bool attn_norm_adds = false;
     AttnBlock attn;
     MlpBlock mlp;
 };
@@ -55,6 +59,16 @@ int64_t layer_window(const RadModelMeta* meta, int l) {
 rad_op norm(RadBuilder* b, rad_weight w) {
     return op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
                               RAD_STR("wdtype", wdtype(b, w))}, {w});
+}
+
+// The residual add folded into the norm after it (x += tmp; h = norm(x)), or null where no loaded
+// library serves add_rms_norm.
+rad_op add_norm(RadBuilder* b, rad_weight w) {
+    rad_op h = op(b, "add_rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
+                                      RAD_STR("wdtype", wdtype(b, w))}, {w});
+    if (!rad_op_resolved(b, h)) return RAD_NULL_HANDLE;
+    uses(b, h, {m.b_x, m.b_tmp}, {m.b_x, m.b_h});
+    return h;
 }
 
 int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
@@ -127,8 +141,12 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         map(b, name + "attn_norm.weight", RAD_MAP_COPY, {hf + "input_layernorm.weight"});
         RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, l);
         L.w_attn_norm = rad_decl_weight(b, (name + "attn_norm.weight").c_str(), &wn);
-        L.op_attn_norm = norm(b, L.w_attn_norm);
-        uses(b, L.op_attn_norm, {m.b_x}, {m.b_h});
+        L.op_attn_norm = l > 0 ? add_norm(b, L.w_attn_norm) : RAD_NULL_HANDLE;
+        L.attn_norm_adds = L.op_attn_norm != RAD_NULL_HANDLE;
+        if (!L.attn_norm_adds) {
+            L.op_attn_norm = norm(b, L.w_attn_norm);
+            uses(b, L.op_attn_norm, {m.b_x}, {m.b_h});
+        }
 
         AttnConfig ac;
         ac.layer = l;
@@ -146,13 +164,15 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.hf_prefix = hf + "self_attn.";
         ac.name = name;
         L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
-        L.op_add_attn = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
-        uses(b, L.op_add_attn, {m.b_x, m.b_tmp}, {m.b_x});
-
         map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
         L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
-        L.op_ffn_norm = norm(b, L.w_ffn_norm);
-        uses(b, L.op_ffn_norm, {m.b_x}, {m.b_h});
+        L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
+        if (L.op_ffn_norm == RAD_NULL_HANDLE) {
+            L.op_add_attn = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
+            uses(b, L.op_add_attn, {m.b_x, m.b_tmp}, {m.b_x});
+            L.op_ffn_norm = norm(b, L.w_ffn_norm);
+            uses(b, L.op_ffn_norm, {m.b_x}, {m.b_h});
+        }
         MlpConfig mc;
         mc.layer = l;
         mc.n_embd = m.n_embd;
@@ -213,13 +233,27 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
 void step(RadCtx* c, const RadBatch* bt) {
     const int64_t n = bt->n_tok;
     RAD_ISSUE_N(c, m.op_embed, n, rad_raw(bt->token_ids, RAD_I32, n), rad_w(m.w_tok), rad_brows(m.b_x, n));
-    for (const Layer& L : m.layers) {
-        RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_attn_norm), rad_brows(m.b_h, n));
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        const Layer& L = m.layers[l];
+        if (L.attn_norm_adds) {  // the previous layer's MLP output joins the residual here
+            RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_w(L.w_attn_norm),
+                        rad_brows(m.b_h, n));
+        } else {
+            if (l > 0) RAD_ISSUE_N(c, m.layers[l - 1].op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+            RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_attn_norm), rad_brows(m.b_h, n));
+        }
         L.attn.step(c, bt);
-        RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
-        RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
+        if (L.op_add_attn == RAD_NULL_HANDLE) {
+            RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
+        } else {
+            RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+            RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
+        }
         L.mlp.step(c, bt);
-        RAD_ISSUE_N(c, L.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+    }
+    if (!m.layers.empty()) {  // the last layer's MLP output: nothing after it folds it in
+        const Layer& last = m.layers.back();
+        RAD_ISSUE_N(c, last.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     }
     if (bt->n_out <= 0) return;  // a chunk that finishes no sequence runs no head
     const int64_t o = bt->n_out;

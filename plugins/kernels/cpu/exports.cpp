@@ -3,6 +3,7 @@
 // portable fallback; chosen once by CPUID at rad_plugin_open) and spread over a persistent thread
 // pool. Not a reference library: it sums with FMA and in blocks, and is checked against libref
 // by rad-avx-check.
+#include <radiance/kernels/rad_compose.h>
 #include <radiance/kernels/rad_host_collectives.h>
 #include <radiance/rad_ops.h>
 
@@ -10,6 +11,12 @@
 #include "pool.h"
 
 namespace {
+
+// The fused ops by composition: add and norm are a few percent of a layer on the host, and the
+// product dominates gemm_swiglu, so the chain of libcpu's own rows serves them.
+int cpu_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, cpu_add, cpu_rms_norm); }
+int cpu_gemm_swiglu_decode(const RadArgs* a) { return rad_compose_gemm_swiglu(a, cpu_gemm_decode, cpu_swiglu); }
+int cpu_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, cpu_gemm, cpu_swiglu); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
@@ -35,6 +42,12 @@ const RadKernelInfo rows[] = {
     // Tensor parallelism on one host: the shared host-staging sum, so libcpu and libref ranks agree bytewise.
     ROW("cpu_all_reduce_host", "all_reduce", rad_host_all_reduce_f32, "host-staging sum in rank order", "any", 0, nullptr, 0),
     ROW("cpu_all_gather_host", "all_gather", rad_host_all_gather_f32, "host-staging concatenation by rank", "any", 0, nullptr, 0),
+    ROW("cpu_add_rms_norm", "add_rms_norm", cpu_add_rms_norm, "cpu_add then cpu_rms_norm", "any", 0, c_float_weights, 1),
+    {"cpu_gemm_swiglu_decode", "gemm_swiglu", "gemm_swiglu", "cpu_gemm_decode then cpu_swiglu", "M <= 8",
+     "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, 1, c_decode, 2, 0, cpu_gemm_swiglu_decode, nullptr, nullptr,
+     rad_compose_gemm_swiglu_scratch},
+    {"cpu_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "cpu_gemm then cpu_swiglu", "any M", "f32 activations; f32/bf16/f16 weights",
+     RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, cpu_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch},
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

@@ -6,6 +6,9 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
+
+#include "gpu_kernels.h"
 
 namespace gpu {
 namespace {
@@ -48,8 +51,26 @@ int copy(void* dst, const void* src, uint64_t bytes, int kind, RadStream s) {
 int fill(void* dst, int byte, uint64_t bytes, RadStream s) {
     return check(gpuMemsetAsync(dst, byte, bytes, reinterpret_cast<gpuStream_t>(s)), "filling device memory");
 }
+// With a rank group's collectives on the card, the wait polls instead of blocking, so a group
+// torn down meanwhile (a peer died) gets its transports aborted and the step fails, not hangs.
 int sync(RadStream s) {
-    if (int rc = check(gpuStreamSynchronize(reinterpret_cast<gpuStream_t>(s)), "running the queued work"); rc != RAD_OK) return rc;
+    auto q = reinterpret_cast<gpuStream_t>(s);
+    if (!collectives_live()) {
+        if (int rc = check(gpuStreamSynchronize(q), "running the queued work"); rc != RAD_OK) return rc;
+        return check(gpuGetLastError(), "a kernel");
+    }
+    bool aborted = false;
+    for (unsigned spins = 0;; ++spins) {
+        const gpuError_t e = gpuStreamQuery(q);
+        if (e == gpuSuccess) break;
+        if (e != gpuErrorNotReady) return check(e, "running the queued work");
+        if (!aborted && (spins & 63u) == 0) aborted = collectives_abort_if_torn_down();
+        if (spins > 256) std::this_thread::yield();
+    }
+    if (aborted) {
+        g_error = collectives_error();
+        return RAD_E_INTERNAL;
+    }
     return check(gpuGetLastError(), "a kernel");
 }
 int graph_begin(RadStream s) { return check(gpuStreamBeginCapture(reinterpret_cast<gpuStream_t>(s)), "starting a graph capture"); }
@@ -94,10 +115,23 @@ int open_device(const RadMachine* m) {
     g_api.cc = g_prop.major * 10 + g_prop.minor;
     g_api.multiprocessors = g_prop.multiProcessorCount;
     g_api.memory_bytes = g_prop.totalGlobalMem;
+    // The longest run of cards 0..k-1 that all reach each other (tensor-parallel rank r binds r).
+    int peers = 1;
+    for (int k = 1; k < count; ++k) {
+        bool all = true;
+        for (int j = 0; j < k && all; ++j) {
+            int ab = 0, ba = 0;
+            all = gpuDeviceCanAccessPeer(&ab, j, k) == gpuSuccess && gpuDeviceCanAccessPeer(&ba, k, j) == gpuSuccess && ab && ba;
+        }
+        if (!all) break;
+        peers = k + 1;
+    }
+    g_api.peer_cards = peers;
     g_open = true;
     return RAD_OK;
 }
 
 const RadDeviceApi* device_api() { return g_open ? &g_api : nullptr; }
+int sm_count() { return g_prop.multiProcessorCount; }
 
 }  // namespace gpu

@@ -18,6 +18,8 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
+const RadConstraint c_add_norm[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("dim", 8192)};
+const RadConstraint c_peers[] = {RAD_CEQ(RAD_FACT_P2P, 1), RAD_CLE(RAD_FACT_WORLD, 8)};
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons, init, scratch)                                              \
     {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_DEVICE, prio, cons, ncons, 0, fn, \
@@ -40,8 +42,26 @@ const RadKernelInfo rows[] = {
     ROW("gpu_gelu", "gelu", gpu::gelu, "gelu (erf or tanh)", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_add", "add", gpu::add, "elementwise add", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_gather_rows", "gather_rows", gpu::gather_rows, "row copy", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_all_reduce_p2p", "all_reduce", gpu::all_reduce_p2p, "one-shot sum in rank order over peer memory, one launch",
+        "ranks <= 8 with peer access", 2, c_peers, 2, nullptr, nullptr),
+#if RAD_GPU_NCCL
+    ROW("gpu_all_reduce_nccl", "all_reduce", gpu::all_reduce_nccl, "ncclAllReduce (sum), communicator per generation", "any", 1,
+        nullptr, 0, nullptr, gpu::all_reduce_nccl_scratch),
+#endif
     ROW("gpu_all_reduce_host", "all_reduce", gpu::all_reduce_staged, "host-staging sum in rank order (rows via the host)",
         "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_all_gather_p2p", "all_gather", gpu::all_gather_p2p, "every rank's span read over peer memory, one launch",
+        "ranks <= 8 with peer access", 2, c_peers, 2, nullptr, nullptr),
+#if RAD_GPU_NCCL
+    ROW("gpu_all_gather_nccl", "all_gather", gpu::all_gather_nccl, "one ncclBroadcast per rank's span, grouped", "any", 1,
+        nullptr, 0, nullptr, gpu::all_gather_nccl_scratch),
+#endif
+    ROW("gpu_all_gather_host", "all_gather", gpu::all_gather_staged, "host staging (rows via the host)", "any", 0, nullptr, 0,
+        nullptr, nullptr),
+    ROW("gpu_add_rms_norm", "add_rms_norm", gpu::add_rms_norm, "block per row: residual add, then rms norm from registers",
+        "dim <= 8192", 0, c_add_norm, 2, nullptr, nullptr),
+    ROW("gpu_gemm_swiglu", "gemm_swiglu", gpu::gemm_swiglu, "gate and up rows per warp, silu(gate)*up in the epilogue (M <= 8); "
+        "cuBLASLt then swiglu", "any M", 0, c_float_weights, 1, nullptr, gpu::gemm_swiglu_scratch),
     ROW("gpu_argmax", "argmax", gpu::argmax, "block per row, lowest index of the largest value", "any", 0, nullptr, 0, nullptr,
         nullptr),
 };
@@ -67,5 +87,15 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 RAD_EXPORT int rad_plugin_open(const RadMachine* m) { return gpu::open_device(m); }
 RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return gpu::device_api(); }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
-RAD_EXPORT int rad_kernel_collective(int i) { return i >= 0 && i < kRows && rows[i].launch == gpu::all_reduce_staged; }
+// Host staging waits on the host (1); peer memory and NCCL stay on the queue (2: graph-safe).
+RAD_EXPORT int rad_kernel_collective(int i) {
+    if (i < 0 || i >= kRows) return 0;
+    const RadLaunchFn f = rows[i].launch;
+    if (f == gpu::all_reduce_staged || f == gpu::all_gather_staged) return 1;
+    if (f == gpu::all_reduce_p2p || f == gpu::all_gather_p2p) return 2;
+#if RAD_GPU_NCCL
+    if (f == gpu::all_reduce_nccl || f == gpu::all_gather_nccl) return 2;
+#endif
+    return 0;
+}
 }

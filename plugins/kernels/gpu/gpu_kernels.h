@@ -32,9 +32,27 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
 int gemm_rows(const RadArgs* a);
 int gemm_blas(const RadArgs* a);
 uint64_t gemm_blas_scratch(const RadArgs* geom);
+// gemm_swiglu: a fused weight-streaming kernel for few rows, cuBLASLt + swiglu for the rest.
+int gemm_swiglu(const RadArgs* a);
+uint64_t gemm_swiglu_scratch(const RadArgs* geom);
+// add_rms_norm (k_norm.cu): one block per row, the sum kept in registers.
+int add_rms_norm(const RadArgs* a);
 
-// Tensor parallelism through host staging (k_collectives.cu).
+// Tensor parallelism (k_collectives.cu): peer memory, NCCL (where built), host staging.
 int all_reduce_staged(const RadArgs* a);
+int all_gather_staged(const RadArgs* a);
+int all_reduce_p2p(const RadArgs* a);
+int all_gather_p2p(const RadArgs* a);
+#if RAD_GPU_NCCL
+int all_reduce_nccl(const RadArgs* a);
+uint64_t all_reduce_nccl_scratch(const RadArgs* geom);
+int all_gather_nccl(const RadArgs* a);
+uint64_t all_gather_nccl_scratch(const RadArgs* geom);
+#endif
+// While the host waits for a queue: a group whose generation was torn down is aborted.
+bool collectives_live();
+bool collectives_abort_if_torn_down();
+const char* collectives_error();
 // Greedy sampling on the card (k_sample.cu).
 int argmax(const RadArgs* a);
 

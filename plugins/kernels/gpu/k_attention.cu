@@ -1,6 +1,7 @@
 // k_attention.cu: paged, causal, varlen GQA attention (docs/OPS.md `attention`).
 //
-// Two launches: the step's k and v rows are written into their cache slots, then every query row
+// The step's k and v rows are written into their cache slots (by k_attend itself when every
+// sequence brings one row, as in decode; by a launch of their own otherwise), and every query row
 // attends over its sequence's cache. The attention kernel is flash-decoding shaped: a block
 // serves one row and one kv head (with up to kMaxGroup query heads that share it), its warps take
 // positions in turn with an online softmax, and the context is cut into `splits` chunks whose
@@ -21,6 +22,7 @@ constexpr int kMaxSplits = 32;
 
 struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
+    int own_row;  // 1: each row is its sequence's only one this step, and k_attend stores its k/v itself
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };
@@ -55,10 +57,14 @@ __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const i
 
 // VPL: values of a head each lane holds (head_dim <= 32 * VPL); G: query heads per block (the
 // GQA group, or kMaxGroup when the group is larger or not a power of two).
+//
+// own_row (decode: one row per sequence): no block reads the row's own cache slot, which is
+// taken from the k and v inputs instead, and the first block of each kv head stores it, so the
+// store needs no launch of its own.
 template <typename C, int VPL, int G>
-__global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C* kc, const C* vc, const int32_t* pos,
-                                                         const int32_t* cu, const int32_t* bt, float* y, float* part,
-                                                         AttnGeom g) {
+__global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const float* kin, const float* vin, C* kc, C* vc,
+                                                         const int32_t* pos, const int32_t* cu, const int32_t* bt, float* y,
+                                                         float* part, AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
@@ -78,6 +84,16 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
     const int len = p + 1 - first;
     const int per = (len + g.splits - 1) / g.splits;
     const int j0 = first + z * per, j1 = min(p + 1, j0 + per);
+    const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
+    const float* kown = kin + i * g.k_pitch + head_off;
+    const float* vown = vin + i * g.v_pitch + head_off;
+    if (g.own_row && chunk == 0 && z == 0 && warp == 0) {
+        const int64_t slot = (static_cast<int64_t>(table[p / g.block]) * g.block + p % g.block) * g.n_head_kv * g.head_dim + head_off;
+        for (int d = lane; d < g.head_dim; d += 32) {
+            kc[slot + d] = from_f32<C>(kown[d]);
+            vc[slot + d] = from_f32<C>(vown[d]);
+        }
+    }
 
     float qv[G][VPL], acc[G][VPL], m[G], l[G];
 #pragma unroll
@@ -91,15 +107,16 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const C*
             acc[h][v] = 0.0f;
         }
     }
-    const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
     for (int j = j0 + warp; j < j1; j += kWarps) {
         const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+        const bool own = g.own_row && j == p;
         float kv[VPL], vv[VPL];
 #pragma unroll
         for (int v = 0; v < VPL; ++v) {
             const int d = lane + 32 * v;
-            kv[v] = d < g.head_dim ? gpu_to_f32(kc[slot + d]) : 0.0f;
-            vv[v] = d < g.head_dim ? gpu_to_f32(vc[slot + d]) : 0.0f;
+            // the own row as the cache will hold it (narrowed), so both paths see the same bytes
+            kv[v] = d < g.head_dim ? (own ? gpu_to_f32(from_f32<C>(kown[d])) : gpu_to_f32(kc[slot + d])) : 0.0f;
+            vv[v] = d < g.head_dim ? (own ? gpu_to_f32(from_f32<C>(vown[d])) : gpu_to_f32(vc[slot + d])) : 0.0f;
         }
         // Every head's dot product first, then one butterfly for all of them: G
         // independent shuffle chains in flight instead of one at a time.
@@ -200,8 +217,10 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto* cp = static_cast<const int32_t*>(cu->data);
     const auto* bp = static_cast<const int32_t*>(bt->data);
     gpuStream_t s = stream_of(a);
-    gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data), static_cast<const float*>(v->data),
-                                                          static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
+    g.own_row = n == g.n_seq ? 1 : 0;
+    if (!g.own_row)
+        gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
+                   static_cast<const float*>(v->data), static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
     if (n > g.n_seq) {  // some sequence brings several rows: the tensor-core path when this build has one
         FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch};
         const int rc = attention_flash(a, fg, n, g.head_dim);
@@ -211,11 +230,12 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     auto* part = static_cast<float*>(a->scratch);
     const auto* qp = static_cast<const float*>(q->data);
     auto* yp = static_cast<float*>(y->data);
-    const C *kcp = static_cast<const C*>(kc->data), *vcp = static_cast<const C*>(vc->data);
+    C *kcp = static_cast<C*>(kc->data), *vcp = static_cast<C*>(vc->data);
+    const auto *kin = static_cast<const float*>(k->data), *vin = static_cast<const float*>(v->data);
     const int vpl = (g.head_dim + 31) / 32;
     auto go = [&](auto vpl_c, auto g_c) {
-        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kcp, vcp, pp, cp, bp, yp,
-                   part, g);
+        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kin, vin, kcp, vcp, pp, cp,
+                   bp, yp, part, g);
         return RAD_OK;
     };
     auto by_group = [&](auto vpl_c) {

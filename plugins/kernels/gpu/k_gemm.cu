@@ -26,15 +26,20 @@ __device__ __forceinline__ void widen16(const uint4& raw, float* out) {
     }
 }
 
-// M rows of x (compile-time), R columns per warp. Vector path needs K % VN == 0 and aligned rows.
-template <typename W, int M, int R>
+__device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
+
+// M rows of x (compile-time), R weight rows per warp. Vector path needs K % VN == 0 and aligned
+// rows. GLU (gemm_swiglu): w stacks [gate | up] of N rows each; a warp's first R/2 rows are gate
+// rows n0.., its last R/2 the matching up rows N + n0.., and it writes silu(gate) * up.
+template <typename W, int M, int R, bool GLU = false>
 __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
     gpu_grid_wait();
     gpu_grid_release();
     constexpr int VN = Vec<W>::kN;
+    constexpr int COLS = GLU ? R / 2 : R;  // output columns per warp
     const int lane = threadIdx.x % 32;
-    const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * R;
+    const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * COLS;
     if (n0 >= N) return;
     float acc[M][R];
 #pragma unroll
@@ -44,7 +49,10 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) wrow[r] = reinterpret_cast<const uint4*>(w + min(n0 + r, N - 1) * K);
+    for (int r = 0; r < R; ++r) {
+        const int64_t row = GLU ? (r < COLS ? min(n0 + r, N - 1) : N + min(n0 + r - COLS, N - 1)) : min(n0 + r, N - 1);
+        wrow[r] = reinterpret_cast<const uint4*>(w + row * K);
+    }
     constexpr int U = M <= 2 ? 4 : 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
     int64_t c = lane;
     for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
@@ -87,13 +95,23 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
                 for (int e = 0; e < VN; ++e) acc[m][r] += x[m * px + c * VN + e] * wv[e];
         }
     }
+    if constexpr (GLU) {
 #pragma unroll
-    for (int m = 0; m < M; ++m)
+        for (int m = 0; m < M; ++m)
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const float s = gpu_warp_sum(acc[m][r]);
-            if (lane == 0 && n0 + r < N) y[m * py + n0 + r] = s + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
-        }
+            for (int r = 0; r < COLS; ++r) {
+                const float g = gpu_warp_sum(acc[m][r]), u = gpu_warp_sum(acc[m][r + COLS]);
+                if (lane == 0 && n0 + r < N) y[m * py + n0 + r] = silu(g) * u;
+            }
+    } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const float s = gpu_warp_sum(acc[m][r]);
+                if (lane == 0 && n0 + r < N) y[m * py + n0 + r] = s + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+            }
+    }
 }
 
 // Any shape and alignment: one warp per (row, column), scalar loads.
@@ -111,14 +129,17 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
     if (threadIdx.x % 32 == 0) y[m * py + n] = s + (bias ? gpu_to_f32(bias[n]) : 0.0f);
 }
 
-template <typename W, int M>
+template <typename W, int M, bool GLU>
 void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
+    // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
     constexpr int R = M <= 2 ? 2 : 4;
-    const int64_t warps = (N + R - 1) / R;
-    gpu_launch(k_gemv<W, M, R>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K);
+    constexpr int COLS = GLU ? R / 2 : R;
+    const int64_t warps = (N + COLS - 1) / COLS;
+    gpu_launch(k_gemv<W, M, R, GLU>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K);
 }
 
-template <typename W>
+// N: output columns (for GLU, the rows of each half of the stacked weight).
+template <typename W, bool GLU = false>
 int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
          int64_t K) {
     const auto* xp = static_cast<const float*>(x->data);
@@ -131,23 +152,79 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
     const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(wp) % 16 == 0;
     if (!vec || M > 8) {
+        if (GLU) return RAD_E_UNSUPPORTED;  // the caller composes gemm and swiglu
         gpu_launch(k_gemv_scalar<W>, static_cast<unsigned>((M * N + 7) / 8), 256, 0, s, xp, px, wp, bp, yp, py, M, N, K);
         return launched();
     }
     switch (M) {
-    case 1: launch_gemv<W, 1>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 2: launch_gemv<W, 2>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 3: launch_gemv<W, 3>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 4: launch_gemv<W, 4>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 5: launch_gemv<W, 5>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 6: launch_gemv<W, 6>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 7: launch_gemv<W, 7>(xp, px, wp, bp, yp, py, N, K, s); break;
-    default: launch_gemv<W, 8>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 1: launch_gemv<W, 1, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 2: launch_gemv<W, 2, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 3: launch_gemv<W, 3, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 4: launch_gemv<W, 4, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 5: launch_gemv<W, 5, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 6: launch_gemv<W, 6, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    case 7: launch_gemv<W, 7, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    default: launch_gemv<W, 8, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
     }
     return launched();
 }
 
 }  // namespace
+
+// gemm_swiglu: few rows through the fused weight-streaming kernel; otherwise gemm_blas into the
+// scratch's tail ([M, 2N], after gemm_blas's own scratch) and the swiglu kernel.
+uint64_t gemm_swiglu_scratch(const RadArgs* geom) {
+    RadParam p[3] = {};
+    p[0].name = "M", p[0].type = RAD_P_INT, p[0].i = rad_args_geti(geom, "M");
+    p[1].name = "K", p[1].type = RAD_P_INT, p[1].i = rad_args_geti(geom, "K");
+    p[2].name = "N", p[2].type = RAD_P_INT, p[2].i = 2 * rad_args_geti(geom, "N");
+    RadArgs g = *geom;
+    g.p = p;
+    g.n_p = 3;
+    return gemm_blas_scratch(&g) + static_cast<uint64_t>(p[0].i * p[2].i) * 4;
+}
+
+int gemm_swiglu(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1);
+    RadTensor* y = rad_arg_out(a, 2);
+    if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
+    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
+    if (M <= 8) {
+        const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), true>(a, x, w, nullptr, y, M, N, K); });
+        if (rc != RAD_E_UNSUPPORTED) return rc;
+    }
+    const uint64_t need = gemm_swiglu_scratch(a), product = static_cast<uint64_t>(M * 2 * N) * 4;
+    if (!a->scratch || a->scratch_bytes < need) return RAD_E_NOMEM;
+    RadTensor gu = *y;
+    gu.data = static_cast<char*>(a->scratch) + (need - product);
+    gu.rank = 2;
+    gu.shape[0] = M;
+    gu.shape[1] = 2 * N;
+    gu.row_pitch = 2 * N * 4;
+    RadTensor t[4] = {*x, *w, *w, gu};
+    t[2].data = nullptr;  // no bias
+    RadParam p[4] = {};
+    p[0].name = "M", p[0].type = RAD_P_INT, p[0].i = M;
+    p[1].name = "N", p[1].type = RAD_P_INT, p[1].i = 2 * N;
+    p[2].name = "K", p[2].type = RAD_P_INT, p[2].i = K;
+    p[3].name = "wdtype", p[3].type = RAD_P_STR, p[3].s = rad_args_gets_or(a, "wdtype", "bf16");
+    RadArgs g = *a;
+    g.t = t;
+    g.n_t = 4;
+    g.p = p;
+    g.n_p = 4;
+    g.scratch_bytes = need - product;
+    if (int rc = gemm_blas(&g); rc != RAD_OK) return rc;
+    RadParam q[2] = {};
+    q[0].name = "n", q[0].type = RAD_P_INT, q[0].i = M;
+    q[1].name = "dim", q[1].type = RAD_P_INT, q[1].i = N;
+    t[0] = gu;
+    t[1] = *y;
+    g.n_t = 2;
+    g.p = q;
+    g.n_p = 2;
+    return swiglu(&g);
+}
 
 int gemm_rows(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);

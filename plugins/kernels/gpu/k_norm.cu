@@ -34,6 +34,39 @@ __global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, in
     }
 }
 
+// add_rms_norm: x += r, then y = rms_norm(x); one block per row, each thread keeping its sums
+// in registers between the two passes (dim <= kAddNormPer * blockDim.x).
+constexpr int kAddNormPer = 8;
+template <typename W>
+__global__ void k_add_rms(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim, float eps,
+                          int unit_offset) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    __shared__ float red[32];
+    const int64_t row = blockIdx.x;
+    float* v = x + row * px;
+    const float* rv = r + row * pr;
+    float* out = y + row * py;
+    float sum[kAddNormPer];
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kAddNormPer; ++k) {
+        const int64_t d = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+        sum[k] = d < dim ? v[d] + rv[d] : 0.0f;
+        if (d < dim) v[d] = sum[k];
+        ss += sum[k] * sum[k];
+    }
+    const float rs = 1.0f / sqrtf(block_sum(ss, red) / static_cast<float>(dim) + eps);
+#pragma unroll
+    for (int k = 0; k < kAddNormPer; ++k) {
+        const int64_t d = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+        if (d < dim) {
+            const float wv = gpu_to_f32(w[d]);
+            out[d] = (sum[k] * rs) * (unit_offset ? 1.0f + wv : wv);
+        }
+    }
+}
+
 // One warp per vector: per-head q/k norms have many short vectors.
 template <typename W>
 __global__ void k_rms_warp(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups,
@@ -97,6 +130,26 @@ int rms_norm(const RadArgs* a) {
             gpu_launch(k_rms_block<W>, static_cast<unsigned>(n * groups), threads, 0, stream_of(a), 
                 xp, pitch_elems(x), static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, eps, unit);
         }
+        return launched();
+    });
+}
+
+int add_rms_norm(const RadArgs* a) {
+    RadTensor *x = rad_arg_out(a, 0), *y = rad_arg_out(a, 3);
+    const RadTensor *r = rad_arg_in(a, 1), *w = rad_arg_in(a, 2);
+    if (!x || !r || !w || !y || x->dtype != RAD_F32 || r->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
+    const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
+    const float eps = static_cast<float>(rad_args_getf(a, "eps"));
+    const int unit = static_cast<int>(rad_args_geti_or(a, "unit_offset", 0));
+    // Few rows (decode): 1024 threads spread one row's latency; many rows: 256-thread blocks.
+    int threads = n < 264 ? 1024 : 256;
+    while (threads < 1024 && dim > static_cast<int64_t>(threads) * kAddNormPer) threads *= 2;
+    if (dim > static_cast<int64_t>(threads) * kAddNormPer) return RAD_E_SHAPE;
+    return with_float_type(w->dtype, [&](auto t) {
+        using W = decltype(t);
+        gpu_launch(k_add_rms<W>, static_cast<unsigned>(n), threads, 0, stream_of(a), static_cast<float*>(x->data), pitch_elems(x),
+                   static_cast<const float*>(r->data), pitch_elems(r), static_cast<const W*>(w->data), static_cast<float*>(y->data),
+                   pitch_elems(y), dim, eps, unit);
         return launched();
     });
 }

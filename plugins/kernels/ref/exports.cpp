@@ -1,6 +1,7 @@
 // libref: the host reference kernel library. It implements every op of docs/OPS.md in the
 // plainest order (f32 accumulation, round-to-nearest-even, built with -ffp-contract=off), declares
 // itself a reference library, and is what every other library is checked against.
+#include <radiance/kernels/rad_compose.h>
 #include <radiance/rad_ops.h>
 
 #include <string_view>
@@ -8,6 +9,9 @@
 #include "ref_util.h"
 
 namespace {
+
+int ref_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, ref_add, ref_rms_norm); }
+int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_gemm, ref_swiglu); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
@@ -30,6 +34,9 @@ const RadKernelInfo rows[] = {
     ROW("ref_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
     ROW("ref_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
     ROW("ref_argmax", "argmax", ref_argmax, nullptr, 0),
+    ROW("ref_add_rms_norm", "add_rms_norm", ref_add_rms_norm, c_float_weights, 1),
+    {"ref_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "reference gemm then swiglu", "any", "f32 activations", RAD_DOMAIN_HOST, 0,
+     c_float_weights, 1, 0, ref_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch},
 };
 
 }  // namespace

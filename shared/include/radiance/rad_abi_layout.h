@@ -56,9 +56,9 @@
     RAD_L_FIELD(RadBatch, reserved_p),                                                             \
     RAD_L_STRUCT(RadOperandRef), RAD_L_FIELD(RadOperandRef, rows), RAD_L_FIELD(RadOperandRef, ptr), \
     RAD_L_STRUCT(RadCtxApi), RAD_L_FIELD(RadCtxApi, status),                                      \
-    RAD_L_STRUCT(RadComm), RAD_L_FIELD(RadComm, staging), RAD_L_FIELD(RadComm, barrier), RAD_L_FIELD(RadComm, device_comm), \
+    RAD_L_STRUCT(RadComm), RAD_L_FIELD(RadComm, staging), RAD_L_FIELD(RadComm, barrier), RAD_L_FIELD(RadComm, device_comm), RAD_L_FIELD(RadComm, aborted), \
     RAD_L_STRUCT(RadDeviceApi), RAD_L_FIELD(RadDeviceApi, memory_bytes), RAD_L_FIELD(RadDeviceApi, alloc), \
-    RAD_L_FIELD(RadDeviceApi, graph_launch), RAD_L_FIELD(RadDeviceApi, last_error)
+    RAD_L_FIELD(RadDeviceApi, graph_launch), RAD_L_FIELD(RadDeviceApi, last_error), RAD_L_FIELD(RadDeviceApi, peer_cards)
 
 #ifdef __cplusplus
 namespace rad_abi_detail {

@@ -48,7 +48,11 @@ typedef struct RadDeviceApi {
     int (*graph_launch)(void* graph, RadStream s);
     void (*graph_destroy)(void* graph);
     const char* (*last_error)(void);
-    void* reserved[8];
+    /* cards 0..peer_cards-1 of this process's view reach each other's memory (peer access); the
+     * engine reports device.p2p = 1 when its rank group fits in them (rank r binds card r) */
+    int32_t peer_cards;
+    int32_t _pad;
+    void* reserved[7];
 } RadDeviceApi;
 
 typedef const RadDeviceApi* (*RadDeviceApiFn)(void);

@@ -109,7 +109,11 @@ typedef struct RadComm {
     int (*barrier)(struct RadComm* c);
     void* engine;           /* the engine's own state behind barrier */
     void* device_comm;      /* a device library's communicator (NCCL), when one was set up */
-    void* reserved[4];
+    /* Nonzero once this generation of the group is torn down (a peer died); never blocks. A
+     * device row whose sums run on the card polls it while the host waits for the queue, and
+     * aborts its own transport (NCCL, peer memory) so the step fails instead of hanging. */
+    int (*aborted)(struct RadComm* c);
+    void* reserved[3];
 } RadComm;
 
 /* ---- launch arguments -------------------------------------------------------------------- */
@@ -177,6 +181,9 @@ typedef const RadOpSchema* (*RadSchemaAtFn)(int i);
 typedef int (*RadKernelCountFn)(void);
 typedef const RadKernelInfo* (*RadKernelAtFn)(int i);
 typedef int (*RadKernelFlagFn)(int i); /* rad_kernel_concurrent / _collective / _reference */
+/* rad_kernel_collective(i): 0 not a collective; 1 a collective that waits on the host (its launch
+ * returns after the peers met: never recorded in a graph); 2 a collective that stays on the
+ * device queue (peer memory, NCCL), which a recorded decode graph may hold. */
 
 /* ---- everyday helpers (header-only: a plugin links nothing of the engine) ---------------- */
 

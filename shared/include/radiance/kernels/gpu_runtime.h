@@ -60,6 +60,16 @@ using gpuDeviceProp = hipDeviceProp_t;
 #define gpuGetErrorString hipGetErrorString
 #define gpuFuncSetAttribute(f, a, v) hipFuncSetAttribute(reinterpret_cast<const void*>(f), a, v)
 #define gpuFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
+#define gpuStreamQuery hipStreamQuery
+#define gpuErrorNotReady hipErrorNotReady
+#define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
+#define gpuMemset hipMemset
+#define gpuHostAllocMapped(p, n) hipHostMalloc((p), (n), hipHostMallocMapped)
+#define gpuHostGetDevicePointer(d, h) hipHostGetDevicePointer((d), (h), 0)
+using gpuIpcMemHandle_t = hipIpcMemHandle_t;
+#define gpuIpcGetMemHandle hipIpcGetMemHandle
+#define gpuIpcOpenMemHandle(p, h) hipIpcOpenMemHandle((p), (h), hipIpcMemLazyEnablePeerAccess)
+#define gpuIpcCloseMemHandle hipIpcCloseMemHandle
 #define GPU_RUNTIME_NAME "hip"
 #else
 #include <cuda_bf16.h>
@@ -101,6 +111,16 @@ using gpuDeviceProp = cudaDeviceProp;
 #define gpuGetErrorString cudaGetErrorString
 #define gpuFuncSetAttribute(f, a, v) cudaFuncSetAttribute((f), a, v)
 #define gpuFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define gpuStreamQuery cudaStreamQuery
+#define gpuErrorNotReady cudaErrorNotReady
+#define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define gpuMemset cudaMemset
+#define gpuHostAllocMapped(p, n) cudaHostAlloc((p), (n), cudaHostAllocMapped)
+#define gpuHostGetDevicePointer(d, h) cudaHostGetDevicePointer((d), (h), 0)
+using gpuIpcMemHandle_t = cudaIpcMemHandle_t;
+#define gpuIpcGetMemHandle cudaIpcGetMemHandle
+#define gpuIpcOpenMemHandle(p, h) cudaIpcOpenMemHandle((p), (h), cudaIpcMemLazyEnablePeerAccess)
+#define gpuIpcCloseMemHandle cudaIpcCloseMemHandle
 #define GPU_RUNTIME_NAME "cuda"
 #endif
 

@@ -28,6 +28,7 @@ struct MlpBlock {
     MlpBuffers bufs{};
     rad_weight w_gu = RAD_NULL_HANDLE, w_down = RAD_NULL_HANDLE;
     rad_op op_gu = RAD_NULL_HANDLE, op_act = RAD_NULL_HANDLE, op_down = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
+    rad_op op_gu_act = RAD_NULL_HANDLE;  // gemm_swiglu: the projection and its activation in one op
 
     // This rank's share of the hidden width: the core's span [r P / W, (r + 1) P / W), so a width
     // that does not divide gives uneven shares.
@@ -47,11 +48,21 @@ struct MlpBlock {
         map(b, n + "ffn_down.weight", RAD_MAP_COPY, {p + "down_proj.weight"});
         RadWeightDecl wd = weight(c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer);
         w_down = rad_decl_weight(b, (n + "ffn_down.weight").c_str(), &wd);
-        op_gu = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * ff()), RAD_INT("K", c.n_embd),
-                               RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
-        uses(b, op_gu, {bufs.in}, {bufs.gu});
-        op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
-        uses(b, op_act, {bufs.gu}, {bufs.act});
+        // SwiGLU fused into its projection where a loaded library serves it (one launch, and the
+        // [gate|up] product never leaves the kernel on a card); the pair otherwise.
+        if (std::string(c.act) == "swiglu") {
+            op_gu_act = op(b, "gemm_swiglu", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd),
+                                              RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
+            if (rad_op_resolved(b, op_gu_act)) uses(b, op_gu_act, {bufs.in}, {bufs.act});
+            else op_gu_act = RAD_NULL_HANDLE;
+        }
+        if (op_gu_act == RAD_NULL_HANDLE) {
+            op_gu = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * ff()), RAD_INT("K", c.n_embd),
+                                   RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
+            uses(b, op_gu, {bufs.in}, {bufs.gu});
+            op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
+            uses(b, op_act, {bufs.gu}, {bufs.act});
+        }
         op_down = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", ff()),
                                  RAD_STR("wdtype", wdtype(b, w_down))}, {w_down});
         uses(b, op_down, {bufs.act}, {bufs.out});
@@ -63,8 +74,12 @@ struct MlpBlock {
 
     void step(RadCtx* ctx, const RadBatch* bt) const {
         const int64_t n = bt->n_tok;
-        RAD_ISSUE_N(ctx, op_gu, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_none(), rad_brows(bufs.gu, n));
-        RAD_ISSUE_N(ctx, op_act, n, rad_brows(bufs.gu, n), rad_brows(bufs.act, n));
+        if (op_gu_act != RAD_NULL_HANDLE) {
+            RAD_ISSUE_N(ctx, op_gu_act, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_brows(bufs.act, n));
+        } else {
+            RAD_ISSUE_N(ctx, op_gu, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_none(), rad_brows(bufs.gu, n));
+            RAD_ISSUE_N(ctx, op_act, n, rad_brows(bufs.gu, n), rad_brows(bufs.act, n));
+        }
         RAD_ISSUE_N(ctx, op_down, n, rad_brows(bufs.act, n), rad_w(w_down), rad_none(), rad_brows(bufs.out, n));
         if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }

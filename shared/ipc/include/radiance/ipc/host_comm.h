@@ -22,7 +22,7 @@ public:
     HostComm(const HostComm&) = delete;
     HostComm& operator=(const HostComm&) = delete;
 
-    // Fills a RadComm for the engine's collective rows (rank, world, staging, barrier).
+    // Fills a RadComm for the engine's collective rows (rank, world, staging, barrier, aborted).
     void fill(RadComm* c);
     // Wakes and fails every rank waiting in (or later entering) this generation's barrier.
     void abort();
@@ -33,6 +33,7 @@ public:
 private:
     HostComm() = default;
     static int barrier(RadComm* c);
+    static int aborted(RadComm* c);
     std::string name_;
     void* map_ = nullptr;
     uint64_t size_ = 0;
