@@ -1,5 +1,5 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
-//                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32]
+//                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32] [--tp N]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
 // (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
@@ -7,8 +7,13 @@
 //   prefill N   one sequence of N tokens in steps of --chunk tokens; tokens/s over the whole prompt
 //   decode B    B sequences of --in prompt tokens each (prefilled first, not timed), then --out
 //               lockstep decode steps of B rows; generated tokens/s and ms per step
-// The plan is sized for the largest case asked. Numbers go to docs/PERFORMANCE.md with the
-// command, machine and date.
+// The plan is sized for the largest case asked. With --tp N the same benchmark runs as N processes,
+// rank r planning its tensor-parallel slice on card r, summing through the collective rows over a
+// host-staging communicator as the worker group's (same seeds, so every rank steps in lockstep);
+// rank 0 prints. Numbers go to docs/PERFORMANCE.md with the command, machine and date.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "radiance/engine/engine.h"
+#include "radiance/ipc/host_comm.h"
 #include "radiance/util/error.h"
 #include "radiance/util/strings.h"
 
@@ -68,7 +74,7 @@ std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<in
 int main(int argc, char** argv) {
     std::string model, kernels, homes, placement = "auto";
     std::vector<int> prefills{512, 4096}, decodes{1};
-    int in = 128, out = 128, chunk = 4096;
+    int in = 128, out = 128, chunk = 4096, tp = 1;
     bool graphs = true, print_tokens = false, kv_f32 = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -88,6 +94,7 @@ int main(int argc, char** argv) {
             else if (a == "--no-graphs") graphs = false;
             else if (a == "--tokens") print_tokens = true;
             else if (a == "--kv-f32") kv_f32 = true;
+            else if (a == "--tp") tp = std::stoi(value());
             else if (model.empty() && a[0] != '-') model = a;
             else throw std::runtime_error("unexpected argument " + a);
         } catch (const std::exception& e) {
@@ -97,11 +104,49 @@ int main(int argc, char** argv) {
     }
     if (model.empty()) {
         std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
-                     "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs]\n";
+                     "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs] [--tp N]\n";
         return 2;
     }
+    if (tp < 1 || tp > 64) {
+        std::cerr << "rad-enginebench: --tp must be in [1, 64]\n";
+        return 2;
+    }
+    std::unique_ptr<ipc::HostComm> group;
+    int rank = 0;
+    RadComm comm{};
+    if (tp > 1) {  // one process per rank; the parent only waits
+        const std::string name = "/radiance-enginebench-" + std::to_string(getpid());
+        group = ipc::HostComm::create(name, tp, 8ull << 20);
+        std::vector<pid_t> kids;
+        for (int r = 0; r < tp; ++r) {
+            const pid_t pid = fork();
+            if (pid == 0) {
+                rank = r;
+                break;
+            }
+            kids.push_back(pid);
+        }
+        if (static_cast<int>(kids.size()) == tp) {
+            int failed = 0;
+            for (pid_t k : kids) {
+                int st = 0;
+                waitpid(k, &st, 0);
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failed;
+            }
+            if (failed) std::cerr << "rad-enginebench: " << failed << " rank(s) failed\n";
+            return failed ? 1 : 0;
+        }
+        group.release();  // the parent owns (and unlinks) the segment
+        static std::unique_ptr<ipc::HostComm> mine;
+        mine = ipc::HostComm::attach(name, rank);
+        comm.struct_size = sizeof comm;
+        mine->fill(&comm);
+        if (rank != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
+    }
     try {
-        auto reg = std::make_shared<const core::Registry>(core::Registry::load(core::load_options(homes, kernels)));
+        core::LoadOptions lo = core::load_options(homes, kernels);
+        lo.machine.device_ordinal = rank;  // one card per rank
+        auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
         auto c = std::shared_ptr<const container::Reader>(container::Reader::open(model));
         const int max_prefill = prefills.empty() ? 0 : *std::max_element(prefills.begin(), prefills.end());
         const int max_b = decodes.empty() ? 1 : *std::max_element(decodes.begin(), decodes.end());
@@ -110,6 +155,11 @@ int main(int argc, char** argv) {
         eo.graphs = graphs;
         eo.select.accept_reference = true;  // a measuring tool: --kernels libref may be the point
         if (kv_f32) eo.kv_dtype = RAD_F32;
+        if (tp > 1) {
+            eo.rank = rank;
+            eo.world_size = tp;
+            eo.comm = &comm;
+        }
         eo.max_tok = std::max({std::min(chunk, std::max(max_prefill, in)), max_b, 16});
         eo.max_seqs = std::max(max_b, 1);
         eo.max_out_rows = eo.max_seqs;
@@ -121,8 +171,9 @@ int main(int argc, char** argv) {
         auto t0 = Clock::now();
         auto eng = engine::Engine::create(reg, c, eo);
         if (eng->kv_block_size() != block) throw Error("this tool assumes the attention block of 16");
-        std::printf("model %s on %s: weights %.2f GB, plan %.1f s\n", model.c_str(), eng->placement().c_str(),
-                    static_cast<double>(eng->weight_bytes()) / 1e9, seconds(t0, Clock::now()));
+        std::printf("model %s on %s: weights %.2f GB%s, plan %.1f s\n", model.c_str(), eng->placement().c_str(),
+                    static_cast<double>(eng->weight_bytes()) / 1e9, tp > 1 ? (" per rank, " + std::to_string(tp) + " ranks").c_str() : "",
+                    seconds(t0, Clock::now()));
         std::mt19937 rng(1234);
         std::uniform_int_distribution<int32_t> tok(10, static_cast<int32_t>(std::min<int64_t>(eng->vocab(), 30000) - 1));
         auto prompt = [&](int n) {
@@ -184,8 +235,12 @@ int main(int argc, char** argv) {
             std::printf("%-10s %8d %10.4f %12.1f %12.3f\n", "decode", B, s, steps * B / s, 1e3 * s / steps);
         }
     } catch (const std::exception& e) {
-        std::cerr << "rad-enginebench: " << e.what() << "\n";
+        std::cerr << "rad-enginebench: " << (tp > 1 ? "rank " + std::to_string(rank) + ": " : "") << e.what() << "\n";
+        std::fflush(stdout);
+        if (tp > 1) _exit(1);  // a forked rank leaves without running the parent's destructors
         return 1;
     }
+    std::fflush(stdout);
+    if (tp > 1) _exit(0);
     return 0;
 }

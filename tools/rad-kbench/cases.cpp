@@ -76,6 +76,18 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
             c.bytes = N * K * 2 + M * K * 4 + M * N * 4;
             out.push_back(std::move(c));
         }
+    for (int64_t M : ms) {  // the MLP's stacked [gate|up] projection with swiglu fused
+        const int64_t N = d.ff, K = d.hidden;
+        if (M * 2 * N * K > (int64_t{1} << 33)) continue;
+        Case c;
+        c.op = "gemm_swiglu";
+        c.label = "M=" + std::to_string(M) + " N=2x" + std::to_string(N) + " K=" + std::to_string(K) + " bf16";
+        c.params = {pi("M", M), pi("N", N), pi("K", K), ps("wdtype", "bf16")};
+        c.operands = {f32(f, {M, K}), wgt(f, RAD_BF16, {2 * N, K}, 1.0f / std::sqrt(static_cast<float>(K))), f32(f, {M, N}, true)};
+        c.flops = 4 * M * N * K;
+        c.bytes = 2 * N * K * 2 + M * K * 4 + M * N * 4;
+        out.push_back(std::move(c));
+    }
 }
 
 void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx) {
@@ -120,6 +132,11 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                 {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
                                 {f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
                                 n * d.hidden * 8 + d.hidden * 2));
+        out.push_back(make_case("add_rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
+                                {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
+                                {f32(f, {n, d.hidden}, true), f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f),
+                                 f32(f, {n, d.hidden}, true)},
+                                n * d.hidden * 16 + d.hidden * 2));
         std::vector<int32_t> pos;
         for (int64_t i = 0; i < n; ++i) pos.push_back(static_cast<int32_t>(1000 + 37 * i));
         out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " llama3",
