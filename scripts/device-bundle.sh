@@ -12,7 +12,7 @@ build=${BUILD_DIR:-$root/build}
 shared=${RAD_SHARED_DIR:-$root/../shared}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/share/radiance" "$out/fixtures"
-for b in radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kbench rad-enginebench; do
+for b in radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kbench rad-enginebench rad-collbench; do
   [[ -x $build/bin/$b ]] && cp "$build/bin/$b" "$out/bin/"
 done
 for kind in kernels architectures quantizers; do

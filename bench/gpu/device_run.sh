@@ -8,6 +8,23 @@
 #   kbench   rad-kbench on the 8B shapes (libgpu and libcpu against libref, speed column)
 #   ncu      per-kernel times of decode steps through Nsight Compute
 #   copybw   the card's device-to-device copy bandwidth (the decode roofline's denominator)
+#   golden8b transformers' float32 reference for the 8B checkpoint (tools/golden/golden_for_checkpoint.py),
+#            then rad-golden --model on it: one card, and two ranks on two cards when there are two
+#   coll     rad-collbench: host staging, and every device row (peer memory, NCCL, staging) on 2 cards
+#   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
+# llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
+# bench/peers/llamacpp-pack.sh):
+#   peers-build   starts bench/peers/llamacpp-build.sh detached (CPU tree, then CUDA sm_90a; several
+#                 minutes) and returns at once; flags /tmp/llamacpp-{cpu,cuda}.{done,failed}
+#   peers-status  the builds' flags and progress; peers-wait: waits for the CUDA build (PEERS_WAIT_S)
+#   gguf8b        /tmp/llama8b -> /tmp/llama8b-bf16.gguf (llama.cpp's convert_hf_to_gguf.py, bf16;
+#                 else tools/gguf/export_gguf.py)
+#   peers-gpu     waits for the CUDA build (PEERS_WAIT_S, 360), then llama-bench (pp512/4096, tg128)
+#                 and llama-batched-bench (128 in / 128 out at 1, 64, 256) on that GGUF
+#   cpu16-prep    the random CPU16_MODELS checkpoints (default llama3.2-1b; also qwen2.5-0.5b), .rad, GGUF
+#   cpu16         cpu16-prep, waits for the CPU build, pauses a running build, then llama-bench (CPU
+#                 build, -t 16) and rad-enginebench --placement host (RADIANCE_THREADS=16), pp512 and
+#                 tg128, two pairs back to back; CPU16 summary lines
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,11 +36,180 @@ cuda_lib=/usr/local/cuda/lib64
 if ! ls $cuda_lib/libcublasLt.so.13 >/dev/null 2>&1; then
   cuda_lib=$(dirname "$(find / -name 'libcublasLt.so.13' 2>/dev/null | head -1)")
 fi
-export LD_LIBRARY_PATH=$B/lib:$cuda_lib:${LD_LIBRARY_PATH:-}
+# libgpu links NCCL (libnccl.so.2), which the bundle leaves to the machine: CUDA's or PyTorch's copy
+nccl_lib=$cuda_lib
+if ! ls $nccl_lib/libnccl.so.2 >/dev/null 2>&1; then
+  nccl_lib=$(dirname "$(find / -name 'libnccl.so.2' -not -path '/proc/*' 2>/dev/null | head -1)")
+fi
+export LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib:${LD_LIBRARY_PATH:-}
 export RADIANCE_HOME=$B/share/radiance
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 ldd "$B/share/radiance/kernels/libgpu.so" | grep -i "not found" && echo "libgpu has unresolved libraries"
 M8=/tmp/llama8b
+
+# --- llama.cpp side by side: helpers of the peers-*, gguf8b and cpu16* stages ---------------------
+RADTOK=/tmp/radtok LCPID=/tmp/llamacpp-build.pid
+# llama.cpp and its converter run without the bundle's lib/ (its Debian libssl, libz, ... are ours)
+peers_tokenizers() {  # .devcarry/tokenizers.tar.xz -> /tmp/radtok/{llama3,qwen3}
+  [[ -f $RADTOK/llama3/tokenizer.json ]] && return 0
+  mkdir -p $RADTOK && tar -C $RADTOK -xJf "$root/.devcarry/tokenizers.tar.xz" ||
+    echo "peers: no .devcarry/tokenizers.tar.xz (bench/peers/llamacpp-pack.sh makes it)"
+}
+peers_pyconv() {  # llama.cpp's HF converter, unpacked apart from the build's /tmp/llamacpp-src
+  [[ -f /tmp/llamacpp-py/convert_hf_to_gguf.py ]] && return 0
+  mkdir -p /tmp/llamacpp-py && tar -C /tmp/llamacpp-py -xJf "$root/.devcarry/llamacpp.tar.xz" \
+    ./convert_hf_to_gguf.py ./conversion ./gguf-py ./LLAMACPP_COMMIT
+}
+peers_running() { [[ -f $LCPID ]] && kill -0 "$(cut -d' ' -f1 $LCPID)" 2>/dev/null; }
+peers_session_pids() {  # every process of the build's session (ninja gives compilers groups of their own)
+  local sid f st s
+  sid=$(cut -d' ' -f2 $LCPID 2>/dev/null) || return 0
+  [[ -n $sid ]] || return 0
+  for f in /proc/[0-9]*/stat; do
+    read -r st 2>/dev/null < "$f" || continue
+    st=${st##*) }
+    read -r _ _ _ s _ <<< "$st"
+    [[ $s == "$sid" ]] && { f=${f#/proc/}; echo "${f%/stat}"; }
+  done
+}
+peers_pause() {  # SIGSTOP a running build so that a CPU measurement has the cores to itself
+  peers_running || return 0
+  local p n=0 st mine
+  read -r st < /proc/$BASHPID/stat
+  st=${st##*) }
+  read -r _ _ _ mine _ <<< "$st"
+  if [[ $mine == "$(cut -d' ' -f2 $LCPID)" ]]; then  # never stop ourselves (a build not started by setsid)
+    echo "peers: WARNING: the llama.cpp build shares this shell's session; not paused, CPU numbers are contended"
+    return 0
+  fi
+  for _ in 1 2; do  # the second pass catches what was spawned while the first one ran
+    for p in $(peers_session_pids); do kill -STOP "$p" 2>/dev/null && n=$((n + 1)); done
+  done
+  touch /tmp/llamacpp-build.paused
+  echo "peers: llama.cpp build paused (SIGSTOP to its session's processes, $n signals) while measuring"
+}
+peers_resume() {
+  [[ -f /tmp/llamacpp-build.paused ]] || return 0
+  rm -f /tmp/llamacpp-build.paused
+  local p
+  for p in $(peers_session_pids); do kill -CONT "$p" 2>/dev/null; done
+  echo "peers: llama.cpp build resumed"
+}
+trap peers_resume EXIT
+peers_resume  # a build left stopped by a call that was killed mid-measurement
+peers_progress() {  # the build's last progress mark and last message
+  echo "$(grep -oE '^\[ *[0-9]+(/[0-9]+|%)\]' /tmp/llamacpp-build.log 2>/dev/null | tail -1) $(grep '^llamacpp-build' /tmp/llamacpp-build.log 2>/dev/null | tail -1)"
+}
+peers_wait() {  # peers_wait cpu|cuda SECONDS: 0 once /tmp/llamacpp-TREE.done exists; 1 on .failed or time out
+  local tree=$1 max=$2 t0=$SECONDS next=0
+  peers_resume
+  while [[ ! -f /tmp/llamacpp-$tree.done ]]; do
+    if [[ -f /tmp/llamacpp-$tree.failed ]]; then
+      echo "peers: llama.cpp $tree build FAILED ($(cat /tmp/llamacpp-$tree.failed)); end of /tmp/llamacpp-build.log:"
+      grep -v '^\[' /tmp/llamacpp-build.log | tail -25 | sed 's/^/  /'
+      return 1
+    fi
+    if ! peers_running; then
+      echo "peers: no llama.cpp build running and no /tmp/llamacpp-$tree.done: run the peers-build stage"
+      return 1
+    fi
+    if (( SECONDS - t0 >= max )); then
+      echo "peers: gave up waiting for the llama.cpp $tree build after $max s: $(peers_progress)"
+      return 1
+    fi
+    if (( SECONDS - t0 >= next )); then
+      echo "peers: waiting for the llama.cpp $tree build, $((SECONDS - t0)) s: $(peers_progress)"
+      next=$((next + 30))
+    fi
+    sleep 5
+  done
+  echo "peers: llama.cpp $tree build ready after $((SECONDS - t0)) s of waiting ($(cat /tmp/llamacpp-$tree.done | cut -c1-9))"
+}
+to_gguf() {  # to_gguf HF_DIR OUT.gguf: llama.cpp's convert_hf_to_gguf.py --outtype bf16, else ours
+  local src=$1 out=$2 t0=$SECONDS need avail rc
+  if [[ -s $out && $out -nt $src/config.json ]]; then
+    echo "gguf: $out exists ($(du -h "$out" | cut -f1))"
+    return 0
+  fi
+  rm -f "$out"
+  need=$(du -sb "$src" | cut -f1)
+  avail=$(df -B1 --output=avail "$(dirname "$out")" | tail -1)
+  if (( avail < need + (2 << 30) )); then
+    echo "gguf: FAILED: $out needs about $((need >> 30)) GiB, $((avail >> 30)) GiB free on $(dirname "$out")"
+    return 1
+  fi
+  peers_pyconv
+  LD_LIBRARY_PATH=$cuda_lib PYTHONPATH=/tmp/llamacpp-py/gguf-py timeout "${GGUF_TIMEOUT_S:-420}" python3 /tmp/llamacpp-py/convert_hf_to_gguf.py \
+    "$src" --outtype bf16 --outfile "$out" > "$out.log" 2>&1
+  rc=$?
+  if (( rc == 0 )) && [[ -s $out ]]; then
+    echo "gguf: $out by llama.cpp's convert_hf_to_gguf.py ($(cut -c1-9 /tmp/llamacpp-py/LLAMACPP_COMMIT)) in $((SECONDS - t0)) s, $(du -h "$out" | cut -f1)"
+    return 0
+  fi
+  echo "gguf: llama.cpp's converter failed (rc $rc) after $((SECONDS - t0)) s; end of $out.log:"
+  grep -v '^INFO' "$out.log" | tail -8 | sed 's/^/  /'
+  rm -f "$out"
+  (( rc == 124 )) && return 1  # timed out: the fallback would not finish in the call either
+  t0=$SECONDS
+  if timeout "${GGUF_TIMEOUT_S:-420}" python3 "$root/tools/gguf/export_gguf.py" "$src" "$out" >> "$out.log" 2>&1 && [[ -s $out ]]; then
+    echo "gguf: $out by radiance's tools/gguf/export_gguf.py (fallback) in $((SECONDS - t0)) s, $(du -h "$out" | cut -f1)"
+  else
+    echo "gguf: FAILED: both converters; end of $out.log:"
+    tail -5 "$out.log" | sed 's/^/  /'
+    rm -f "$out"
+    return 1
+  fi
+}
+cpu16_prep() {  # cpu16_prep SHAPE: /tmp/cpu16-SHAPE (random bf16 HF checkpoint), .rad, -bf16.gguf
+  local m=$1 d=/tmp/cpu16-$1 tok t0=$SECONDS
+  case $m in llama*) tok=llama3 ;; qwen*) tok=qwen3 ;; *) echo "cpu16: unknown shape $m"; return 1 ;; esac
+  if [[ ! -s $d/model.safetensors || ! -f $d/config.json || ! -f $d/tokenizer.json ]]; then
+    python3 "$root/tools/golden/make_random_hf.py" "$d" --shape "$m" --tokenizer "$RADTOK/$tok" | tail -1
+    echo "cpu16 $m: random checkpoint in $((SECONDS - t0)) s"
+  fi
+  if [[ ! -s $d.rad || $d.rad -ot $d/config.json ]]; then
+    t0=$SECONDS
+    "$B/bin/rad-convert" "$d" -o "$d.rad" 2>&1 | tail -1
+    echo "cpu16 $m: rad-convert in $((SECONDS - t0)) s"
+  fi
+  to_gguf "$d" "$d-bf16.gguf"
+}
+cpu16_pair() {  # cpu16_pair SHAPE PAIR: llama-bench (CPU build) then rad-enginebench (host), same lengths
+  local m=$1 p=$2 d=/tmp/cpu16-$1 T=${CPU16_THREADS:-16} lc rad lc_pp lc_tg rad_pp rad_tg
+  lc=$(LD_LIBRARY_PATH=$cuda_lib timeout 300 /tmp/llamacpp-cpu/bin/llama-bench -m "$d-bf16.gguf" -t "$T" -p 512 -n 128 -r 3 -o md 2>&1 |
+    grep -E '^\||error|failed|^build:')
+  sed "s/^/cpu16 $m llamacpp pair$p: /" <<< "$lc"
+  rad=$(RADIANCE_THREADS=$T timeout 300 "$B/bin/rad-enginebench" "$d.rad" --placement host --prefill 512 --decode 1 \
+    --in 16 --out 128 2>&1 | grep -v '^\[info\]')
+  sed "s/^/cpu16 $m radiance pair$p: /" <<< "$rad"
+  lc_pp=$(awk -F'|' 'NF > 3 && $(NF-2) ~ /pp512/ {split($(NF-1), a, " "); print a[1]}' <<< "$lc")
+  lc_tg=$(awk -F'|' 'NF > 3 && $(NF-2) ~ /tg128/ {split($(NF-1), a, " "); print a[1]}' <<< "$lc")
+  rad_pp=$(awk '$1 == "prefill" && $2 == 512 {print $4}' <<< "$rad")
+  rad_tg=$(awk '$1 == "decode" && $2 == 1 {print $4}' <<< "$rad")
+  awk -v m="$m" -v p="$p" -v t="$T" -v a="${rad_pp:-nan}" -v b="${lc_pp:-nan}" -v c="${rad_tg:-nan}" -v e="${lc_tg:-nan}" 'BEGIN {
+    r1 = (b + 0 > 0 && a + 0 > 0) ? sprintf("%.2f", a / b) : "n/a"; r2 = (e + 0 > 0 && c + 0 > 0) ? sprintf("%.2f", c / e) : "n/a"
+    printf "CPU16 model=%s pair=%s threads=%s pp512 radiance=%s llamacpp=%s ratio=%s tg128 radiance=%s llamacpp=%s ratio=%s\n", m, p, t, a, b, r1, c, e, r2 }'
+}
+peers_gpu_bench() {  # llama.cpp's CUDA build on /tmp/llama8b-bf16.gguf
+  local L=/tmp/llamacpp-cuda/bin G=/tmp/llama8b-bf16.gguf out
+  [[ -s $G ]] || { echo "peers-gpu: no $G (run make8b and gguf8b first)"; return 1; }
+  echo "peers-gpu: llama.cpp $(cut -c1-9 /tmp/llamacpp-src/LLAMACPP_COMMIT 2>/dev/null) CUDA build, $G ($(du -h $G | cut -f1))"
+  out=$(LD_LIBRARY_PATH=$cuda_lib timeout 240 "$L/llama-bench" -m $G -ngl 99 -fa 1 -p 512,4096 -n 128 -r 3 -o md 2>&1 | grep -E '^\||error|failed|^build:')
+  sed 's/^/llamacpp-gpu bench: /' <<< "$out"
+  awk -F'|' 'NF > 3 && $(NF-2) ~ /(pp|tg)[0-9]+/ {t = $(NF-2); gsub(/ /, "", t); split($(NF-1), a, " "); print "LLAMACPP_GPU bench test=" t " ub=512 tok/s=" a[1] " sd=" a[3]}' <<< "$out"
+  # the same prompts with llama.cpp's larger micro-batch (its best prefill setting), for reference
+  out=$(LD_LIBRARY_PATH=$cuda_lib timeout 120 "$L/llama-bench" -m $G -ngl 99 -fa 1 -p 512,4096 -n 0 -b 4096 -ub 2048 -r 3 -o md 2>&1 | grep -E '^\||error|failed')
+  sed 's/^/llamacpp-gpu bench ub2048: /' <<< "$out"
+  awk -F'|' 'NF > 3 && $(NF-2) ~ /pp[0-9]+/ {t = $(NF-2); gsub(/ /, "", t); split($(NF-1), a, " "); print "LLAMACPP_GPU bench test=" t " ub=2048 tok/s=" a[1] " sd=" a[3]}' <<< "$out"
+  # 128 in / 128 out per sequence, each its own prompt; KV of pl*(pp+tg) cells (-c 81920: 320 a
+  # sequence, above the 256 needed, since the cache is split per sequence, 256 of them at most)
+  out=$(LD_LIBRARY_PATH=$cuda_lib timeout 240 "$L/llama-batched-bench" -m $G -ngl 99 -fa on -c 81920 -b 2048 -ub 512 -npp 128 -ntg 128 \
+    -npl 1,64,256 2>&1 | grep -E '^\||n_kv_max|error|failed')
+  sed 's/^/llamacpp-gpu batched: /' <<< "$out"
+  awk -F'|' 'NF > 11 && $2 ~ /^ *[0-9]+ *$/ {for (i = 2; i <= 11; i++) gsub(/ /, "", $i)
+    print "LLAMACPP_GPU batched pp=" $2 " tg=" $3 " npl=" $4 " S_PP=" $7 " S_TG=" $9 " S=" $11 " T_TG=" $8}' <<< "$out"
+}
+
 for stage in "$@"; do
   echo "=== $stage $(date -u +%FT%TZ)"
   case $stage in
@@ -33,6 +219,7 @@ for stage in "$@"; do
       "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|passed" | sed "s|^|$(basename "$f"): |" | awk '/FAIL|passed/ || NR % 6 == 1'
     done 2>&1 | tee "$OUTD/golden.log" ;;
   make8b)
+    if [[ -s $M8.rad && -f $M8/config.json ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
     python3 "$root/tools/golden/make_random_llama.py" $M8 && cp "$root"/bench/gpu/llama3-tokenizer/* $M8/ 2>/dev/null
     "$B/bin/rad-convert" $M8 -o $M8.rad 2>&1 | tail -2 ;;
   bench)
@@ -65,5 +252,65 @@ torch.cuda.synchronize();t=time.perf_counter()
 for _ in range(20): b.copy_(a)
 torch.cuda.synchronize();s=(time.perf_counter()-t)/20
 print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
+  golden8b)
+    [[ -f $M8/golden.safetensors ]] || python3 "$root/tools/golden/golden_for_checkpoint.py" $M8 2>&1 | grep -v Warning | tail -2
+    "$B/bin/rad-golden" $M8 --model $M8.rad --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|top1|passed" | sed 's/^/golden8b tp1: /'
+    if (( $(nvidia-smi -L | wc -l) >= 2 )); then
+      "$B/bin/rad-golden" $M8 --model $M8.rad --tp 2 --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|top1|passed" | sed 's/^/golden8b tp2: /'
+    fi 2>&1 | tee "$OUTD/golden8b.log" ;;
+  coll)
+    "$B/bin/rad-collbench" --ranks 2 --reps 20 2>&1 | grep -v "^\[info\]"
+    "$B/bin/rad-collbench" --device --ranks 2 --reps 20 2>&1 | grep -v "^\[info\]" | tee "$OUTD/collbench.log" ;;
+  tp8b)
+    for t in 1 2; do
+      "$B/bin/rad-enginebench" $M8.rad --placement device --prefill 512 --decode 1,64 --in 128 --out 64 --tp $t 2>&1 |
+        grep -v "^\[info\]" | sed "s/^/tp$t: /"
+    done 2>&1 | tee "$OUTD/tp8b.log" ;;
+  peers-build)  # detached: outlives this call; run from copies in /tmp (the next call re-lays the tree)
+    peers_resume
+    if peers_running; then
+      echo "peers-build: already running: $(peers_progress)"
+    else
+      if cp "$root/bench/peers/llamacpp-build.sh" /tmp/llamacpp-build.sh && cp "$root/.devcarry/llamacpp.tar.xz" /tmp/llamacpp.tar.xz; then
+        setsid nohup bash /tmp/llamacpp-build.sh /tmp/llamacpp.tar.xz > /dev/null 2>&1 < /dev/null &
+        sleep 3
+        echo "peers-build: started (log /tmp/llamacpp-build.log): $(peers_progress)"
+      else
+        echo "peers-build: FAILED: no .devcarry/llamacpp.tar.xz (bench/peers/llamacpp-pack.sh makes it; carry .devcarry)"
+      fi
+    fi ;;
+  peers-wait)  # until the CUDA build is done (PEERS_WAIT_S, 360), printing its progress
+    peers_wait cuda "${PEERS_WAIT_S:-360}" ;;
+  peers-status)
+    for t in cpu cuda; do
+      echo "peers-status: $t $(ls /tmp/llamacpp-$t.done /tmp/llamacpp-$t.failed 2>/dev/null | tr '\n' ' ')$(cat /tmp/llamacpp-$t.done /tmp/llamacpp-$t.failed 2>/dev/null | tr '\n' ' ')"
+    done
+    echo "peers-status: running=$(peers_running && echo yes || echo no) $(peers_progress)"
+    grep '^llamacpp-build' /tmp/llamacpp-build.log 2>/dev/null | tail -6 | sed 's/^/  /' ;;
+  gguf8b)
+    [[ -f $M8/config.json ]] || { echo "gguf8b: no $M8 (run make8b first)"; continue; }
+    peers_tokenizers
+    [[ -f $M8/tokenizer.json ]] || cp "$RADTOK"/llama3/* $M8/
+    df -h /tmp | tail -1 | sed 's/^/gguf8b: disk /'
+    to_gguf $M8 /tmp/llama8b-bf16.gguf ;;
+  peers-gpu)
+    { peers_wait cuda "${PEERS_WAIT_S:-360}" && peers_gpu_bench; } 2>&1 | tee "$OUTD/llamacpp-gpu.log" ;;
+  cpu16-prep)
+    peers_tokenizers
+    for m in ${CPU16_MODELS:-llama3.2-1b}; do cpu16_prep "$m"; done ;;
+  cpu16)
+    {
+      peers_tokenizers
+      echo "cpu16: $(nproc) cpus ($(lscpu 2>/dev/null | grep -E '^Model name' | sed 's/.*: *//'), $(lscpu 2>/dev/null | grep -E '^Thread\(s\) per core' | sed 's/.*: *//') threads/core), threads ${CPU16_THREADS:-16}"
+      ready=()
+      for m in ${CPU16_MODELS:-llama3.2-1b}; do cpu16_prep "$m" && ready+=("$m"); done
+      if (( ${#ready[@]} )) && peers_wait cpu "${PEERS_WAIT_S:-360}"; then
+        trap 'peers_resume; exit 143' TERM INT
+        peers_pause
+        for p in 1 2; do for m in "${ready[@]}"; do cpu16_pair "$m" $p; done; done
+        peers_resume
+        trap - TERM INT
+      fi
+    } 2>&1 | tee "$OUTD/cpu16.log" ;;
   esac
 done

@@ -1,7 +1,7 @@
 // rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--radiance-home HOMES] [--transport shm|grpc] [--in-process]
-//                [--placement auto|host|device] [--no-graphs] [--top1 FRAC]
+//                [--placement auto|host|device] [--no-graphs] [--top1 FRAC] [--model FILE.rad]
 //
-// Converts the checkpoint in DIR, runs the prompts of DIR/golden.safetensors (promptN.ids,
+// Converts the checkpoint in DIR (or takes --model, that checkpoint already converted: big ones), runs the prompts of DIR/golden.safetensors (promptN.ids,
 // promptN.logits, promptN.greedy) each alone and all together in one batch, and compares the
 // prompt logits (relative error ||ours - ref|| / ||ref||) and the greedy tokens with the
 // transformers reference. The prompts run through radiance-worker processes (one per rank) as a
@@ -235,6 +235,7 @@ int main(int argc, char** argv) {
     std::string placement = "auto";
     bool graphs = true;
     double top1 = -1;
+    std::string model_file;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -254,6 +255,7 @@ int main(int argc, char** argv) {
         else if (a == "--top1") top1 = std::stod(value());
         else if (a == "--debug-selection") debug_selection = true;
         else if (a == "--transport") transport = value();
+        else if (a == "--model") model_file = value();
         else if (dir.empty()) dir = a;
         else {
             std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X]\n";
@@ -272,7 +274,9 @@ int main(int argc, char** argv) {
     fs::path norm = fs::path(dir).lexically_normal();
     if (norm.filename().empty()) norm = norm.parent_path();
     const std::string label = norm.filename().string();
-    std::string tmp = (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
+    const bool converted = !model_file.empty();
+    std::string tmp = converted ? model_file
+                                : (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
     try {
         log::set_level(log::Level::warn);
         core::LoadOptions lo = core::load_options(homes, kernels);
@@ -281,7 +285,7 @@ int main(int argc, char** argv) {
         co.src = dir;
         co.out = tmp;
         std::ostringstream convert_log;
-        convert::convert(*reg, co, convert_log);
+        if (!converted) convert::convert(*reg, co, convert_log);
         auto prompts = load_golden((fs::path(dir) / "golden.safetensors").string());
         size_t total = 0, n_greedy = 0;
         for (auto& p : prompts) {
@@ -391,7 +395,7 @@ int main(int argc, char** argv) {
         check(false, label + ": " + e.what());
     }
     std::error_code ec;
-    fs::remove(tmp, ec);
+    if (!converted) fs::remove(tmp, ec);
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
