@@ -232,6 +232,21 @@ for stage in "$@"; do
       echo "--- $args"
       eval RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --in 128 $args 2>&1 | grep -v "^\[info\]"
     done ;;
+  ab)  # decode at 64 / 256 with the step's k/v stored by attention itself and by a launch of its own, then per-op times
+    for v in 0 1; do
+      RADIANCE_GPU_SEPARATE_KV_WRITE=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 40 2>&1 |
+        grep -E "^decode" | sed "s/^/separate_kv_write=$v: /"
+    done
+    RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 8 2>&1 | grep -v "^\[info\]" ;;
+  prof)  # decode-dominated per-op times at 64 and 256 rows (16-token prompts), and split counts A/B at 64 / 256
+    for nb in 64 256; do
+      echo "--- profile decode $nb"
+      RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode $nb --in 16 --out 64 2>&1 | grep -v "^\[info\]"
+    done
+    for sp in 0 2 4 8; do
+      RADIANCE_GPU_ATTN_MIN_SPLITS=$sp "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 128 --out 128 2>&1 |
+        grep -E "^decode" | sed "s/^/min_splits=$sp: /"
+    done ;;
   tp2)  # two ranks, one card each, summing through host staging (needs nvidia-h200-x2)
     for f in "$root"/tests/golden/fixtures/mistral_w16_mha "$B"/fixtures/llama "$B"/fixtures/qwen3; do
       "$B/bin/rad-golden" "$f" --tp 2 --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|passed" | sed "s|^|tp2 $(basename "$f"): |"
@@ -253,7 +268,8 @@ for _ in range(20): b.copy_(a)
 torch.cuda.synchronize();s=(time.perf_counter()-t)/20
 print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
   golden8b)
-    [[ -f $M8/golden.safetensors ]] || python3 "$root/tools/golden/golden_for_checkpoint.py" $M8 2>&1 | grep -v Warning | tail -2
+    [[ -f $M8/golden.safetensors ]] || python3 "$root/tools/golden/golden_for_checkpoint.py" $M8 2>&1 | grep -v Warning | tail -1
+    python3 "$root/tools/golden/golden_for_checkpoint.py" $M8 --bf16-baseline 2>&1 | grep "transformers bf16" | sed 's/^/golden8b: /'
     "$B/bin/rad-golden" $M8 --model $M8.rad --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|top1|passed" | sed 's/^/golden8b tp1: /'
     if (( $(nvidia-smi -L | wc -l) >= 2 )); then
       "$B/bin/rad-golden" $M8 --model $M8.rad --tp 2 --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|top1|passed" | sed 's/^/golden8b tp2: /'
@@ -293,6 +309,9 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
     [[ -f $M8/tokenizer.json ]] || cp "$RADTOK"/llama3/* $M8/
     df -h /tmp | tail -1 | sed 's/^/gguf8b: disk /'
     to_gguf $M8 /tmp/llama8b-bf16.gguf ;;
+  drop8b)  # the HF checkpoint's weights (16 GB) once the .rad and the GGUF exist: the disk is 64 GiB
+    [[ -s $M8.rad && -s /tmp/llama8b-bf16.gguf ]] && rm -f $M8/*.safetensors && echo "drop8b: removed $M8/*.safetensors"
+    df -h /tmp | tail -1 | sed 's/^/drop8b: disk /' ;;
   peers-gpu)
     { peers_wait cuda "${PEERS_WAIT_S:-360}" && peers_gpu_bench; } 2>&1 | tee "$OUTD/llamacpp-gpu.log" ;;
   cpu16-prep)

@@ -8,12 +8,17 @@
 // partial results a second kernel merges. The split count depends only on the row count and the
 // block-table width (the plan's longest context), never on this step's lengths, so a decode step
 // recorded as a graph replays correctly at any context length.
+#include <algorithm>
 #include <cfloat>
+#include <cstdlib>
 #include <type_traits>
 
 #include "k_common.h"
 
 namespace gpu {
+
+int sm_count();  // device.cpp
+
 namespace {
 
 constexpr int kWarps = 4;
@@ -55,7 +60,33 @@ __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const i
     }
 }
 
-// VPL: values of a head each lane holds (head_dim <= 32 * VPL); G: query heads per block (the
+// VPL consecutive values of a cached k or v row from dim lane * VPL: one vector load when the row
+// is exactly 32 * VPL wide (8 or 16 bytes a lane), element loads otherwise.
+template <typename C, int VPL>
+__device__ __forceinline__ void load_row(const C* row, int lane, int hd, float* out) {
+    const int d0 = lane * VPL;
+    if constexpr (sizeof(C) == 2 && (VPL == 4 || VPL == 8)) {
+        if (hd == 32 * VPL) {
+            using V = typename std::conditional<VPL == 4, uint2, uint4>::type;
+            const V raw = *reinterpret_cast<const V*>(row + d0);
+            const C* h = reinterpret_cast<const C*>(&raw);
+#pragma unroll
+            for (int v = 0; v < VPL; ++v) out[v] = gpu_to_f32(h[v]);
+            return;
+        }
+    }
+    if constexpr (sizeof(C) == 4 && VPL == 4) {
+        if (hd == 128) {
+            const float4 t = *reinterpret_cast<const float4*>(row + d0);
+            out[0] = t.x, out[1] = t.y, out[2] = t.z, out[3] = t.w;
+            return;
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < VPL; ++v) out[v] = d0 + v < hd ? gpu_to_f32(row[d0 + v]) : 0.0f;
+}
+
+// VPL: values of a head each lane holds (consecutive dims lane * VPL ..) (head_dim <= 32 * VPL); G: query heads per block (the
 // GQA group, or kMaxGroup when the group is larger or not a power of two).
 //
 // own_row (decode: one row per sequence): no block reads the row's own cache slot, which is
@@ -102,22 +133,33 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
         l[h] = 0.0f;
 #pragma unroll
         for (int v = 0; v < VPL; ++v) {
-            const int d = lane + 32 * v;
+            const int d = lane * VPL + v;
             qv[h][v] = (h < nh && d < g.head_dim) ? q[i * g.q_pitch + static_cast<int64_t>(h0 + h) * g.head_dim + d] : 0.0f;
             acc[h][v] = 0.0f;
         }
     }
-    for (int j = j0 + warp; j < j1; j += kWarps) {
-        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
-        const bool own = g.own_row && j == p;
-        float kv[VPL], vv[VPL];
+    // Position j's k and v rows; the own row as the cache will hold it (narrowed), so both paths
+    // see the same bytes.
+    auto fetch = [&](int j, float* kr, float* vr) {
+        if (g.own_row && j == p) {
 #pragma unroll
-        for (int v = 0; v < VPL; ++v) {
-            const int d = lane + 32 * v;
-            // the own row as the cache will hold it (narrowed), so both paths see the same bytes
-            kv[v] = d < g.head_dim ? (own ? gpu_to_f32(from_f32<C>(kown[d])) : gpu_to_f32(kc[slot + d])) : 0.0f;
-            vv[v] = d < g.head_dim ? (own ? gpu_to_f32(from_f32<C>(vown[d])) : gpu_to_f32(vc[slot + d])) : 0.0f;
+            for (int v = 0; v < VPL; ++v) {
+                const int d = lane * VPL + v;
+                kr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(kown[d])) : 0.0f;
+                vr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(vown[d])) : 0.0f;
+            }
+            return;
         }
+        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+        load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
+        load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
+    };
+    // One position ahead in flight: the next rows load while this one is scored.
+    float kv[VPL], vv[VPL];
+    if (j0 + warp < j1) fetch(j0 + warp, kv, vv);
+    for (int j = j0 + warp; j < j1; j += kWarps) {
+        float kn[VPL], vn[VPL];
+        if (j + kWarps < j1) fetch(j + kWarps, kn, vn);
         // Every head's dot product first, then one butterfly for all of them: G
         // independent shuffle chains in flight instead of one at a time.
         float sc[G];
@@ -145,6 +187,11 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
                 m[h] = mn;
             }
         }
+#pragma unroll
+        for (int v = 0; v < VPL; ++v) {
+            kv[v] = kn[v];
+            vv[v] = vn[v];
+        }
     }
     // Merge the warps: each writes its state, then warp w merges head w..
     __shared__ float sm[kWarps][G], sl[kWarps][G];
@@ -156,7 +203,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
             sl[warp][h] = l[h];
         }
 #pragma unroll
-        for (int v = 0; v < VPL; ++v) sacc[warp][h][lane + 32 * v] = acc[h][v];
+        for (int v = 0; v < VPL; ++v) sacc[warp][h][lane * VPL + v] = acc[h][v];
     }
     __syncthreads();
     for (int h = warp; h < nh; h += kWarps) {
@@ -198,12 +245,16 @@ __global__ void k_merge(const float* part, float* y, AttnGeom g) {
     }
 }
 
-// Splits for n rows over contexts up to max_ctx: enough blocks to fill the card at one row, none
-// at thousands of rows (each split must have positions to be worth its merge).
-int splits_for(int64_t n, int64_t max_ctx) {
-    int64_t s = 4096 / (n > 0 ? n : 1);
+// Splits for n rows over contexts up to max_ctx: enough blocks to fill the card (about four per
+// multiprocessor) counting the rows and kv-head blocks already there, so one decode row splits its
+// context many ways and a batch of rows none (every split costs a partial write and a merge), and
+// never fewer than 16 positions a split.
+int splits_for(int64_t n, int64_t head_blocks, int64_t max_ctx) {
+    const int64_t want = 4 * static_cast<int64_t>(sm_count() > 0 ? sm_count() : 132);
+    const int64_t have = (n > 0 ? n : 1) * (head_blocks > 0 ? head_blocks : 1);
+    int64_t s = (want + have - 1) / have;
     s = s < 1 ? 1 : s > kMaxSplits ? kMaxSplits : s;
-    const int64_t by_ctx = (max_ctx + 127) / 128;
+    const int64_t by_ctx = (max_ctx + 15) / 16;
     return static_cast<int>(s < by_ctx ? s : (by_ctx < 1 ? 1 : by_ctx));
 }
 
@@ -217,7 +268,12 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto* cp = static_cast<const int32_t*>(cu->data);
     const auto* bp = static_cast<const int32_t*>(bt->data);
     gpuStream_t s = stream_of(a);
-    g.own_row = n == g.n_seq ? 1 : 0;
+    // RADIANCE_GPU_SEPARATE_KV_WRITE=1 keeps the store a launch of its own (an A/B switch for measuring)
+    static const bool separate = [] {
+        const char* e = std::getenv("RADIANCE_GPU_SEPARATE_KV_WRITE");
+        return e && *e && *e != '0';
+    }();
+    g.own_row = n == g.n_seq && !separate ? 1 : 0;
     if (!g.own_row)
         gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
                    static_cast<const float*>(v->data), static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
@@ -262,7 +318,8 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
 
 uint64_t attention_scratch(const RadArgs* geom) {
     const int64_t n = rad_args_geti(geom, "n"), heads = rad_args_geti(geom, "n_head"), hd = rad_args_geti(geom, "head_dim");
-    // n * splits <= max(n, 4096) for every row count (splits_for), so this bounds every launch.
+    // splits > 1 only while n * kv-head blocks < 4 * SMs, so n * splits < max(n, 8 * SMs) <= max(n, 4096)
+    // for any card up to 512 SMs (splits_for): this bounds every launch.
     const int64_t rows = n > 4096 ? n : 4096;
     return static_cast<uint64_t>(rows * heads * (hd + 2)) * 4;
 }
@@ -290,7 +347,13 @@ int attention(const RadArgs* a) {
     // Heads per block: the whole group when it is 1, 2 or 4, else chunks of kMaxGroup.
     g.group = group == 1 || group == 2 || group == 4 ? group : kMaxGroup;
     g.group_chunks = (group + g.group - 1) / g.group;
-    g.splits = splits_for(n, static_cast<int64_t>(g.bt_stride) * g.block);
+    g.splits = splits_for(n, static_cast<int64_t>(g.n_head_kv) * g.group_chunks, static_cast<int64_t>(g.bt_stride) * g.block);
+    // RADIANCE_GPU_ATTN_MIN_SPLITS=N raises the split count (an A/B switch for measuring)
+    static const int min_splits = [] {
+        const char* e = std::getenv("RADIANCE_GPU_ATTN_MIN_SPLITS");
+        return e ? std::atoi(e) : 0;
+    }();
+    if (min_splits > g.splits) g.splits = std::min(min_splits, kMaxSplits);
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);
     g.k_pitch = pitch_elems(&a->t[1]);
