@@ -258,6 +258,18 @@ int peers_ready(Group& g, gpuStream_t s) {
     return exchange(c, &ok, 1, none);
 }
 
+// This launch's group with its transport (peers_ready or nccl_ready) set up; null and *rc otherwise.
+template <typename Ready>
+Group* ready_group(const RadArgs* a, Ready ready, int* rc) {
+    Group* g = group_of(a);
+    if (!g) {
+        *rc = RAD_E_INTERNAL;
+        return nullptr;
+    }
+    *rc = ready(*g, stream_of(a));
+    return *rc == RAD_OK ? g : nullptr;
+}
+
 unsigned grid_for(uint64_t items) {
     const uint64_t want = (items + kThreads - 1) / kThreads;
     const uint64_t cap = static_cast<uint64_t>(sm_count() > 0 ? sm_count() : 1);  // one block per SM: all co-resident
@@ -355,10 +367,10 @@ int all_reduce_p2p(const RadArgs* a) {
     if (!x || x->dtype != RAD_F32) return RAD_E_DTYPE;
     const RadComm* c0 = static_cast<const RadComm*>(a->comm);
     if (!c0 || c0->world <= 1) return RAD_OK;
-    Group* g = group_of(a);
+    int rc = RAD_OK;
+    Group* g = ready_group(a, peers_ready, &rc);
+    if (!g) return rc;
     gpuStream_t s = stream_of(a);
-    if (!g) return RAD_E_INTERNAL;
-    if (int rc = peers_ready(*g, s); rc != RAD_OK) return rc;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim"), xp = pitch_elems(x);
     const int64_t half = kHalfBytes / 4, per = half / dim;
     if (per < 1) return fail("a row is wider than the exchange buffer", RAD_E_SHAPE);
@@ -383,10 +395,10 @@ int all_gather_p2p(const RadArgs* a) {
     if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const RadComm* c0 = static_cast<const RadComm*>(a->comm);
     if (!c0 || c0->world <= 1) return all_gather_staged(a);  // one rank: a copy
-    Group* g = group_of(a);
+    int rc = RAD_OK;
+    Group* g = ready_group(a, peers_ready, &rc);
+    if (!g) return rc;
     gpuStream_t s = stream_of(a);
-    if (!g) return RAD_E_INTERNAL;
-    if (int rc = peers_ready(*g, s); rc != RAD_OK) return rc;
     const int64_t n = rad_args_geti(a, "n"), total = rad_args_geti(a, "total"), W = c0->world;
     const int64_t widest = (total + W - 1) / W + 1, half = kHalfBytes / 4, per = half / widest;
     if (per < 1) return fail("a row is wider than the exchange buffer", RAD_E_SHAPE);
@@ -410,10 +422,10 @@ int all_reduce_nccl(const RadArgs* a) {
     if (!x || x->dtype != RAD_F32) return RAD_E_DTYPE;
     const RadComm* c0 = static_cast<const RadComm*>(a->comm);
     if (!c0 || c0->world <= 1) return RAD_OK;
-    Group* g = group_of(a);
+    int rc = RAD_OK;
+    Group* g = ready_group(a, nccl_ready, &rc);
+    if (!g) return rc;
     gpuStream_t s = stream_of(a);
-    if (!g) return RAD_E_INTERNAL;
-    if (int rc = nccl_ready(*g, s); rc != RAD_OK) return rc;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
     const size_t pitch = static_cast<size_t>(rad_tensor_row_pitch(x)), row = static_cast<size_t>(dim) * 4;
     float* buf = static_cast<float*>(x->data);
@@ -422,7 +434,7 @@ int all_reduce_nccl(const RadArgs* a) {
         buf = static_cast<float*>(a->scratch);
         gpuMemcpy2DAsync(buf, row, x->data, pitch, row, static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
     }
-    int rc = nccl_wait(*g, ncclAllReduce(buf, buf, static_cast<size_t>(n * dim), ncclFloat32, ncclSum, g->nccl, s), "ncclAllReduce");
+    rc = nccl_wait(*g, ncclAllReduce(buf, buf, static_cast<size_t>(n * dim), ncclFloat32, ncclSum, g->nccl, s), "ncclAllReduce");
     if (rc == RAD_OK && buf != x->data)
         gpuMemcpy2DAsync(x->data, pitch, buf, row, row, static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
     return rc == RAD_OK ? launched() : rc;
@@ -440,10 +452,10 @@ int all_gather_nccl(const RadArgs* a) {
     if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const RadComm* c0 = static_cast<const RadComm*>(a->comm);
     if (!c0 || c0->world <= 1) return all_gather_staged(a);
-    Group* g = group_of(a);
+    int rc = RAD_OK;
+    Group* g = ready_group(a, nccl_ready, &rc);
+    if (!g) return rc;
     gpuStream_t s = stream_of(a);
-    if (!g) return RAD_E_INTERNAL;
-    if (int rc = nccl_ready(*g, s); rc != RAD_OK) return rc;
     const int64_t n = rad_args_geti(a, "n"), total = rad_args_geti(a, "total"), W = c0->world, r = c0->rank;
     if (a->scratch_bytes < static_cast<uint64_t>(n * total) * 4) return RAD_E_NOMEM;
     auto* runs = static_cast<float*>(a->scratch);
@@ -456,7 +468,7 @@ int all_gather_nccl(const RadArgs* a) {
         const int64_t lo = span_lo(k, total, W), w = span_lo(k + 1, total, W) - lo;
         ncclBroadcast(runs + n * lo, runs + n * lo, static_cast<size_t>(n * w), ncclFloat32, static_cast<int>(k), g->nccl, s);
     }
-    if (int rc = nccl_wait(*g, ncclGroupEnd(), "the NCCL broadcasts"); rc != RAD_OK) return rc;
+    if (rc = nccl_wait(*g, ncclGroupEnd(), "the NCCL broadcasts"); rc != RAD_OK) return rc;
     for (int64_t k = 0; k < W; ++k) {
         const int64_t lo = span_lo(k, total, W), w = span_lo(k + 1, total, W) - lo;
         gpuMemcpy2DAsync(static_cast<char*>(y->data) + lo * 4, yp, runs + n * lo, static_cast<size_t>(w) * 4,
