@@ -314,6 +314,12 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
     df -h /tmp | tail -1 | sed 's/^/drop8b: disk /' ;;
   peers-gpu)
     { peers_wait cuda "${PEERS_WAIT_S:-360}" && peers_gpu_bench; } 2>&1 | tee "$OUTD/llamacpp-gpu.log" ;;
+  cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, prefetch and thread count
+    cpu16_prep llama3.2-1b >/dev/null 2>&1
+    for cfg in "" "RADIANCE_CPU_PREFETCH=0" "RADIANCE_CPU_ISA=avx2" "RADIANCE_CPU_ISA=avx512bf16" "RADIANCE_THREADS=8" "RADIANCE_THREADS=12"; do
+      r=$(env RADIANCE_THREADS=16 $cfg "$B/bin/rad-enginebench" /tmp/cpu16-llama3.2-1b.rad --placement host --prefill "" --decode 1 --in 16 --out 64 2>&1 | awk '$1 == "decode" {print $4}')
+      echo "cpu16ab ${cfg:-default}: tg tok/s $r"
+    done 2>&1 | tee "$OUTD/cpu16ab.log" ;;
   cpu16-prep)
     peers_tokenizers
     for m in ${CPU16_MODELS:-llama3.2-1b}; do cpu16_prep "$m"; done ;;

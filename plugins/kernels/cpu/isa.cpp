@@ -93,8 +93,11 @@ void isa_init() {
             for (int l = 0; l < kIsaCount; ++l)
                 if (!std::strcmp(e, kLevelNames[l]) && g_supported[l]) level = l;
         g_level.store(level);
+        if (const char* e = std::getenv("RADIANCE_CPU_PREFETCH")) g_decode_prefetch = std::strcmp(e, "0") != 0;
     });
 }
+
+bool g_decode_prefetch = true;
 
 bool isa_supported(int level) { return level >= 0 && level < kIsaCount && g_supported[level]; }
 int isa_level() { return g_level.load(std::memory_order_relaxed); }
