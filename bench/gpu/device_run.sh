@@ -12,6 +12,9 @@
 #            then rad-golden --model on it: one card, and two ranks on two cards when there are two
 #   coll     rad-collbench: host staging, and every device row (peer memory, NCCL, staging) on 2 cards
 #   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
+#   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
+#   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
+#   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
 # bench/peers/llamacpp-pack.sh):
 #   peers-build   starts bench/peers/llamacpp-build.sh detached (CPU tree, then CUDA sm_90a; several
@@ -220,7 +223,8 @@ for stage in "$@"; do
     done 2>&1 | tee "$OUTD/golden.log" ;;
   make8b)
     if [[ -s $M8.rad && -f $M8/config.json ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
-    python3 "$root/tools/golden/make_random_llama.py" $M8 && cp "$root"/bench/gpu/llama3-tokenizer/* $M8/ 2>/dev/null
+    python3 "$root/tools/golden/make_random_llama.py" $M8
+    peers_tokenizers && cp "$RADTOK"/llama3/* $M8/  # a tokenizer in the container, for serving it
     "$B/bin/rad-convert" $M8 -o $M8.rad 2>&1 | tail -2 ;;
   bench)
     "$B/bin/rad-enginebench" $M8.rad --placement device --prefill 512,4096 --decode 1,64,256 --in 128 --out 128 2>&1 |
@@ -314,6 +318,17 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
     df -h /tmp | tail -1 | sed 's/^/drop8b: disk /' ;;
   peers-gpu)
     { peers_wait cuda "${PEERS_WAIT_S:-360}" && peers_gpu_bench; } 2>&1 | tee "$OUTD/llamacpp-gpu.log" ;;
+  http)  # end to end through the HTTP server: radiance serve --placement device, radbench at 1 / 64 / 256 clients, 128 in / 128 out
+    "$B/bin/radiance" serve --model $M8.rad --placement device --port 8089 --max-seqs 256 --max-ctx 512 --max-queue 1024 \
+      > "$OUTD/serve.log" 2>&1 &
+    spid=$!
+    for _ in $(seq 1 90); do curl -sf http://127.0.0.1:8089/ready >/dev/null && break; sleep 2; done
+    for c in 1 64 256; do
+      n=$(( c == 1 ? 8 : 2 * c ))
+      python3 "$root/tools/radbench/radbench.py" --url http://127.0.0.1:8089 --concurrency $c --requests $n \
+        --prompt-tokens 128 --output-tokens 128 2>&1 | sed "s/^/http c=$c: /"
+    done 2>&1 | tee "$OUTD/http.log"
+    kill $spid; wait $spid 2>/dev/null ;;
   cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, prefetch and thread count
     cpu16_prep llama3.2-1b >/dev/null 2>&1
     for cfg in "" "RADIANCE_CPU_PREFETCH=0" "RADIANCE_CPU_ISA=avx2" "RADIANCE_CPU_ISA=avx512bf16" "RADIANCE_THREADS=8" "RADIANCE_THREADS=12"; do
