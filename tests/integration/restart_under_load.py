@@ -4,7 +4,10 @@ while one rank is killed with SIGKILL 5 times at random moments. Every request m
 exactly the text an undisturbed run gives (greedy), rank_restarts_total must count 5, and /ready
 must go 503 and back to 200.
 
-usage: restart_under_load.py RADIANCE_BIN MODEL_DIR [--kills N] [--requests N]
+usage: restart_under_load.py RADIANCE_BIN MODEL_DIR [--kills N] [--requests N] [--serve-arg ARG ...]
+
+--serve-arg passes ARG on to `radiance serve` (repeat it), e.g. the pretend card's placement, where
+the ranks record tensor-parallel decode graphs that must be dropped when the group re-forms.
 """
 import http.client
 import json
@@ -116,10 +119,11 @@ def main():
     radiance, model = sys.argv[1], sys.argv[2]
     kills = int(sys.argv[sys.argv.index("--kills") + 1]) if "--kills" in sys.argv else 5
     n = int(sys.argv[sys.argv.index("--requests") + 1]) if "--requests" in sys.argv else 32
+    extra = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--serve-arg"]
     port = free_port()
     cache = f"/tmp/radiance-restart-test-{os.getpid()}"
     server = subprocess.Popen([radiance, "serve", "--model", model, "--tp", "2", "--port", str(port),
-                               "--cache-dir", cache, "--max-seqs", "32", "--max-batch-tokens", "256"],
+                               "--cache-dir", cache, "--max-seqs", "32", "--max-batch-tokens", "256"] + extra,
                               stdout=subprocess.DEVNULL, stderr=open(f"{cache}.log", "w"))
     failures = []
     try:
