@@ -266,6 +266,7 @@ Registry Registry::load(const LoadOptions& opts) {
         auto conc = l.plugin->fn<RadKernelFlagFn>("rad_kernel_concurrent");
         auto coll = l.plugin->fn<RadKernelFlagFn>("rad_kernel_collective");
         auto kref = l.plugin->fn<RadKernelFlagFn>("rad_kernel_reference");
+        auto queued = l.plugin->fn<RadKernelFlagFn>("rad_kernel_queued");
         for (int i = 0; i < kc(); ++i) {
             const RadKernelInfo* k = ka(i);
             if (!k || !k->op || !k->launch) continue;
@@ -275,6 +276,7 @@ Registry Registry::load(const LoadOptions& opts) {
             row.reference = lib.reference || (kref && kref(i) != 0);
             row.concurrent = conc && conc(i) != 0;
             row.collective = coll ? coll(i) : 0;
+            row.queued = queued && queued(i) != 0;
             lib.rows.push_back(row);
         }
         libs.push_back(std::move(lib));

@@ -144,7 +144,7 @@ struct Engine::Impl {
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows); null graph: seen once, not recorded
     std::map<std::array<int64_t, 3>, void*> graphs;
-    // every collective row of the plan stays on the card's queue (rad_kernel_collective == 2), so
+    // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
     bool collectives_on_queue = true;
     const void* graph_generation = nullptr;  // the communicator's staging the graphs were recorded with
@@ -199,7 +199,7 @@ void Engine::Impl::plan_ops() {
         for (auto& band : d.res.bands) {
             LaunchBand lb;
             lb.row = band.winner;
-            if (lb.row && lb.row->collective == 1) collectives_on_queue = false;  // it waits on the host
+            if (lb.row && lb.row->collective && !lb.row->queued) collectives_on_queue = false;  // it waits on the host
             for (auto& [k, v] : band.derived) {
                 lb.derived_names.push_back(k);
                 lb.derived_vals.push_back(core::ParamValue::of_int(v));

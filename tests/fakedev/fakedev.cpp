@@ -85,9 +85,12 @@ const RadKernelInfo rows[] = {
     ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),
     ROW("fake_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
     ROW("fake_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
-    ROW("fake_add_rms_norm", "add_rms_norm", ref_add_rms_norm, c_float_weights, 1),
+    {"fake_add_rms_norm", "add_rms_norm", "add_rms_norm", "libref's add then rms_norm as a device row", "any", "f32 activations",
+     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, dev_row<ref_add_rms_norm>, nullptr, nullptr, nullptr, nullptr, nullptr,
+     "add,rms_norm"},
     {"fake_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "libref's gemm then swiglu as a device row", "any", "f32 activations",
-     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, dev_row<ref_gemm_swiglu>, nullptr, nullptr, rad_compose_gemm_swiglu_scratch},
+     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, dev_row<ref_gemm_swiglu>, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr,
+     nullptr, "gemm,swiglu"},
 };
 
 // ---- the pretend card ----
@@ -143,9 +146,10 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 }
 RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return &g_api; }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
-// The pretend card's graphs replay every launch, the host-staging barrier included, so its
-// collectives count as ones that stay on the queue: tensor-parallel decode steps get recorded.
 RAD_EXPORT int rad_kernel_collective(int i) {
-    return i >= 0 && i < RAD_N_OF(rows) && (rows[i].launch == dev_row<ref_all_reduce> || rows[i].launch == dev_row<ref_all_gather>) ? 2 : 0;
+    return i >= 0 && i < RAD_N_OF(rows) && (rows[i].launch == dev_row<ref_all_reduce> || rows[i].launch == dev_row<ref_all_gather>);
 }
+// The pretend card's graphs replay every launch, the host-staging barrier included, so all its rows
+// count as queued: tensor-parallel decode steps get recorded (and tested) on it.
+RAD_EXPORT int rad_kernel_queued(int i) { return i >= 0 && i < RAD_N_OF(rows); }
 }

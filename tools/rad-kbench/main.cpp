@@ -6,7 +6,8 @@
 // correctness by the full-tensor relative norm, by sampled values and by seeded projections
 // (dot products with random +-1 vectors, which catch errors that average out of a norm); every
 // operand sits between two poisoned 256-byte red zones, checked after the launch, on the card
-// and on the host alike. --bench adds a speed column (median of --reps launches; achieved GB/s
+// and on the host alike. A row that names the chain it `replaces` is also run against that chain
+// of the same library's rows on the same bytes and must match it byte for byte. --bench adds a speed column (median of --reps launches; achieved GB/s
 // over the fewest bytes the op must move, and TFLOP/s where it computes). Exit 1 on any failure.
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,8 @@
 #include <memory>
 #include <random>
 #include <sstream>
+
+#include <radiance/kernels/rad_compose.h>
 
 #include "cases.h"
 #include "radiance/core/registry.h"
@@ -165,6 +168,124 @@ void prepare(Launch& L, Memory& mem, const Case& k, const core::KernelRow& row, 
     if (row.info->init && row.info->init(&L.a, &L.a.instance) != RAD_OK) throw std::runtime_error("init hook failed");
 }
 
+// ---- fusions: a row with `replaces` against its chain, out of its own library, byte for byte ----
+
+Param param_of(const Case& k, const char* name) {
+    for (auto& p : k.params)
+        if (p.name == name) return p;
+    return {name, RAD_P_INT, 0, 0, {}};
+}
+Param with_int(const char* name, int64_t v) { return {name, RAD_P_INT, v, 0, {}}; }
+
+// The chain's parts as cases of their own (for choosing the library's rows), and how the fused
+// op's operands wire through them (rad_compose.h: the one definition of each chain).
+struct Chain {
+    std::vector<Case> parts;
+    int (*run)(const RadArgs*, const RadLaunchFn*);
+    uint64_t product = 0;  // scratch the chain itself needs before the parts' own
+};
+int run_add_norm(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_add_rms_norm(a, f[0], f[1]); }
+int run_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_gemm_swiglu(a, f[0], f[1]); }
+
+bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
+    if (replaces == "add,rms_norm") {
+        Case add, norm;
+        add.op = "add";
+        add.params = {param_of(k, "n"), param_of(k, "dim")};
+        norm.op = "rms_norm";
+        norm.params = k.params;
+        c->parts = {add, norm};
+        c->run = run_add_norm;
+        return true;
+    }
+    if (replaces == "gemm,swiglu") {
+        const int64_t M = param_of(k, "M").i, N = param_of(k, "N").i;
+        Case gemm, act;
+        gemm.op = "gemm";
+        gemm.params = {param_of(k, "M"), with_int("N", 2 * N), param_of(k, "K"), param_of(k, "wdtype")};
+        act.op = "swiglu";
+        act.params = {with_int("n", M), with_int("dim", N)};
+        c->parts = {gemm, act};
+        c->run = run_gemm_swiglu;
+        c->product = static_cast<uint64_t>(M * 2 * N) * 4;
+        return true;
+    }
+    return false;
+}
+
+std::vector<RadParam> rad_params(const Case& k) {
+    std::vector<RadParam> ps;
+    for (auto& p : k.params) {
+        RadParam q{};
+        q.name = p.name.c_str();
+        q.type = p.type;
+        q.i = p.i;
+        q.f = p.f;
+        q.s = p.type == RAD_P_STR ? p.s.c_str() : nullptr;
+        ps.push_back(q);
+    }
+    return ps;
+}
+
+// Runs the row's chain from `lib` on fresh copies of the case's operands (in `mem`) and returns
+// "" when every output matches `fused` (the row's own outputs) byte for byte, else why not.
+std::string check_chain(const core::KernelLibrary& lib, const core::KernelRow& row, const Case& k, Memory& mem,
+                        const std::vector<std::vector<uint8_t>>& fused) {
+    Chain c;
+    if (!chain_of(row.info->replaces, k, &c)) return std::string("no wiring known for the chain '") + row.info->replaces + "'";
+    std::vector<RadLaunchFn> fns;
+    uint64_t part_scratch = 0;
+    for (const Case& part : c.parts) {
+        const core::KernelRow* r = row_for(lib, part);
+        if (!r) return "the library has no row for the chain's " + part.op;
+        if (r->info->init) return std::string("the chain's row ") + r->info->name + " has an init hook (not composable)";
+        fns.push_back(r->info->launch);
+        if (r->info->scratch) {
+            std::vector<RadParam> ps = rad_params(part);
+            RadArgs g{};
+            g.p = ps.data();
+            g.n_p = static_cast<int32_t>(ps.size());
+            part_scratch = std::max(part_scratch, r->info->scratch(&g));
+        }
+    }
+    std::vector<RadParam> ps = rad_params(k);
+    std::vector<RadTensor> t;
+    std::vector<uint8_t*> data;
+    for (auto& o : k.operands) {
+        RadTensor x{};
+        if (!o.shape.empty()) {
+            x.data = mem.place(o.init, bytes_of(o));
+            x.dtype = o.dtype;
+            x.rank = static_cast<int32_t>(o.shape.size());
+            for (size_t d = 0; d < o.shape.size(); ++d) x.shape[d] = o.shape[d];
+        }
+        data.push_back(static_cast<uint8_t*>(x.data));
+        t.push_back(x);
+    }
+    RadArgs a{};
+    a.t = t.data();
+    a.n_t = static_cast<int32_t>(t.size());
+    a.p = ps.data();
+    a.n_p = static_cast<int32_t>(ps.size());
+    a.stream = mem.stream;
+    a.world_size = 1;
+    std::vector<uint8_t> host_scratch;
+    a.scratch_bytes = c.product + part_scratch;
+    if (a.scratch_bytes) {
+        if (mem.dev) a.scratch = mem.place({}, a.scratch_bytes);
+        else host_scratch.assign(a.scratch_bytes, 0), a.scratch = host_scratch.data();
+    }
+    int rc = c.run(&a, fns.data());
+    if (rc == RAD_OK && mem.dev && mem.dev->sync(mem.stream) != RAD_OK) rc = RAD_E_INTERNAL;
+    if (rc != RAD_OK) return "the chain's launch returned " + std::to_string(rc);
+    for (size_t i = 0, out = 0; i < k.operands.size(); ++i) {
+        if (!k.operands[i].output) continue;
+        bool z = true;
+        if (mem.read(data[i], bytes_of(k.operands[i]), &z) != fused[out++]) return "operand " + std::to_string(i) + " differs";
+    }
+    return "";
+}
+
 std::vector<double> as_f64(const std::vector<uint8_t>& b, int dt) {
     const int64_t n = static_cast<int64_t>(b.size() * 8 / static_cast<size_t>(rad_dtype_bits(dt)));
     std::vector<double> v(static_cast<size_t>(n));
@@ -289,6 +410,7 @@ int main(int argc, char** argv) {
             Launch L;
             Verdict worst;
             std::string status;
+            std::vector<std::vector<uint8_t>> outputs;  // the row's outputs, for its chain check
             double us = 0;
             try {
                 prepare(L, mem, k, *row, schema);
@@ -301,6 +423,7 @@ int main(int argc, char** argv) {
                     bool z_ref = true, z = true;
                     auto want = ref_mem.read(ref.data[i], bytes_of(o), &z_ref);
                     auto got = mem.read(L.data[i], bytes_of(o), &z);
+                    outputs.push_back(got);
                     Verdict v = compare(as_f64(got, o.dtype), as_f64(want, o.dtype), o.dtype, tol, seed + i);
                     v.zones = z && z_ref;
                     worst.rel = std::max(worst.rel, v.rel);
@@ -315,6 +438,10 @@ int main(int argc, char** argv) {
                     auto got = mem.read(L.data[i], bytes_of(k.operands[i]), &z);
                     if (!z) worst.zones = worst.ok = false;
                     if (got != k.operands[i].init && k.op != "rope") worst.ok = false, status = "an input was changed";
+                }
+                if (row->info->replaces) {  // a fusion: byte-identical to its chain from the same library
+                    const std::string why = check_chain(lib, *row, k, mem, outputs);
+                    if (!why.empty()) worst.ok = false, status = std::string("not its chain ") + row->info->replaces + ": " + why;
                 }
                 if (bench) {
                     std::vector<double> t;

@@ -42,12 +42,14 @@ const RadKernelInfo rows[] = {
     // Tensor parallelism on one host: the shared host-staging sum, so libcpu and libref ranks agree bytewise.
     ROW("cpu_all_reduce_host", "all_reduce", rad_host_all_reduce_f32, "host-staging sum in rank order", "any", 0, nullptr, 0),
     ROW("cpu_all_gather_host", "all_gather", rad_host_all_gather_f32, "host-staging concatenation by rank", "any", 0, nullptr, 0),
-    ROW("cpu_add_rms_norm", "add_rms_norm", cpu_add_rms_norm, "cpu_add then cpu_rms_norm", "any", 0, c_float_weights, 1),
+    {"cpu_add_rms_norm", "add_rms_norm", "add_rms_norm", "cpu_add then cpu_rms_norm", "any", "f32 activations; f32/bf16/f16 weights",
+     RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, cpu_add_rms_norm, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
     {"cpu_gemm_swiglu_decode", "gemm_swiglu", "gemm_swiglu", "cpu_gemm_decode then cpu_swiglu", "M <= 8",
      "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, 1, c_decode, 2, 0, cpu_gemm_swiglu_decode, nullptr, nullptr,
-     rad_compose_gemm_swiglu_scratch},
+     rad_compose_gemm_swiglu_scratch, nullptr, nullptr, "gemm,swiglu"},
     {"cpu_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "cpu_gemm then cpu_swiglu", "any M", "f32 activations; f32/bf16/f16 weights",
-     RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, cpu_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch},
+     RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, cpu_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr, nullptr,
+     "gemm,swiglu"},
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

@@ -5,6 +5,8 @@
 // rad_kernel_device.
 #include <radiance/rad_ops.h>
 
+#include <string_view>
+
 #include "gpu_kernels.h"
 
 namespace gpu {
@@ -18,12 +20,16 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
-const RadConstraint c_add_norm[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("dim", 8192)};
 const RadConstraint c_peers[] = {RAD_CEQ(RAD_FACT_P2P, 1), RAD_CLE(RAD_FACT_WORLD, 8)};
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons, init, scratch)                                              \
     {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_DEVICE, prio, cons, ncons, 0, fn, \
      init, nullptr, scratch}
+
+// A fused op's row, with the chain of conventional ops it is byte-identical to (rad-kbench checks it).
+#define FUSED(name, op, fn, what, shape, cons, ncons, scratch, chain)                                                    \
+    {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_DEVICE, 0, cons, ncons, 0, fn, nullptr, \
+     nullptr, scratch, nullptr, nullptr, chain}
 
 const RadKernelInfo rows[] = {
     ROW("gpu_embed", "embed", gpu::embed, "row gather and widen", "any", 0, c_float_weights, 1, nullptr, nullptr),
@@ -58,10 +64,10 @@ const RadKernelInfo rows[] = {
 #endif
     ROW("gpu_all_gather_host", "all_gather", gpu::all_gather_staged, "host staging (rows via the host)", "any", 0, nullptr, 0,
         nullptr, nullptr),
-    ROW("gpu_add_rms_norm", "add_rms_norm", gpu::add_rms_norm, "block per row: residual add, then rms norm from registers",
-        "dim <= 8192", 0, c_add_norm, 2, nullptr, nullptr),
-    ROW("gpu_gemm_swiglu", "gemm_swiglu", gpu::gemm_swiglu, "gate and up rows per warp, silu(gate)*up in the epilogue (M <= 8); "
-        "cuBLASLt then swiglu", "any M", 0, c_float_weights, 1, nullptr, gpu::gemm_swiglu_scratch),
+    FUSED("gpu_add_rms_norm", "add_rms_norm", gpu::add_rms_norm, "residual add and rms norm in one launch, rms_norm's shapes",
+          "any", c_float_weights, 1, nullptr, "add,rms_norm"),
+    FUSED("gpu_gemm_swiglu", "gemm_swiglu", gpu::gemm_swiglu, "gate and up rows per warp, silu(gate)*up in the epilogue (M <= 8); "
+          "cuBLASLt then swiglu", "any M", c_float_weights, 1, gpu::gemm_swiglu_scratch, "gemm,swiglu"),
     ROW("gpu_argmax", "argmax", gpu::argmax, "block per row, lowest index of the largest value", "any", 0, nullptr, 0, nullptr,
         nullptr),
 };
@@ -87,15 +93,14 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 RAD_EXPORT int rad_plugin_open(const RadMachine* m) { return gpu::open_device(m); }
 RAD_EXPORT const RadDeviceApi* rad_kernel_device(void) { return gpu::device_api(); }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
-// Host staging waits on the host (1); peer memory and NCCL stay on the queue (2: graph-safe).
 RAD_EXPORT int rad_kernel_collective(int i) {
     if (i < 0 || i >= kRows) return 0;
-    const RadLaunchFn f = rows[i].launch;
-    if (f == gpu::all_reduce_staged || f == gpu::all_gather_staged) return 1;
-    if (f == gpu::all_reduce_p2p || f == gpu::all_gather_p2p) return 2;
-#if RAD_GPU_NCCL
-    if (f == gpu::all_reduce_nccl || f == gpu::all_gather_nccl) return 2;
-#endif
-    return 0;
+    const std::string_view op = rows[i].op;
+    return op == "all_reduce" || op == "all_gather";
+}
+// Every row but host staging keeps its work on the queue (peer memory and NCCL included).
+RAD_EXPORT int rad_kernel_queued(int i) {
+    if (i < 0 || i >= kRows) return 0;
+    return rows[i].launch != gpu::all_reduce_staged && rows[i].launch != gpu::all_gather_staged;
 }
 }

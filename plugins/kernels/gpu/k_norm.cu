@@ -34,12 +34,12 @@ __global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, in
     }
 }
 
-// add_rms_norm: x += r, then y = rms_norm(x); one block per row, each thread keeping its sums
-// in registers between the two passes (dim <= kAddNormPer * blockDim.x).
-constexpr int kAddNormPer = 8;
+// add_rms_norm: x += r, then y = rms_norm(x), in one launch with the chain's arithmetic in the
+// chain's order (the same threads per row as rms_norm picks, each summing its strided values),
+// so it is byte-identical to add followed by rms_norm (its `replaces`).
 template <typename W>
-__global__ void k_add_rms(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim, float eps,
-                          int unit_offset) {
+__global__ void k_add_rms_block(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim,
+                                float eps, int unit_offset) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float red[32];
@@ -47,23 +47,41 @@ __global__ void k_add_rms(float* x, int64_t px, const float* r, int64_t pr, cons
     float* v = x + row * px;
     const float* rv = r + row * pr;
     float* out = y + row * py;
-    float sum[kAddNormPer];
     float ss = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kAddNormPer; ++k) {
-        const int64_t d = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
-        sum[k] = d < dim ? v[d] + rv[d] : 0.0f;
-        if (d < dim) v[d] = sum[k];
-        ss += sum[k] * sum[k];
+    for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+        const float s = v[d] + rv[d];
+        v[d] = s;
+        ss += s * s;
     }
     const float rs = 1.0f / sqrtf(block_sum(ss, red) / static_cast<float>(dim) + eps);
-#pragma unroll
-    for (int k = 0; k < kAddNormPer; ++k) {
-        const int64_t d = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
-        if (d < dim) {
-            const float wv = gpu_to_f32(w[d]);
-            out[d] = (sum[k] * rs) * (unit_offset ? 1.0f + wv : wv);
-        }
+    for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+        const float wv = gpu_to_f32(w[d]);
+        out[d] = (v[d] * rs) * (unit_offset ? 1.0f + wv : wv);
+    }
+}
+
+// The same with a warp per row, for rows as short as rms_norm serves by warps (dim <= 256).
+template <typename W>
+__global__ void k_add_rms_warp(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim,
+                               int64_t rows, float eps, int unit_offset) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
+    if (row >= rows) return;
+    const int lane = threadIdx.x % kWarpSize;
+    float* v = x + row * px;
+    const float* rv = r + row * pr;
+    float* out = y + row * py;
+    float ss = 0.0f;
+    for (int64_t d = lane; d < dim; d += kWarpSize) {
+        const float s = v[d] + rv[d];
+        v[d] = s;
+        ss += s * s;
+    }
+    const float rs = 1.0f / sqrtf(gpu_warp_sum(ss) / static_cast<float>(dim) + eps);
+    for (int64_t d = lane; d < dim; d += kWarpSize) {
+        const float wv = gpu_to_f32(w[d]);
+        out[d] = (v[d] * rs) * (unit_offset ? 1.0f + wv : wv);
     }
 }
 
@@ -141,15 +159,19 @@ int add_rms_norm(const RadArgs* a) {
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
     const float eps = static_cast<float>(rad_args_getf(a, "eps"));
     const int unit = static_cast<int>(rad_args_geti_or(a, "unit_offset", 0));
-    // Few rows (decode): 1024 threads spread one row's latency; many rows: 256-thread blocks.
-    int threads = n < 264 ? 1024 : 256;
-    while (threads < 1024 && dim > static_cast<int64_t>(threads) * kAddNormPer) threads *= 2;
-    if (dim > static_cast<int64_t>(threads) * kAddNormPer) return RAD_E_SHAPE;
     return with_float_type(w->dtype, [&](auto t) {
         using W = decltype(t);
-        gpu_launch(k_add_rms<W>, static_cast<unsigned>(n), threads, 0, stream_of(a), static_cast<float*>(x->data), pitch_elems(x),
-                   static_cast<const float*>(r->data), pitch_elems(r), static_cast<const W*>(w->data), static_cast<float*>(y->data),
-                   pitch_elems(y), dim, eps, unit);
+        auto* xp = static_cast<float*>(x->data);
+        const auto* rp = static_cast<const float*>(r->data);
+        auto* yp = static_cast<float*>(y->data);
+        if (dim <= 256) {  // rms_norm's warp-per-vector shape
+            gpu_launch(k_add_rms_warp<W>, static_cast<unsigned>(ceil_div(n, 8)), 256, 0, stream_of(a), xp, pitch_elems(x), rp,
+                       pitch_elems(r), static_cast<const W*>(w->data), yp, pitch_elems(y), dim, n, eps, unit);
+        } else {  // rms_norm's block shape: 1024 threads for few rows, 256 for many
+            const int threads = n < 264 ? 1024 : 256;
+            gpu_launch(k_add_rms_block<W>, static_cast<unsigned>(n), threads, 0, stream_of(a), xp, pitch_elems(x), rp, pitch_elems(r),
+                       static_cast<const W*>(w->data), yp, pitch_elems(y), dim, eps, unit);
+        }
         return launched();
     });
 }

@@ -181,9 +181,10 @@ typedef const RadOpSchema* (*RadSchemaAtFn)(int i);
 typedef int (*RadKernelCountFn)(void);
 typedef const RadKernelInfo* (*RadKernelAtFn)(int i);
 typedef int (*RadKernelFlagFn)(int i); /* rad_kernel_concurrent / _collective / _reference */
-/* rad_kernel_collective(i): 0 not a collective; 1 a collective that waits on the host (its launch
- * returns after the peers met: never recorded in a graph); 2 a collective that stays on the
- * device queue (peer memory, NCCL), which a recorded decode graph may hold. */
+/* rad_kernel_queued(i) (optional, device rows): 1 when everything the row does is queued on the
+ * engine's stream, with no host wait inside the launch, so a recorded graph may hold it. The
+ * engine records a tensor-parallel decode step only when every collective row of the plan says
+ * so (a host-staging collective waits for its peers on the host and says 0). */
 
 /* ---- everyday helpers (header-only: a plugin links nothing of the engine) ---------------- */
 

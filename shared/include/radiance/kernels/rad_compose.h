@@ -28,12 +28,13 @@ static inline int rad_compose_add_rms_norm(const RadArgs* a, RadLaunchFn add, Ra
     return norm(&s);
 }
 
-/* Scratch for gemm_swiglu composed: the [M, 2N] product. */
+/* Scratch for gemm_swiglu composed: the [M, 2N] product (then whatever the gemm row's own scratch
+ * hook asks, for a caller composing rows that take scratch). */
 static inline uint64_t rad_compose_gemm_swiglu_scratch(const RadArgs* geom) {
     return (uint64_t)rad_args_geti(geom, "M") * (uint64_t)rad_args_geti(geom, "N") * 2u * 4u;
 }
 
-/* gemm_swiglu = gemm into the scratch [M, 2N], then swiglu into y. */
+/* gemm_swiglu = gemm into the scratch's first M * 2N floats, then swiglu into y. */
 static inline int rad_compose_gemm_swiglu(const RadArgs* a, RadLaunchFn gemm, RadLaunchFn swiglu) {
     if (a->n_t < 3) return RAD_E_ARG;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
@@ -62,8 +63,10 @@ static inline int rad_compose_gemm_swiglu(const RadArgs* a, RadLaunchFn gemm, Ra
     s.n_t = 4;
     s.p = gp;
     s.n_p = 4;
-    s.scratch = 0; /* the scratch holds the product; the gemm rows composed here take none */
-    s.scratch_bytes = 0;
+    /* the product first; the rest of the scratch is the gemm row's own */
+    const uint64_t product = (uint64_t)M * (uint64_t)N * 8u;
+    s.scratch = a->scratch_bytes > product ? (void*)((char*)a->scratch + product) : 0;
+    s.scratch_bytes = a->scratch_bytes > product ? a->scratch_bytes - product : 0;
     int rc = gemm(&s);
     if (rc != RAD_OK) return rc;
     RadParam sp[2];

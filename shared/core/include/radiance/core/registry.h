@@ -47,6 +47,7 @@ struct KernelRow {
     bool reference = false; // an oracle row
     bool concurrent = false;
     int collective = 0;
+    bool queued = false;    // rad_kernel_queued: all its work stays on the device queue (graph-safe)
 };
 
 struct KernelLibrary {
