@@ -675,8 +675,10 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
         d.select.facts[RAD_FACT_CC] = m.dev->cc;
         // Rank r binds card r (mod the cards it sees): the group's cards reach each other when
         // they all sit among the library's mutually reachable ones.
-        if (m.dev->struct_size >= sizeof(RadDeviceApi))
+        if (m.dev->struct_size >= sizeof(RadDeviceApi)) {
             d.select.facts[RAD_FACT_P2P] = opts.world_size > 1 && opts.world_size <= m.dev->peer_cards ? 1 : 0;
+            d.select.facts[RAD_FACT_DISTINCT] = opts.world_size <= std::max(1, m.dev->cards) ? 1 : 0;
+        }
         d.ctx.kv_dtype = RAD_BF16;
     }
     if (opts.kv_dtype) d.ctx.kv_dtype = opts.kv_dtype;

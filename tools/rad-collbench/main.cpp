@@ -144,11 +144,18 @@ int run_rank_device(const std::string& name, int rank, int world, int reps, cons
         const std::string op = r.info->op;
         if ((op != "all_reduce" && op != "all_gather") || r.info->domain != RAD_DOMAIN_DEVICE) continue;
         if (!keep.empty() && std::find(keep.begin(), keep.end(), r.info->name) == keep.end()) continue;
-        bool needs_peers = false;
-        for (int k = 0; k < r.info->n_constraints; ++k)
-            if (r.info->constraints[k].key && std::string(r.info->constraints[k].key) == RAD_FACT_P2P) needs_peers = true;
+        bool needs_peers = false, needs_cards = false;
+        for (int k = 0; k < r.info->n_constraints; ++k) {
+            const std::string key = r.info->constraints[k].key ? r.info->constraints[k].key : "";
+            needs_peers = needs_peers || key == RAD_FACT_P2P;
+            needs_cards = needs_cards || key == RAD_FACT_DISTINCT;
+        }
         if (needs_peers && dev->peer_cards < world) {
             if (rank == 0) std::printf("\n%s: skipped (cards 0..%d do not all reach each other)\n", r.info->name, world - 1);
+            continue;
+        }
+        if (needs_cards && dev->cards < world) {
+            if (rank == 0) std::printf("\n%s: skipped (%d ranks, %d card(s): it needs a card per rank)\n", r.info->name, world, dev->cards);
             continue;
         }
         DeviceRow dr{&r, dev, stream, &c, {}};

@@ -127,6 +127,7 @@ int open_device(const RadMachine* m) {
         peers = k + 1;
     }
     g_api.peer_cards = peers;
+    g_api.cards = count;
     g_open = true;
     return RAD_OK;
 }

@@ -21,6 +21,7 @@ const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
 const RadConstraint c_peers[] = {RAD_CEQ(RAD_FACT_P2P, 1), RAD_CLE(RAD_FACT_WORLD, 8)};
+const RadConstraint c_distinct[] = {RAD_CEQ(RAD_FACT_DISTINCT, 1)};  // NCCL refuses two ranks on one card
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons, init, scratch)                                              \
     {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_DEVICE, prio, cons, ncons, 0, fn, \
@@ -51,16 +52,16 @@ const RadKernelInfo rows[] = {
     ROW("gpu_all_reduce_p2p", "all_reduce", gpu::all_reduce_p2p, "one-shot sum in rank order over peer memory, one launch",
         "ranks <= 8 with peer access", 2, c_peers, 2, nullptr, nullptr),
 #if RAD_GPU_NCCL
-    ROW("gpu_all_reduce_nccl", "all_reduce", gpu::all_reduce_nccl, "ncclAllReduce (sum), communicator per generation", "any", 1,
-        nullptr, 0, nullptr, gpu::all_reduce_nccl_scratch),
+    ROW("gpu_all_reduce_nccl", "all_reduce", gpu::all_reduce_nccl, "ncclAllReduce (sum), communicator per generation",
+        "a card per rank", 1, c_distinct, 1, nullptr, gpu::all_reduce_nccl_scratch),
 #endif
     ROW("gpu_all_reduce_host", "all_reduce", gpu::all_reduce_staged, "host-staging sum in rank order (rows via the host)",
         "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_all_gather_p2p", "all_gather", gpu::all_gather_p2p, "every rank's span read over peer memory, one launch",
         "ranks <= 8 with peer access", 2, c_peers, 2, nullptr, nullptr),
 #if RAD_GPU_NCCL
-    ROW("gpu_all_gather_nccl", "all_gather", gpu::all_gather_nccl, "one ncclBroadcast per rank's span, grouped", "any", 1,
-        nullptr, 0, nullptr, gpu::all_gather_nccl_scratch),
+    ROW("gpu_all_gather_nccl", "all_gather", gpu::all_gather_nccl, "one ncclBroadcast per rank's span, grouped",
+        "a card per rank", 1, c_distinct, 1, nullptr, gpu::all_gather_nccl_scratch),
 #endif
     ROW("gpu_all_gather_host", "all_gather", gpu::all_gather_staged, "host staging (rows via the host)", "any", 0, nullptr, 0,
         nullptr, nullptr),

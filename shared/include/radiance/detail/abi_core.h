@@ -18,7 +18,7 @@ extern "C" {
 #define RAD_EXTERN_C
 #endif
 
-#define RAD_ABI_VERSION 3u /* 2: RadDeviceApi (device_core.h); 3: RadComm.aborted, RadDeviceApi.peer_cards */
+#define RAD_ABI_VERSION 3u /* 2: RadDeviceApi (device_core.h); 3: RadComm.aborted, RadDeviceApi.peer_cards/cards */
 
 #if defined(_WIN32)
 #define RAD_EXPORT __declspec(dllexport)

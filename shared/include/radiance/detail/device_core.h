@@ -51,7 +51,7 @@ typedef struct RadDeviceApi {
     /* cards 0..peer_cards-1 of this process's view reach each other's memory (peer access); the
      * engine reports device.p2p = 1 when its rank group fits in them (rank r binds card r) */
     int32_t peer_cards;
-    int32_t _pad;
+    int32_t cards;             /* cards this process sees (rank r binds card r mod cards) */
     void* reserved[7];
 } RadDeviceApi;
 

@@ -90,6 +90,7 @@ typedef struct RadConstraint {
 #define RAD_FACT_GPU "device.gpu"         /* 1: rows run on a GPU of this process */
 #define RAD_FACT_CC "device.cc"           /* compute capability, major*10+minor */
 #define RAD_FACT_WORLD "device.world"     /* ranks in the tensor-parallel group */
+#define RAD_FACT_DISTINCT "device.distinct" /* 1: every rank of the group has a card of its own */
 
 typedef enum RadDomain { RAD_DOMAIN_HOST = 1, RAD_DOMAIN_DEVICE = 2 } RadDomain;
 
