@@ -136,8 +136,8 @@ int isa_level();
 // Levels this machine runs (CPUID + the OS saving the registers); init once.
 bool isa_supported(int level);
 void isa_init();
-// Whether decode tiles prefetch the next tile's weight lines (on unless RADIANCE_CPU_PREFETCH=0:
-// tuned on 2 cores, an A/B switch for bigger machines).
+// Whether decode tiles prefetch the next tile's weight lines: on except on Intel CPUs (measured:
+// helps on Zen 3, hurts on a 16-thread Xeon); RADIANCE_CPU_PREFETCH=0/1 overrides.
 extern bool g_decode_prefetch;
 const char* isa_features();  // e.g. "avx2 fma f16c", for a human
 
