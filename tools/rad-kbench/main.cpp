@@ -131,7 +131,9 @@ const core::KernelRow* row_for(const core::KernelLibrary& lib, const Case& k) {
     return best;
 }
 
-void prepare(Launch& L, Memory& mem, const Case& k, const core::KernelRow& row, const RadOpSchema* schema) {
+// The case's parameters as launch parameters (names point into the case).
+std::vector<RadParam> rad_params(const Case& k) {
+    std::vector<RadParam> ps;
     for (auto& p : k.params) {
         RadParam q{};
         q.name = p.name.c_str();
@@ -139,19 +141,29 @@ void prepare(Launch& L, Memory& mem, const Case& k, const core::KernelRow& row, 
         q.i = p.i;
         q.f = p.f;
         q.s = p.type == RAD_P_STR ? p.s.c_str() : nullptr;
-        L.p.push_back(q);
+        ps.push_back(q);
     }
+    return ps;
+}
+
+// Fresh copies of the case's operands in `mem` (absent ones stay null), as tensors and their bytes.
+void place_operands(Memory& mem, const Case& k, std::vector<RadTensor>& t, std::vector<uint8_t*>& data) {
     for (auto& o : k.operands) {
-        RadTensor t{};
+        RadTensor x{};
         if (!o.shape.empty()) {
-            t.data = mem.place(o.init, bytes_of(o));
-            t.dtype = o.dtype;
-            t.rank = static_cast<int32_t>(o.shape.size());
-            for (size_t d = 0; d < o.shape.size(); ++d) t.shape[d] = o.shape[d];
+            x.data = mem.place(o.init, bytes_of(o));
+            x.dtype = o.dtype;
+            x.rank = static_cast<int32_t>(o.shape.size());
+            for (size_t d = 0; d < o.shape.size(); ++d) x.shape[d] = o.shape[d];
         }
-        L.data.push_back(static_cast<uint8_t*>(t.data));
-        L.t.push_back(t);
+        data.push_back(static_cast<uint8_t*>(x.data));
+        t.push_back(x);
     }
+}
+
+void prepare(Launch& L, Memory& mem, const Case& k, const core::KernelRow& row, const RadOpSchema* schema) {
+    L.p = rad_params(k);
+    place_operands(mem, k, L.t, L.data);
     L.a.schema = schema;
     L.a.t = L.t.data();
     L.a.n_t = static_cast<int32_t>(L.t.size());
@@ -213,20 +225,6 @@ bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
     return false;
 }
 
-std::vector<RadParam> rad_params(const Case& k) {
-    std::vector<RadParam> ps;
-    for (auto& p : k.params) {
-        RadParam q{};
-        q.name = p.name.c_str();
-        q.type = p.type;
-        q.i = p.i;
-        q.f = p.f;
-        q.s = p.type == RAD_P_STR ? p.s.c_str() : nullptr;
-        ps.push_back(q);
-    }
-    return ps;
-}
-
 // Runs the row's chain from `lib` on fresh copies of the case's operands (in `mem`) and returns
 // "" when every output matches `fused` (the row's own outputs) byte for byte, else why not.
 std::string check_chain(const core::KernelLibrary& lib, const core::KernelRow& row, const Case& k, Memory& mem,
@@ -251,17 +249,7 @@ std::string check_chain(const core::KernelLibrary& lib, const core::KernelRow& r
     std::vector<RadParam> ps = rad_params(k);
     std::vector<RadTensor> t;
     std::vector<uint8_t*> data;
-    for (auto& o : k.operands) {
-        RadTensor x{};
-        if (!o.shape.empty()) {
-            x.data = mem.place(o.init, bytes_of(o));
-            x.dtype = o.dtype;
-            x.rank = static_cast<int32_t>(o.shape.size());
-            for (size_t d = 0; d < o.shape.size(); ++d) x.shape[d] = o.shape[d];
-        }
-        data.push_back(static_cast<uint8_t*>(x.data));
-        t.push_back(x);
-    }
+    place_operands(mem, k, t, data);
     RadArgs a{};
     a.t = t.data();
     a.n_t = static_cast<int32_t>(t.size());
