@@ -23,11 +23,10 @@ rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus
 build-fuzz/bin/container_seed build-fuzz/corpus
 build-fuzz/bin/container_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 build-fuzz/corpus 2>&1 | tail -3
 
-# Compile-only check of libgpu for AMD (docs/GPU_KERNELS.md); fails the script on a compile error.
-if command -v clang++-19 >/dev/null 2>&1 && [ -f /usr/include/hip/hip_runtime.h ]; then
-  echo "== AMD compile check of libgpu (clang-19 -x hip, gfx1100 and gfx1201)"
-  bash scripts/hip-compile-check.sh
-fi
+# Compile-only check of libgpu for AMD (docs/GPU_KERNELS.md); fails the script on a compile error
+# and says "skipped" itself where clang-19 or the HIP headers are absent.
+echo "== AMD compile check of libgpu (clang-19 -x hip, gfx1100 and gfx1201)"
+bash scripts/hip-compile-check.sh
 
 echo "== build and run every test"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

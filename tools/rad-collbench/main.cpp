@@ -89,13 +89,14 @@ RadParam int_param(const char* name, int64_t v) {
     return p;
 }
 
-// One launch of a device row with its scratch; the wait included.
+// One launch of a device row with its scratch (one buffer, grown to the largest need); the wait included.
 struct DeviceRow {
     const core::KernelRow* row;
     const RadDeviceApi* dev;
     RadStream stream;
     RadComm* comm;
-    std::vector<void*> scratch;
+    void* scratch = nullptr;
+    uint64_t scratch_bytes = 0;
     int launch(const RadOpSchema* schema, RadTensor* t, int nt, std::vector<RadParam> ps) {
         RadArgs a{};
         a.schema = schema;
@@ -108,17 +109,21 @@ struct DeviceRow {
         a.world_size = comm->world;
         a.comm = comm;
         if (row->info->scratch) {
-            a.scratch_bytes = row->info->scratch(&a);
-            scratch.push_back(a.scratch_bytes ? dev->alloc(a.scratch_bytes) : nullptr);
-            a.scratch = scratch.back();
+            const uint64_t need = row->info->scratch(&a);
+            if (need > scratch_bytes) {
+                if (scratch) dev->release(scratch);
+                scratch = dev->alloc(need);
+                scratch_bytes = scratch ? need : 0;
+            }
+            a.scratch = scratch;
+            a.scratch_bytes = scratch_bytes;
         }
         int rc = row->info->launch(&a);
         if (rc == RAD_OK) rc = dev->sync(stream);
         return rc;
     }
     ~DeviceRow() {
-        for (void* p : scratch)
-            if (p) dev->release(p);
+        if (scratch) dev->release(scratch);
     }
 };
 
@@ -158,7 +163,7 @@ int run_rank_device(const std::string& name, int rank, int world, int reps, cons
             if (rank == 0) std::printf("\n%s: skipped (%d ranks, %d card(s): it needs a card per rank)\n", r.info->name, world, dev->cards);
             continue;
         }
-        DeviceRow dr{&r, dev, stream, &c, {}};
+        DeviceRow dr{&r, dev, stream, &c};
         const RadOpSchema* schema = reg.schema(op);
         if (op == "all_gather") {  // one check on uneven spans
             const int64_t n = 3, total = 1000 + world - 1;

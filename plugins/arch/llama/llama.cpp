@@ -17,11 +17,10 @@ using namespace radblk;
 
 struct Layer {
     rad_weight w_attn_norm, w_ffn_norm;
-    // op_attn_norm is an add_rms_norm (the previous layer's MLP residual folded in) when fused and
-    // l > 0; op_ffn_norm is one when fused; op_add_attn exists only unfused, op_add_ffn is the
-    // plain add that closes the layer when nothing after it folds it in.
-    rad_op op_attn_norm, op_ffn_norm, op_add_attn = RAD_NULL_HANDLE, op_add_ffn;
-    bool attn_norm_adds = false;
+    // Fused (Model::fused): op_ffn_norm, and op_attn_norm past layer 0, are add_rms_norm (the
+    // residual add before them folded in), and the add ops are absent. Unfused: plain norms, and
+    // op_add_attn / op_add_ffn close the attention and the MLP.
+    rad_op op_attn_norm, op_ffn_norm, op_add_attn = RAD_NULL_HANDLE, op_add_ffn = RAD_NULL_HANDLE;
     AttnBlock attn;
     MlpBlock mlp;
 };
@@ -33,6 +32,10 @@ struct Model {
     rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits, b_logits_local = RAD_NULL_HANDLE;
     rad_kv kv = RAD_NULL_HANDLE;
     rad_op op_embed, op_gather, op_norm, op_head, op_vgather = RAD_NULL_HANDLE;
+    // add_rms_norm resolves (fusion is selection: asked once, at the first norm after a residual
+    // add); op_final_add then adds the last layer's MLP output, which no norm folds in
+    bool fused = false;
+    rad_op op_final_add = RAD_NULL_HANDLE;
     std::vector<Layer> layers;
 };
 
@@ -71,6 +74,20 @@ rad_op add_norm(RadBuilder* b, rad_weight w) {
     return h;
 }
 
+// x += tmp: the residual add, where no norm folds it in.
+rad_op residual_add(RadBuilder* b) {
+    rad_op h = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
+    uses(b, h, {m.b_x, m.b_tmp}, {m.b_x});
+    return h;
+}
+
+// h = norm(x), plain.
+rad_op plain_norm(RadBuilder* b, rad_weight w) {
+    rad_op h = norm(b, w);
+    uses(b, h, {m.b_x}, {m.b_h});
+    return h;
+}
+
 int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m = Model{};
     if (meta->n_layers <= 0 || meta->n_embd <= 0 || meta->n_head <= 0 || meta->head_dim <= 0 || meta->n_vocab <= 0) {
@@ -90,14 +107,15 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     const int64_t n_ff = meta->n_ff;
     const int act = ctx->act_dtype ? ctx->act_dtype : RAD_F32;
     const int world = ctx->world_size > 0 ? ctx->world_size : 1, rank = ctx->rank;
-    if (hq % world || (hkv % world && world % hkv)) {
-        const std::string why = std::to_string(hq) + " query heads and " + std::to_string(hkv) + " kv heads do not split over " +
-                                std::to_string(world) + " tensor-parallel ranks (query heads must divide evenly; kv heads must "
-                                "divide evenly or be replicated evenly)";
+    AttnConfig split;
+    split.n_head = hq;
+    split.n_head_kv = hkv;
+    split.world = world;
+    if (std::string why; !AttnBlock::divisible(split, &why)) {
         rad_decl_fail(b, why.c_str());
         return RAD_E_SHAPE;
     }
-    const int64_t hq_l = hq / world, hkv_l = hkv >= world ? hkv / world : 1, ff_l = MlpBlock::share(n_ff, rank, world);
+    const int64_t hq_l = hq / world, hkv_l = AttnBlock::kv_share(hkv, world), ff_l = MlpBlock::share(n_ff, rank, world);
     Rope rope = Rope::from_meta(meta, hd);
     std::string why;
     if (!rope.supported(&why)) {
@@ -141,12 +159,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         map(b, name + "attn_norm.weight", RAD_MAP_COPY, {hf + "input_layernorm.weight"});
         RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, l);
         L.w_attn_norm = rad_decl_weight(b, (name + "attn_norm.weight").c_str(), &wn);
-        L.op_attn_norm = l > 0 ? add_norm(b, L.w_attn_norm) : RAD_NULL_HANDLE;
-        L.attn_norm_adds = L.op_attn_norm != RAD_NULL_HANDLE;
-        if (!L.attn_norm_adds) {
-            L.op_attn_norm = norm(b, L.w_attn_norm);
-            uses(b, L.op_attn_norm, {m.b_x}, {m.b_h});
-        }
+        L.op_attn_norm = m.fused && l > 0 ? add_norm(b, L.w_attn_norm) : plain_norm(b, L.w_attn_norm);
 
         AttnConfig ac;
         ac.layer = l;
@@ -166,12 +179,14 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
         map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
         L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
-        L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
-        if (L.op_ffn_norm == RAD_NULL_HANDLE) {
-            L.op_add_attn = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
-            uses(b, L.op_add_attn, {m.b_x, m.b_tmp}, {m.b_x});
-            L.op_ffn_norm = norm(b, L.w_ffn_norm);
-            uses(b, L.op_ffn_norm, {m.b_x}, {m.b_h});
+        if (l == 0) m.fused = (L.op_ffn_norm = add_norm(b, L.w_ffn_norm)) != RAD_NULL_HANDLE;
+        else if (m.fused) L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
+        if (!m.fused) {
+            L.op_add_attn = residual_add(b);
+            L.op_ffn_norm = plain_norm(b, L.w_ffn_norm);
+        } else if (L.op_ffn_norm == RAD_NULL_HANDLE || L.op_attn_norm == RAD_NULL_HANDLE) {
+            rad_decl_fail(b, "add_rms_norm resolved for one layer and not another (weights of other dtypes?)");
+            return RAD_E_UNSUPPORTED;
         }
         MlpConfig mc;
         mc.layer = l;
@@ -183,9 +198,9 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         mc.hf_prefix = hf + "mlp.";
         mc.name = name;
         L.mlp.declare(b, mc, MlpBuffers{m.b_h, m.b_gu, m.b_act, m.b_tmp});
-        L.op_add_ffn = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
-        uses(b, L.op_add_ffn, {m.b_x, m.b_tmp}, {m.b_x});
+        if (!m.fused) L.op_add_ffn = residual_add(b);
     }
+    if (m.fused) m.op_final_add = residual_add(b);
 
     // The head runs over the rows whose logits are wanted only.
     d = buf2(act, m.max_out, m.n_embd);
@@ -208,7 +223,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         m.op_vgather = op(b, "all_gather", {RAD_RANGE("n", 1, m.max_out), RAD_INT("total", m.n_vocab)});
         if (!rad_op_resolved(b, m.op_vgather)) m.op_vgather = RAD_NULL_HANDLE;
     }
-    const int64_t v_local = m.op_vgather != RAD_NULL_HANDLE ? (rank + 1) * m.n_vocab / world - rank * m.n_vocab / world : m.n_vocab;
+    const int64_t v_local = m.op_vgather != RAD_NULL_HANDLE ? MlpBlock::share(m.n_vocab, rank, world) : m.n_vocab;
     RadWeightDecl wo = weight(m.n_vocab, m.n_embd, m.op_vgather != RAD_NULL_HANDLE ? RAD_SHARD_ROW : RAD_SHARD_NONE, -1,
                               RAD_ACCESS_VOCAB);
     if (tied) {
@@ -235,26 +250,21 @@ void step(RadCtx* c, const RadBatch* bt) {
     RAD_ISSUE_N(c, m.op_embed, n, rad_raw(bt->token_ids, RAD_I32, n), rad_w(m.w_tok), rad_brows(m.b_x, n));
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const Layer& L = m.layers[l];
-        if (L.attn_norm_adds) {  // the previous layer's MLP output joins the residual here
-            RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_w(L.w_attn_norm),
-                        rad_brows(m.b_h, n));
-        } else {
-            if (l > 0) RAD_ISSUE_N(c, m.layers[l - 1].op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+        if (m.fused && l > 0)  // the previous layer's MLP output joins the residual here
+            RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_w(L.w_attn_norm), rad_brows(m.b_h, n));
+        else
             RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_attn_norm), rad_brows(m.b_h, n));
-        }
         L.attn.step(c, bt);
-        if (L.op_add_attn == RAD_NULL_HANDLE) {
+        if (m.fused) {
             RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
         } else {
             RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
             RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
         }
         L.mlp.step(c, bt);
+        if (!m.fused) RAD_ISSUE_N(c, L.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     }
-    if (!m.layers.empty()) {  // the last layer's MLP output: nothing after it folds it in
-        const Layer& last = m.layers.back();
-        RAD_ISSUE_N(c, last.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
-    }
+    if (m.fused) RAD_ISSUE_N(c, m.op_final_add, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     if (bt->n_out <= 0) return;  // a chunk that finishes no sequence runs no head
     const int64_t o = bt->n_out;
     RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));

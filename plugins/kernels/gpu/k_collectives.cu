@@ -46,8 +46,7 @@ constexpr int kThreads = 512;
 struct Ctl {
     uint32_t epoch;
     uint32_t arrive;
-    uint32_t failed;
-    uint32_t pad[61];
+    uint32_t pad[62];
     uint32_t flags[kMaxRanks];
 };
 static_assert(sizeof(Ctl) <= kCtlBytes, "control words fit their page");
@@ -98,7 +97,6 @@ __device__ bool peers_meet(const PeerView& v, uint32_t e) {
             while (static_cast<int32_t>(load_volatile(&me->flags[k]) - e) < 0) {
                 if ((++spins & 1023u) == 0 && *v.abort) {
                     ok = 0;
-                    store_volatile(&me->failed, 1);
                     break;
                 }
             }
@@ -259,6 +257,8 @@ int peers_ready(Group& g, gpuStream_t s) {
 }
 
 // This launch's group with its transport (peers_ready or nccl_ready) set up; null and *rc otherwise.
+// A set-up that failed part way leaves the generation broken: its half-made transport is never
+// used, and the next generation starts clean.
 template <typename Ready>
 Group* ready_group(const RadArgs* a, Ready ready, int* rc) {
     Group* g = group_of(a);
@@ -267,6 +267,7 @@ Group* ready_group(const RadArgs* a, Ready ready, int* rc) {
         return nullptr;
     }
     *rc = ready(*g, stream_of(a));
+    if (*rc != RAD_OK) g->broken = true;
     return *rc == RAD_OK ? g : nullptr;
 }
 

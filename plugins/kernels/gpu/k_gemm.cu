@@ -4,6 +4,8 @@
 // warp owns R output columns and walks K with 16-byte weight loads, four in flight, every x row
 // reused across its R columns from L1. Many rows (prefill): cuBLASLt on the tensor cores, after
 // narrowing x to the weights' 16-bit type in scratch (f32 weights run cuBLASLt in full f32).
+#include <radiance/kernels/rad_compose.h>
+
 #include "k_common.h"
 
 namespace gpu {
@@ -171,17 +173,10 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
 
 }  // namespace
 
-// gemm_swiglu: few rows through the fused weight-streaming kernel; otherwise gemm_blas into the
-// scratch's tail ([M, 2N], after gemm_blas's own scratch) and the swiglu kernel.
+// gemm_swiglu: few rows through the fused weight-streaming kernel; otherwise the chain itself,
+// gemm_blas into the scratch's head ([M, 2N]) and the swiglu kernel (rad_compose.h).
 uint64_t gemm_swiglu_scratch(const RadArgs* geom) {
-    RadParam p[3] = {};
-    p[0].name = "M", p[0].type = RAD_P_INT, p[0].i = rad_args_geti(geom, "M");
-    p[1].name = "K", p[1].type = RAD_P_INT, p[1].i = rad_args_geti(geom, "K");
-    p[2].name = "N", p[2].type = RAD_P_INT, p[2].i = 2 * rad_args_geti(geom, "N");
-    RadArgs g = *geom;
-    g.p = p;
-    g.n_p = 3;
-    return gemm_blas_scratch(&g) + static_cast<uint64_t>(p[0].i * p[2].i) * 4;
+    return rad_compose_gemm_swiglu_scratch(geom) + gemm_blas_scratch(geom);  // gemm_blas's needs M and K only
 }
 
 int gemm_swiglu(const RadArgs* a) {
@@ -193,37 +188,7 @@ int gemm_swiglu(const RadArgs* a) {
         const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), true>(a, x, w, nullptr, y, M, N, K); });
         if (rc != RAD_E_UNSUPPORTED) return rc;
     }
-    const uint64_t need = gemm_swiglu_scratch(a), product = static_cast<uint64_t>(M * 2 * N) * 4;
-    if (!a->scratch || a->scratch_bytes < need) return RAD_E_NOMEM;
-    RadTensor gu = *y;
-    gu.data = static_cast<char*>(a->scratch) + (need - product);
-    gu.rank = 2;
-    gu.shape[0] = M;
-    gu.shape[1] = 2 * N;
-    gu.row_pitch = 2 * N * 4;
-    RadTensor t[4] = {*x, *w, *w, gu};
-    t[2].data = nullptr;  // no bias
-    RadParam p[4] = {};
-    p[0].name = "M", p[0].type = RAD_P_INT, p[0].i = M;
-    p[1].name = "N", p[1].type = RAD_P_INT, p[1].i = 2 * N;
-    p[2].name = "K", p[2].type = RAD_P_INT, p[2].i = K;
-    p[3].name = "wdtype", p[3].type = RAD_P_STR, p[3].s = rad_args_gets_or(a, "wdtype", "bf16");
-    RadArgs g = *a;
-    g.t = t;
-    g.n_t = 4;
-    g.p = p;
-    g.n_p = 4;
-    g.scratch_bytes = need - product;
-    if (int rc = gemm_blas(&g); rc != RAD_OK) return rc;
-    RadParam q[2] = {};
-    q[0].name = "n", q[0].type = RAD_P_INT, q[0].i = M;
-    q[1].name = "dim", q[1].type = RAD_P_INT, q[1].i = N;
-    t[0] = gu;
-    t[1] = *y;
-    g.n_t = 2;
-    g.p = q;
-    g.n_p = 2;
-    return swiglu(&g);
+    return rad_compose_gemm_swiglu(a, gemm_blas, swiglu);  // the product first in scratch, gemm_blas's own after
 }
 
 int gemm_rows(const RadArgs* a) {

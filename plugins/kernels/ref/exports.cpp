@@ -53,7 +53,8 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 RAD_EXPORT int rad_plugin_reference(void) { return 1; }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 RAD_EXPORT int rad_kernel_collective(int i) {
-    return rows[i].op == std::string_view("all_reduce") || rows[i].op == std::string_view("all_gather");
+    return i >= 0 && i < RAD_N_OF(rows) &&
+           (rows[i].op == std::string_view("all_reduce") || rows[i].op == std::string_view("all_gather"));
 }
 RAD_EXPORT int rad_kernel_concurrent(int i) { return !rad_kernel_collective(i); }
 }

@@ -47,7 +47,8 @@ struct AttnBlock {
     // This rank's heads and widths; the weights are declared at their full size and sliced by the core.
     int64_t heads() const { return c.n_head / c.world; }
     // Fewer kv heads than ranks: each rank keeps the one kv head its query heads read (replicated).
-    int64_t kv_heads() const { return c.n_head_kv >= c.world ? c.n_head_kv / c.world : 1; }
+    int64_t kv_heads() const { return kv_share(c.n_head_kv, c.world); }
+    static int64_t kv_share(int64_t n_head_kv, int world) { return n_head_kv >= world ? n_head_kv / world : 1; }
     int64_t q_width() const { return heads() * c.head_dim; }
     int64_t kv_width() const { return kv_heads() * c.head_dim; }
 
@@ -56,7 +57,7 @@ struct AttnBlock {
         if (cfg.n_head % cfg.world == 0 && (cfg.n_head_kv % cfg.world == 0 || cfg.world % cfg.n_head_kv == 0)) return true;
         *why = std::to_string(cfg.n_head) + " query heads and " + std::to_string(cfg.n_head_kv) +
                " kv heads do not split over " + std::to_string(cfg.world) +
-               " ranks (query heads must divide evenly, kv heads divide or be replicated evenly)";
+               " tensor-parallel ranks (query heads must divide evenly; kv heads must divide evenly or be replicated evenly)";
         return false;
     }
 
