@@ -4,51 +4,120 @@
 N concurrent clients each send streaming /v1/completions requests with a prompt of about
 --prompt-tokens tokens and --output-tokens generated tokens (ignore_eos-like: a fixed max_tokens,
 temperature 0), for --requests requests in all. Reports TTFT and inter-token latency percentiles,
-request latency and throughput as a table.
+request latency and throughput as a table, and the server's steps/s when it exposes radiance's
+/metrics.
 
-  tools/radbench/radbench.py --url http://127.0.0.1:8080 --concurrency 8 --requests 64 \
+  tools/radbench/radbench.py --url http://127.0.0.1:8080 --concurrency 8 --requests 64 \\
       --prompt-tokens 128 --output-tokens 128
+
+The clients are asyncio streams spread over --processes processes: one Python thread per stream
+(as this tool once had) spends ~150 us of CPU per streamed chunk under the GIL, which capped what
+it could measure at a few thousand chunks/s whatever the server did.
 """
 import argparse
-import http.client
+import asyncio
 import json
+import multiprocessing
+import os
 import statistics
-import threading
 import time
 import urllib.parse
+import urllib.request
 
 WORDS = ("whale sea ship captain harpoon deck mast sail crew ocean wind storm night morning island "
          "boat line rope oil bone ivory sailor voyage pequod ahab ishmael queequeg starbuck").split()
 
 
-def prompt_of(n_words, i):
-    return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n_words))
+def prompt_of(n, i, token_ids=False):
+    """Prompt i: n words, or exactly n token ids (below 1100: valid in any vocabulary we serve)."""
+    if token_ids:
+        return [100 + (i * 7 + k * 3) % 1000 for k in range(n)]
+    return " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(n))
 
 
-def one_request(url, prompt, max_tokens, out):
-    u = urllib.parse.urlparse(url)
-    c = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=600)
-    body = json.dumps({"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True})
+async def read_chunked(reader):
+    """Yields (bytes, arrival time) of each read of a chunked body; ends at the last chunk."""
+    while True:
+        size_line = await reader.readline()
+        if not size_line:
+            return
+        size = int(size_line.split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            return
+        data = await reader.readexactly(size + 2)
+        yield data[:-2], time.perf_counter()
+
+
+async def one_request(host, port, body, out):
     t0 = time.perf_counter()
-    c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
-    r = c.getresponse()
-    if r.status != 200:
-        out.append({"error": f"HTTP {r.status}"})
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+    except OSError as e:
+        out.append({"error": str(e)})
         return
-    stamps = []
-    for raw in r:
-        line = raw.decode().strip()
-        if not line.startswith("data: ") or line == "data: [DONE]":
-            continue
-        chunk = json.loads(line[6:])
-        if any(ch.get("text") for ch in chunk.get("choices", [])):
-            stamps.append(time.perf_counter())
-    c.close()
+    payload = json.dumps(body).encode()
+    writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (host.encode(), len(payload)) + payload)
+    status = await reader.readline()
+    chunked = False
+    while True:
+        h = await reader.readline()
+        if h in (b"\r\n", b""):
+            break
+        if h.lower().startswith(b"transfer-encoding:") and b"chunked" in h.lower():
+            chunked = True
+    if b" 200 " not in status:
+        out.append({"error": status.decode(errors="replace").strip()})
+        writer.close()
+        return
+    stamps, pending = [], b""
+
+    async def reads():
+        if chunked:
+            async for d in read_chunked(reader):
+                yield d
+        else:
+            while d := await reader.read(65536):
+                yield d, time.perf_counter()
+
+    async for data, t in reads():
+        pending += data
+        *events, pending = pending.split(b"\n\n")
+        for ev in events:
+            for line in ev.split(b"\n"):
+                if line.startswith(b"data: ") and line != b"data: [DONE]":
+                    chunk = json.loads(line[6:])
+                    if any(ch.get("text") for ch in chunk.get("choices", [])):
+                        stamps.append(t)
+    writer.close()
     if not stamps:
         out.append({"error": "no tokens"})
         return
     out.append({"ttft": stamps[0] - t0, "itl": [b - a for a, b in zip(stamps, stamps[1:])],
                 "latency": stamps[-1] - t0, "chunks": len(stamps)})
+
+
+def run_process(args):
+    """One process: `clients` streams over the request indices [first, first + count)."""
+    url, clients, first, count, a = args
+    u = urllib.parse.urlparse(url)
+    out = []
+
+    async def main():
+        nxt = [first]
+
+        async def client():
+            while nxt[0] < first + count:
+                i = nxt[0]
+                nxt[0] += 1
+                body = {"prompt": prompt_of(a["prompt_tokens"], i, a["token_prompts"]), "max_tokens": a["output_tokens"],
+                        "temperature": 0, "stream": True}
+                await one_request(u.hostname, u.port or 80, body, out)
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+
+    asyncio.run(main())
+    return out
 
 
 def pct(xs, p):
@@ -58,42 +127,59 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def server_steps(url):
+    """radiance's step counter, or None for servers without it."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("radiance:step_duration_seconds_count"):
+                    return float(line.split()[-1])
+    except OSError:
+        pass
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", default="http://127.0.0.1:8080")
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--requests", type=int, default=32)
     ap.add_argument("--prompt-tokens", type=int, default=64, help="about this many prompt tokens (words)")
+    ap.add_argument("--token-prompts", action="store_true", help="send prompts as exactly --prompt-tokens token ids")
     ap.add_argument("--output-tokens", type=int, default=64)
+    ap.add_argument("--processes", type=int, default=0, help="client processes (default: one per 64 streams, at most the CPUs)")
+    ap.add_argument("--no-header", action="store_true", help="print the row only (for tables of several runs)")
     a = ap.parse_args()
-    results, lock, next_i = [], threading.Lock(), [0]
-
-    def client():
-        while True:
-            with lock:
-                i = next_i[0]
-                if i >= a.requests:
-                    return
-                next_i[0] += 1
-            one_request(a.url, prompt_of(a.prompt_tokens, i), a.output_tokens, results)
-
+    procs = a.processes or max(1, min(os.cpu_count() or 1, (a.concurrency + 63) // 64))
+    procs = min(procs, a.concurrency)
+    opts = {"prompt_tokens": a.prompt_tokens, "token_prompts": a.token_prompts, "output_tokens": a.output_tokens}
+    jobs, first = [], 0
+    for p in range(procs):
+        clients = a.concurrency // procs + (p < a.concurrency % procs)
+        count = a.requests // procs + (p < a.requests % procs)
+        jobs.append((a.url, clients, first, count, opts))
+        first += count
+    steps0 = server_steps(a.url)
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=client) for _ in range(a.concurrency)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with multiprocessing.Pool(procs) as pool:
+        results = [r for part in pool.map(run_process, jobs) for r in part]
     wall = time.perf_counter() - t0
+    steps1 = server_steps(a.url)
     ok = [r for r in results if "error" not in r]
     ttft = [r["ttft"] * 1000 for r in ok]
     itl = [x * 1000 for r in ok for x in r["itl"]]
     lat = [r["latency"] for r in ok]
     gen = sum(r["chunks"] for r in ok)
-    print(f"{'concurrency':>11} {'requests':>8} {'errors':>6} {'ttft_p50_ms':>11} {'ttft_p99_ms':>11} "
-          f"{'itl_p50_ms':>10} {'itl_p99_ms':>10} {'lat_p50_s':>9} {'out_tok/s':>9} {'req/s':>7}")
-    print(f"{a.concurrency:>11} {len(results):>8} {len(results) - len(ok):>6} {pct(ttft, 50):>11.1f} {pct(ttft, 99):>11.1f} "
-          f"{pct(itl, 50):>10.2f} {pct(itl, 99):>10.2f} {statistics.median(lat) if lat else float('nan'):>9.2f} "
-          f"{gen / wall:>9.1f} {len(ok) / wall:>7.2f}")
+    steps = f"{(steps1 - steps0) / wall:.1f}" if steps0 is not None and steps1 is not None else "-"
+    if not a.no_header:
+        print(f"{'concurrency':>11} {'requests':>8} {'errors':>6} {'steps/s':>7} {'ttft_p50_ms':>11} {'ttft_p99_ms':>11} "
+              f"{'itl_p50_ms':>10} {'itl_p99_ms':>10} {'lat_p50_s':>9} {'out_tok/s':>9} {'req/s':>7}")
+    print(f"{a.concurrency:>11} {len(results):>8} {len(results) - len(ok):>6} {steps:>7} {pct(ttft, 50):>11.1f} "
+          f"{pct(ttft, 99):>11.1f} {pct(itl, 50):>10.2f} {pct(itl, 99):>10.2f} "
+          f"{statistics.median(lat) if lat else float('nan'):>9.2f} {gen / wall:>9.1f} {len(ok) / wall:>7.2f}")
+    errors = sorted({r["error"] for r in results if "error" in r})
+    if errors:
+        print("errors:", "; ".join(errors[:5]))
 
 
 if __name__ == "__main__":
