@@ -30,11 +30,14 @@ struct Scheduler::Request {
 
 namespace {
 
-struct Finished {
-    std::shared_ptr<GenerationSink> sink;
-    FinishReason why;
-    std::string error;
-};
+SinkEvent finished(std::shared_ptr<GenerationSink> sink, FinishReason why, std::string error) {
+    SinkEvent e;
+    e.sink = std::move(sink);
+    e.finish = true;
+    e.why = why;
+    e.error = std::move(error);
+    return e;
+}
 
 ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::vector<int32_t>& generated,
                         const std::map<int32_t, int32_t>& counts) {
@@ -83,6 +86,7 @@ void Scheduler::stop() {
     stop_ = true;
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
+    dispatcher_.flush();
 }
 
 bool Scheduler::ready() const { return started_ && !draining_ && group_.ready(); }
@@ -259,8 +263,9 @@ void Scheduler::requeue_all(const std::string& why) {
 }
 
 void Scheduler::loop() {
-    std::vector<Finished> done;
-    std::vector<std::pair<std::shared_ptr<GenerationSink>, std::vector<TokenEvent>>> emitted;
+    // Sinks hear from the dispatcher's thread: tokens first, then the finishes of the same step.
+    std::vector<SinkEvent> done;
+    std::vector<SinkEvent> emitted;
     while (!stop_) {
         ipc::StepMessage m;
         std::vector<std::pair<Request*, bool>> rows;
@@ -276,8 +281,8 @@ void Scheduler::loop() {
                                              std::chrono::duration<double>(now - r.arrived).count(),
                                              static_cast<int64_t>(r.req.prompt.size()), static_cast<int64_t>(r.generated.size()));
                     retire(r);
-                    done.push_back({r.sink, r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
-                                    r.cancelled ? "" : "the request's deadline passed"});
+                    done.push_back(finished(r.sink, r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
+                                            r.cancelled ? "" : "the request's deadline passed"));
                     it = requests_.erase(it);
                 } else {
                     ++it;
@@ -293,8 +298,7 @@ void Scheduler::loop() {
                 continue;
             }
         }
-        for (auto& f : done) f.sink->on_finish(f.why, f.error);
-        done.clear();
+        dispatcher_.post(done);
         if (rows.empty()) continue;
 
         ipc::ResultMessage res;
@@ -322,7 +326,7 @@ void Scheduler::loop() {
                 log::error("step failed: ", failure);
                 for (auto& [r, s] : rows) {
                     retire(*r);
-                    done.push_back({r->sink, FinishReason::Error, failure});
+                    done.push_back(finished(r->sink, FinishReason::Error, failure));
                     requests_.erase(r->id);
                 }
             } else {
@@ -346,11 +350,12 @@ void Scheduler::loop() {
                     }
                     r->last_token = now;
                     stats_.generated_tokens++;
-                    TokenEvent ev;
+                    SinkEvent& se = emitted.emplace_back();
+                    se.sink = r->sink;
+                    TokenEvent& ev = se.tokens.emplace_back();
                     ev.token = t.token;
                     ev.logprob = t.logprob;
                     for (auto& [id, lp] : t.top) ev.top.push_back({id, lp});
-                    emitted.push_back({r->sink, {ev}});
                     const auto& stops = r->req.stop_token_ids;
                     FinishReason why;
                     bool end = false;
@@ -362,16 +367,15 @@ void Scheduler::loop() {
                             observer_->on_finish(why, std::chrono::duration<double>(now - r->arrived).count(),
                                                  static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
                         retire(*r);
-                        done.push_back({r->sink, why, ""});
+                        done.push_back(finished(r->sink, why, ""));
                         requests_.erase(r->id);
                     }
                 }
             }
         }
-        for (auto& [sink, evs] : emitted) sink->on_tokens(evs);
-        emitted.clear();
-        for (auto& f : done) f.sink->on_finish(f.why, f.error);
+        for (SinkEvent& f : done) emitted.push_back(std::move(f));
         done.clear();
+        dispatcher_.post(emitted);
         if (lost) {
             // Wait for the group to be whole again before building the next step.
             std::unique_lock<std::mutex> lk(mu_);

@@ -21,6 +21,7 @@
 
 #include "block_allocator.h"
 #include "generation.h"
+#include "sink_dispatcher.h"
 #include "worker_group.h"
 
 namespace radiance::frontend {
@@ -89,6 +90,7 @@ private:
     uint64_t next_id_ = 1;
     std::atomic<bool> stop_{false}, started_{false}, draining_{false};
     SchedulerStats stats_;
+    SinkDispatcher dispatcher_;  // delivers to sinks while the next step runs
     std::thread thread_;
 };
 
