@@ -87,19 +87,21 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
         ipc::StepMessage m = ipc::decode_step(bytes);
         res.step_id = m.step_id;
         comm.follow(m);
-        // Rows whose token is plainly the argmax are picked where the logits are (on a card: no
-        // copy back); a rank that does not sample needs no logits at all.
+        // Rows that need nothing but greedy or plain sampling are picked where the logits are (on a
+        // card: no copy back); a rank that does not sample needs no logits at all.
         const size_t n_out = m.batch.out_ids.size();
-        std::vector<uint8_t> greedy(n_out, 1);
+        std::vector<engine::CardDraw> draws(n_out);
+        for (auto& d : draws) d.on_card = true;
         if (sample_here)
             for (size_t i = 0; i < n_out; ++i)
-                greedy[i] = !m.want_logits && i < m.samples.size() && worker::plain_greedy(m.samples[i]);
+                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], eng.sample_on_card())
+                                                                 : engine::CardDraw{};
         std::vector<int32_t> tokens;
-        eng.step(m.batch, logits, greedy, tokens);
+        eng.step(m.batch, logits, draws, tokens);
         if (sample_here) {
             const int64_t V = eng.vocab();
             for (size_t i = 0; i < m.samples.size(); ++i) {
-                if (!tokens.empty() && greedy[i]) {
+                if (!tokens.empty() && draws[i].on_card) {
                     ipc::Sampled s;
                     s.token = tokens[i];
                     res.tokens.push_back(s);

@@ -1,6 +1,7 @@
 // sampler.cpp: the step's SampleSpec -> shared/sampling's parameters and history.
 #include "sampler.h"
 
+#include <radiance/sampling/counter_rng.h>
 #include <radiance/sampling/sampler.h>
 
 namespace radiance::worker {
@@ -32,9 +33,19 @@ ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpe
     return out;
 }
 
-bool plain_greedy(const ipc::SampleSpec& s) {
-    return !(s.temperature > 0.0f) && s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f &&
-           s.repetition_penalty == 1.0f && s.logit_bias.empty();
+engine::CardDraw card_draw(const ipc::SampleSpec& s, bool sample_on_card) {
+    engine::CardDraw d;
+    const bool plain = s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f &&
+                       s.repetition_penalty == 1.0f && s.logit_bias.empty();
+    const bool greedy = !(s.temperature > 0.0f);
+    d.on_card = plain && (greedy || sample_on_card);
+    if (!d.on_card) return d;
+    d.temperature = greedy ? 0.0f : s.temperature;
+    d.top_p = s.top_p;
+    d.min_p = s.min_p;
+    d.top_k = s.top_k;
+    d.u = greedy ? 0.0 : sampling::uniform_at(s.seed, static_cast<uint64_t>(s.draw));
+    return d;
 }
 
 }  // namespace radiance::worker

@@ -2,14 +2,17 @@
 #pragma once
 #include <cstdint>
 
+#include "radiance/engine/engine.h"
 #include "radiance/ipc/step_codec.h"
 
 namespace radiance::worker {
 
 ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpec& spec);
 
-// True when the spec's token is the argmax of the raw logits and nothing else is asked (no
-// temperature, penalties, bias or logprobs), so the engine may pick it where the logits are.
-bool plain_greedy(const ipc::SampleSpec& spec);
+// How the engine may pick the spec's token where the logits are: greedy or sampled with
+// temperature / top_k / top_p / min_p and the host's draw for (seed, draw), when nothing else is
+// asked (no penalties, bias or logprobs) and, for a sampled row, the card can sample
+// (`sample_on_card`). Otherwise on_card is false and the host samples from the row's logits.
+engine::CardDraw card_draw(const ipc::SampleSpec& spec, bool sample_on_card);
 
 }  // namespace radiance::worker

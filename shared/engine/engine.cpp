@@ -135,8 +135,9 @@ struct Engine::Impl {
     // operands that point into it are translated to the card's copy, and a replayed graph finds
     // its inputs where it recorded them.
     struct StageRegion { uint64_t off = 0; };
-    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_bt;
-    int argmax_op = -1;  // the engine's own op: greedy tokens on the card (-1: no row serves it)
+    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
+    int argmax_op = -1;  // the engine's own ops: greedy tokens on the card (-1: no row serves it)
+    int sample_op = -1;  // and sampled ones (temperature, top_k, top_p, min_p)
     int64_t stage_stride = 0;  // block-table stride on the card (tables are padded to it)
     uint8_t* stage_h = nullptr;
     Bytes stage_d;
@@ -163,6 +164,7 @@ struct Engine::Impl {
     void plan_device(const core::Registry& reg);
     void upload_weights();
     void plan_staging();
+    void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void device_check(int rc, const char* what) const;
     void stage_batch(const StepBatch& in, RadBatch* b);
     void run_on_device(RadCtx* ctx, const RadBatch* b);
@@ -460,6 +462,8 @@ void Engine::Impl::plan_staging() {
     region(st_ctx, opts.max_seqs);
     region(st_out, max_out);
     region(st_ids, max_out);
+    region(st_cfg, 4 * max_out);  // sample's settings: f32 [rows, 4]
+    region(st_u, 2 * max_out);    // and its draws: f64 [rows]
     region(st_tokens, opts.max_tok);
     region(st_pos, opts.max_tok);
     region(st_bt, static_cast<int64_t>(opts.max_seqs) * stage_stride);  // last: copies stop where the tables do
@@ -694,17 +698,19 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (lg.d.dtype != RAD_F32) throw Error("the logits buffer must be f32");
     m.max_out = lg.d.shape[0];
     m.vocab = lg.d.shape[lg.d.rank - 1];
-    if (m.dev) {  // greedy sampling where the logits are, when the card's library has the op
-        OpDecl od;
-        od.geom.op = "argmax";
-        od.geom.params["vocab"] = core::ParamValue::of_int(m.vocab);
-        od.geom.ranged = "n";
-        od.geom.lo = 1;
-        od.geom.hi = m.max_out;
-        od.res = core::resolve(reg, od.geom, d.select);
-        od.queried = true;  // optional: without it every row's logits come back
-        if (od.res.ok()) m.argmax_op = static_cast<int>(m.decl.ops.size());
-        m.decl.ops.push_back(std::move(od));
+    if (m.dev) {  // tokens picked where the logits are, when the card's library has the ops
+        for (const char* op : {"argmax", "sample"}) {
+            OpDecl od;
+            od.geom.op = op;
+            od.geom.params["vocab"] = core::ParamValue::of_int(m.vocab);
+            od.geom.ranged = "n";
+            od.geom.lo = 1;
+            od.geom.hi = m.max_out;
+            od.res = core::resolve(reg, od.geom, d.select);
+            od.queried = true;  // optional: without it those rows' logits come back
+            if (od.res.ok()) (std::string(op) == "argmax" ? m.argmax_op : m.sample_op) = static_cast<int>(m.decl.ops.size());
+            m.decl.ops.push_back(std::move(od));
+        }
     }
     m.plan_ops();
     m.plan_weights();
@@ -759,6 +765,7 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
 int Engine::kv_block_size() const { return impl_->block; }
 int64_t Engine::kv_blocks() const { return impl_->blocks; }
 int64_t Engine::vocab() const { return impl_->vocab; }
+bool Engine::sample_on_card() const { return impl_->sample_op >= 0; }
 int64_t Engine::max_out_rows() const { return impl_->max_out; }
 const Declaration& Engine::declaration() const { return impl_->decl; }
 uint64_t Engine::arena_bytes() const { return impl_->arena.size; }
@@ -780,7 +787,7 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits) {
     step(in, logits, {}, none);
 }
 
-void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<uint8_t>& greedy,
+void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
                   std::vector<int32_t>& tokens) {
     Impl& m = *impl_;
     tokens.clear();
@@ -829,6 +836,22 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
     b.block_table_stride = static_cast<int32_t>(stride);
     b.max_q_len = max_q;
     b.max_ctx_len = max_ctx;
+    // Which out rows get their token on the card, and by which op: `sample` where some row samples
+    // (greedy rows ride along with temperature 0), else `argmax`.
+    const size_t n_out = in.out_ids.size(), V = static_cast<size_t>(m.vocab);
+    std::vector<uint8_t> picked(n_out, 0);
+    int pick_op = -1;
+    if (m.dev && draws.size() == n_out) {
+        bool any = false, sampled = false;
+        for (const CardDraw& d : draws) {
+            any |= d.on_card;
+            sampled |= d.on_card && d.temperature > 0.0f;
+        }
+        if (any) pick_op = m.sample_op >= 0 && (sampled || m.argmax_op < 0) ? m.sample_op : m.argmax_op;
+        for (size_t i = 0; pick_op >= 0 && i < n_out; ++i)
+            picked[i] = draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f));
+        if (pick_op >= 0 && pick_op == m.sample_op) m.stage_draws(draws, picked);
+    }
     if (m.dev) m.stage_batch(in, &b);
     m.step_error.clear();
     RadCtx ctx{&kCtxApi, &m};
@@ -840,32 +863,50 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
         return;
     }
     m.run_on_device(&ctx, &b);
-    const size_t n_out = in.out_ids.size(), V = static_cast<size_t>(m.vocab);
-    size_t n_greedy = 0;
-    if (m.argmax_op >= 0 && greedy.size() == n_out)
-        for (uint8_t g : greedy) n_greedy += g != 0;
-    if (n_greedy) {
-        const RadOperandRef opds[2] = {rad_brows(m.decl.logits, static_cast<int64_t>(n_out)),
-                                       rad_raw(m.stage_h + m.st_ids.off, RAD_I32, static_cast<int64_t>(n_out))};
-        if (m.issue(m.argmax_op, opds, 2, static_cast<int64_t>(n_out)) != RAD_OK) throw Error("step failed: " + m.step_error);
+    const size_t n_picked = static_cast<size_t>(std::count(picked.begin(), picked.end(), 1));
+    if (n_picked) {
+        const auto rows = static_cast<int64_t>(n_out);
+        const RadOperandRef lg = rad_brows(m.decl.logits, rows), ids = rad_raw(m.stage_h + m.st_ids.off, RAD_I32, rows);
+        const RadOperandRef with_argmax[2] = {lg, ids};
+        const RadOperandRef with_sample[4] = {lg, rad_raw2(m.stage_h + m.st_cfg.off, RAD_F32, rows, 4),
+                                              rad_raw(m.stage_h + m.st_u.off, RAD_F64, rows), ids};
+        const bool by_sample = pick_op == m.sample_op;
+        if (m.issue(pick_op, by_sample ? with_sample : with_argmax, by_sample ? 4 : 2, rows) != RAD_OK)
+            throw Error("step failed: " + m.step_error);
         m.device_check(m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d.data + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream),
-                       "reading the greedy tokens");
+                       "reading the tokens picked on the card");
     }
     const auto* lg_dev = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
-    if (n_greedy == 0 && n_out) {
+    if (n_picked == 0 && n_out) {
         m.device_check(m.dev->copy(m.logits_h, lg_dev, n_out * V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
     } else {
         for (size_t i = 0; i < n_out; ++i)
-            if (!greedy[i])
+            if (!picked[i])
                 m.device_check(m.dev->copy(m.logits_h + i * V, lg_dev + i * V, V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
     }
     m.device_check(m.dev->sync(m.stream), "running the step");
     logits.resize(n_out * V);
     for (size_t i = 0; i < n_out; ++i)
-        if (!n_greedy || !greedy[i]) std::memcpy(logits.data() + i * V, m.logits_h + i * V, V * 4);
-    if (n_greedy) {
+        if (!picked[i]) std::memcpy(logits.data() + i * V, m.logits_h + i * V, V * 4);
+    if (n_picked) {
         const auto* ids = reinterpret_cast<const int32_t*>(m.stage_h + m.st_ids.off);
         tokens.assign(ids, ids + n_out);
+    }
+}
+
+// The sample op's per-row settings and draws into their staging regions (copied with the step's
+// inputs); rows not picked on the card take the cheap greedy path.
+void Engine::Impl::stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked) {
+    auto* cfg = reinterpret_cast<float*>(stage_h + st_cfg.off);
+    auto* u = reinterpret_cast<double*>(stage_h + st_u.off);
+    for (size_t i = 0; i < draws.size(); ++i) {
+        const CardDraw& d = draws[i];
+        const bool on = picked[i] != 0;
+        cfg[4 * i + 0] = on ? d.temperature : 0.0f;
+        cfg[4 * i + 1] = d.top_p;
+        cfg[4 * i + 2] = d.min_p;
+        cfg[4 * i + 3] = static_cast<float>(d.top_k);
+        u[i] = d.u;
     }
 }
 

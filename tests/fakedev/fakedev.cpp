@@ -83,6 +83,7 @@ const RadKernelInfo rows[] = {
     ROW("fake_add", "add", ref_add, nullptr, 0),
     ROW("fake_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
     ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),
+    ROW("fake_sample", "sample", ref_sample, nullptr, 0),
     ROW("fake_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
     ROW("fake_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
     {"fake_add_rms_norm", "add_rms_norm", "add_rms_norm", "libref's add then rms_norm as a device row", "any", "f32 activations",

@@ -1,5 +1,6 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
 //                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32] [--tp N]
+//                 [--sample T,TOP_K,TOP_P,MIN_P]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
 // (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
@@ -10,7 +11,10 @@
 // The plan is sized for the largest case asked. With --tp N the same benchmark runs as N processes,
 // rank r planning its tensor-parallel slice on card r, summing through the collective rows over a
 // host-staging communicator as the worker group's (same seeds, so every rank steps in lockstep);
-// rank 0 prints. Numbers go to docs/PERFORMANCE.md with the command, machine and date.
+// rank 0 prints. With --sample the decode steps draw their tokens with those settings (sequence s
+// seeded s + 1) instead of greedily: on the card by the `sample` op where the plan has it, else on
+// the host by the sampler from the logits, the same token either way. Numbers go to
+// docs/PERFORMANCE.md with the command, machine and date.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,12 +22,16 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "radiance/engine/engine.h"
 #include "radiance/ipc/host_comm.h"
+#include "radiance/sampling/counter_rng.h"
+#include "radiance/sampling/sampler.h"
 #include "radiance/util/error.h"
 #include "radiance/util/strings.h"
 
@@ -62,7 +70,9 @@ std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<in
             b.block_table_stride = stride;
             for (int k = 0; k < stride; ++k) b.block_tables.push_back((seq0 + static_cast<int32_t>(s)) * stride + k);
             b.n_seq_decode = 0;
-            e.step(b, lg, {1}, toks);
+            engine::CardDraw greedy;
+            greedy.on_card = true;
+            e.step(b, lg, {greedy}, toks);
         }
         next.push_back(toks.empty() ? argmax(lg.data(), e.vocab()) : toks[0]);
     }
@@ -76,6 +86,7 @@ int main(int argc, char** argv) {
     std::vector<int> prefills{512, 4096}, decodes{1};
     int in = 128, out = 128, chunk = 4096, tp = 1;
     bool graphs = true, print_tokens = false, kv_f32 = false;
+    std::optional<sampling::SamplingParams> sample;  // --sample: decode draws instead of greedy
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -95,6 +106,15 @@ int main(int argc, char** argv) {
             else if (a == "--tokens") print_tokens = true;
             else if (a == "--kv-f32") kv_f32 = true;
             else if (a == "--tp") tp = std::stoi(value());
+            else if (a == "--sample") {
+                const std::vector<std::string> f = str::split(value(), ",");
+                if (f.size() != 4) throw std::runtime_error("--sample takes T,TOP_K,TOP_P,MIN_P");
+                sample.emplace();
+                sample->temperature = std::stof(f[0]);
+                sample->top_k = std::stoi(f[1]);
+                sample->top_p = std::stof(f[2]);
+                sample->min_p = std::stof(f[3]);
+            }
             else if (model.empty() && a[0] != '-') model = a;
             else throw std::runtime_error("unexpected argument " + a);
         } catch (const std::exception& e) {
@@ -104,7 +124,8 @@ int main(int argc, char** argv) {
     }
     if (model.empty()) {
         std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
-                     "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs] [--tp N]\n";
+                     "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs] [--tp N]\n"
+                     "                       [--sample T,TOP_K,TOP_P,MIN_P]\n";
         return 2;
     }
     if (tp < 1 || tp > 64) {
@@ -174,6 +195,10 @@ int main(int argc, char** argv) {
         std::printf("model %s on %s: weights %.2f GB%s, plan %.1f s\n", model.c_str(), eng->placement().c_str(),
                     static_cast<double>(eng->weight_bytes()) / 1e9, tp > 1 ? (" per rank, " + std::to_string(tp) + " ranks").c_str() : "",
                     seconds(t0, Clock::now()));
+        if (sample)
+            std::printf("sample: temperature %g, top_k %d, top_p %g, min_p %g; drawn %s\n", static_cast<double>(sample->temperature),
+                        sample->top_k, static_cast<double>(sample->top_p), static_cast<double>(sample->min_p),
+                        eng->sample_on_card() ? "on the card" : "on the host");
         std::mt19937 rng(1234);
         std::uniform_int_distribution<int32_t> tok(10, static_cast<int32_t>(std::min<int64_t>(eng->vocab(), 30000) - 1));
         auto prompt = [&](int n) {
@@ -207,16 +232,35 @@ int main(int argc, char** argv) {
                 for (int k = 0; k < stride; ++k) b.block_tables.push_back(s * stride + k);
             }
             b.cu_seqlens.push_back(B);
-            const std::vector<uint8_t> greedy(static_cast<size_t>(B), 1);
+            std::vector<engine::CardDraw> draws(static_cast<size_t>(B));
+            for (auto& d : draws) d.on_card = true;
             std::vector<std::vector<int32_t>> history(static_cast<size_t>(B));
             std::vector<int32_t> toks;
             auto step = [&](int t) {
                 b.tokens = next;
                 b.positions.assign(static_cast<size_t>(B), in + t);
-                eng->step(b, lg, greedy, toks);
+                const auto position = static_cast<uint64_t>(in + t);
+                for (int s = 0; sample && s < B; ++s) {
+                    engine::CardDraw& d = draws[static_cast<size_t>(s)];
+                    sample->seed = static_cast<uint64_t>(s) + 1;
+                    d.on_card = eng->sample_on_card();
+                    d.temperature = sample->temperature;
+                    d.top_k = sample->top_k;
+                    d.top_p = sample->top_p;
+                    d.min_p = sample->min_p;
+                    d.u = sampling::uniform_at(sample->seed, position);
+                }
+                eng->step(b, lg, draws, toks);
                 for (int s = 0; s < B; ++s) {
-                    next[static_cast<size_t>(s)] =
-                        toks.empty() ? argmax(&lg[static_cast<size_t>(s) * eng->vocab()], eng->vocab()) : toks[static_cast<size_t>(s)];
+                    const float* row = lg.empty() ? nullptr : &lg[static_cast<size_t>(s) * eng->vocab()];
+                    int32_t pick = 0;
+                    if (!toks.empty() && draws[static_cast<size_t>(s)].on_card) pick = toks[static_cast<size_t>(s)];
+                    else if (!sample) pick = argmax(row, eng->vocab());
+                    else {
+                        sample->seed = static_cast<uint64_t>(s) + 1;
+                        pick = sampling::sample(std::span<const float>(row, static_cast<size_t>(eng->vocab())), *sample, {}, position).token;
+                    }
+                    next[static_cast<size_t>(s)] = pick;
                     if (print_tokens) history[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
                 }
             };

@@ -117,6 +117,39 @@ void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int 
     out.push_back(std::move(c));
 }
 
+// Sampling on the card: every row its own settings (each kind of cut, together and alone, and
+// the edges: greedy, top_p 0, top_k 1, top_k just under the vocabulary), logits at a realistic
+// spread, and every other row rounded to halves so that many tokens tie at the cuts' thresholds.
+void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
+    struct Cfg {
+        float temperature, top_p, min_p, top_k;
+    };
+    const float vk = static_cast<float>(d.vocab - 1);
+    const Cfg cfgs[] = {{0.0f, 1.0f, 0.0f, 0.0f},  {1.0f, 1.0f, 0.0f, 0.0f},   {0.7f, 1.0f, 0.0f, 0.0f},
+                        {0.8f, 0.95f, 0.0f, 40.0f}, {1.0f, 0.9f, 0.0f, 0.0f},  {1.0f, 1.0f, 0.05f, 0.0f},
+                        {1.2f, 0.5f, 0.02f, 100.0f}, {1.0f, 0.0f, 0.0f, 0.0f}, {0.9f, 1.0f, 0.0f, 1.0f},
+                        {1.0f, 1.0f, 0.0f, vk},    {1.5f, 0.99f, 0.0f, 0.0f},  {0.6f, 0.8f, 0.1f, 20.0f}};
+    Operand x = f32(f, {n, d.vocab}, false, 3.0f);
+    auto* v = reinterpret_cast<float*>(x.init.data());
+    for (int64_t i = 1; i < n; i += 2)
+        for (int64_t j = 0; j < d.vocab; ++j) v[i * d.vocab + j] = std::round(2.0f * v[i * d.vocab + j]) / 2.0f;
+    std::vector<float> cfg;
+    std::vector<double> u;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int64_t i = 0; i < n; ++i) {
+        const Cfg& c = cfgs[static_cast<size_t>(i) % (sizeof cfgs / sizeof cfgs[0])];
+        cfg.insert(cfg.end(), {c.temperature, c.top_p, c.min_p, c.top_k});
+        u.push_back(unit(f.rng));
+    }
+    Operand oc{RAD_F32, {n, 4}, false, std::vector<uint8_t>(cfg.size() * 4)}, ou{RAD_F64, {n}, false, std::vector<uint8_t>(u.size() * 8)};
+    std::memcpy(oc.init.data(), cfg.data(), oc.init.size());
+    std::memcpy(ou.init.data(), u.data(), ou.init.size());
+    out.push_back(make_case("sample", "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab) + ", 12 settings", {pi("n", n), pi("vocab", d.vocab)},
+                            {std::move(x), std::move(oc), std::move(ou),
+                             Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
+                            n * d.vocab * 4));
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
@@ -158,6 +191,8 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                 {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
                                 n * d.vocab * 4));
     }
+    sampling(out, f, d, 1);
+    sampling(out, f, d, small ? 24 : 64);
     attention(out, f, d, 1, 1, small ? 200 : 1000);      // one decode row
     attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch
     attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512);  // a prefill chunk after a cached prefix

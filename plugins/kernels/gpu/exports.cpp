@@ -71,6 +71,8 @@ const RadKernelInfo rows[] = {
           "cuBLASLt then swiglu", "any M", c_float_weights, 1, gpu::gemm_swiglu_scratch, "gemm,swiglu"),
     ROW("gpu_argmax", "argmax", gpu::argmax, "block per row, lowest index of the largest value", "any", 0, nullptr, 0, nullptr,
         nullptr),
+    ROW("gpu_sample", "sample", gpu::sample, "block per row: radix-select thresholds for top_k / top_p, min_p, a prefix-sum draw",
+        "any", 0, nullptr, 0, nullptr, nullptr),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

@@ -55,6 +55,7 @@ bool collectives_abort_if_torn_down();
 const char* collectives_error();
 // Greedy sampling on the card (k_sample.cu).
 int argmax(const RadArgs* a);
+int sample(const RadArgs* a);
 
 // Launch status: the last launch's error, as a RadStatus.
 int launched();

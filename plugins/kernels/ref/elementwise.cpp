@@ -28,19 +28,3 @@ int ref_gather_rows(const RadArgs* a) {
     }
     return RAD_OK;
 }
-
-int ref_argmax(const RadArgs* a) {
-    const RadTensor* x = rad_arg_in(a, 0);
-    RadTensor* y = rad_arg_out(a, 1);
-    if (!ref::is_f32(x) || !y || y->dtype != RAD_I32) return RAD_E_DTYPE;
-    const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
-    int32_t* out = static_cast<int32_t*>(y->data);
-    for (int64_t i = 0; i < n; ++i) {
-        const float* v = ref::row<const float>(x, i);
-        int64_t best = 0;
-        for (int64_t j = 1; j < vocab; ++j)
-            if (v[j] > v[best]) best = j;  // strict: ties keep the lower index
-        out[i] = static_cast<int32_t>(best);
-    }
-    return RAD_OK;
-}

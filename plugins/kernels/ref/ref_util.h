@@ -35,3 +35,4 @@ int ref_gather_rows(const RadArgs* a);
 int ref_all_reduce(const RadArgs* a);
 int ref_all_gather(const RadArgs* a);
 int ref_argmax(const RadArgs* a);
+int ref_sample(const RadArgs* a);

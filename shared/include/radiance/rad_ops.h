@@ -82,6 +82,10 @@ static const RadOperandSpec rad_op_all_gather_opds[] = {{"x", RAD_OPD_IN, 0}, {"
 static const RadParamSpec rad_op_argmax_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_argmax_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
+static const RadParamSpec rad_op_sample_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_sample_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"cfg", RAD_OPD_IN, 0}, {"u", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
 static const RadParamSpec rad_op_add_rms_norm_params[] = {
     RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PF("eps", RAD_REQUIRED),
     RAD_PI("unit_offset", RAD_OPTIONAL), RAD_PS("wdtype", RAD_REQUIRED)};
@@ -122,6 +126,8 @@ static const RadOpSchema rad_ops_conventional[] = {
      RAD_N_OF(rad_op_all_gather_opds), "y[:, span(r)] = x of rank r: every rank gets every rank's columns"},
     {"argmax", rad_op_argmax_params, RAD_N_OF(rad_op_argmax_params), rad_op_argmax_opds, RAD_N_OF(rad_op_argmax_opds),
      "y[i] = the lowest index of the largest value of row i (greedy sampling where the logits are)"},
+    {"sample", rad_op_sample_params, RAD_N_OF(rad_op_sample_params), rad_op_sample_opds, RAD_N_OF(rad_op_sample_opds),
+     "y[i] = the token drawn from row i with temperature, top_k, top_p, min_p and the uniform u[i]"},
     {"add_rms_norm", rad_op_add_rms_norm_params, RAD_N_OF(rad_op_add_rms_norm_params), rad_op_add_rms_norm_opds,
      RAD_N_OF(rad_op_add_rms_norm_opds), "x = x + r, then y = rms_norm(x) (the residual add and the next norm)"},
     {"gemm_swiglu", rad_op_gemm_swiglu_params, RAD_N_OF(rad_op_gemm_swiglu_params), rad_op_gemm_swiglu_opds,

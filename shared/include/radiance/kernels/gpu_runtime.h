@@ -140,6 +140,16 @@ __device__ __forceinline__ T gpu_shfl_xor(T v, int lane_mask) {
 #endif
 }
 
+// Lane l gets lane l - delta's value (lanes below delta keep their own).
+template <typename T>
+__device__ __forceinline__ T gpu_shfl_up(T v, int delta) {
+#if RAD_GPU_HIP
+    return __shfl_up(v, delta, kWarpSize);
+#else
+    return __shfl_up_sync(0xffffffffu, v, delta, kWarpSize);
+#endif
+}
+
 __device__ __forceinline__ float gpu_warp_sum(float v) {
 #pragma unroll
     for (int m = kWarpSize / 2; m > 0; m >>= 1) v += gpu_shfl_xor(v, m);

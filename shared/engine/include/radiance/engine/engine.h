@@ -41,6 +41,17 @@ struct StepBatch {
     int32_t n_seq_decode = 0;
 };
 
+// How one out row's token may be picked where its logits are (docs/OPS.md `argmax`, `sample`):
+// the host sampler's settings without bias, penalties or logprobs, and its uniform draw.
+struct CardDraw {
+    bool on_card = false;
+    float temperature = 0.0f;  // <= 0: greedy
+    float top_p = 1.0f;
+    float min_p = 0.0f;
+    int32_t top_k = 0;
+    double u = 0.0;  // sampling::uniform_at(seed, position)
+};
+
 class Engine {
 public:
     // The engine keeps the registry (and so every plugin it planned with) loaded for its lifetime.
@@ -64,12 +75,15 @@ public:
     // Runs one step; `logits` receives out_ids.size() rows of vocab() floats.
     // Throws radiance::Error naming the op that failed.
     void step(const StepBatch& batch, std::vector<float>& logits);
-    // As above, and out rows with greedy[i] != 0 take the argmax of their logits where the logits
-    // are: on a card the token comes back in tokens[i] and that row's logits do not (they are left
-    // unspecified). tokens stays empty when the plan has no argmax row (a host plan): every row's
-    // logits came back and the caller picks.
-    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<uint8_t>& greedy,
+    // As above, and out rows with draws[i].on_card pick their token where the logits are: on a
+    // card the token comes back in tokens[i] and that row's logits do not (they are left
+    // unspecified). Greedy rows use the `argmax` op, others the `sample` op where the card's library
+    // has it (sample_on_card() says; without it such rows' logits come back). tokens stays empty
+    // when the plan has no argmax row (a host plan): every row's logits came back and the caller picks.
+    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws,
               std::vector<int32_t>& tokens);
+    // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`).
+    bool sample_on_card() const;
 
     struct Impl;  // public so the RadCtx callbacks in engine.cpp can reach it
 
