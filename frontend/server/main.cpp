@@ -37,7 +37,7 @@ struct ServeOptions {
     std::string placement = "auto";
     bool graphs = true;
     int max_ctx = 0;           // 0: the model's training context, capped at 4096
-    int max_batch_tokens = 256;
+    int max_batch_tokens = 0;  // 0: default_batch_tokens(max_seqs)
     int max_seqs = 16;
     int64_t kv_blocks = 0;
     int max_queue = 256;
@@ -69,7 +69,8 @@ const char* kUsage =
     "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
     "                      [--debug-selection] [--shutdown-timeout S] [--admin-key KEY]\n"
     "                      [--placement auto|host|device] [--no-graphs]\n"
-    "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n";
+    "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n"
+    "--max-batch-tokens defaults to 2 x --max-seqs, at least 256.\n";
 
 ServeOptions parse(int argc, char** argv) {
     ServeOptions o;
@@ -117,6 +118,10 @@ ServeOptions parse(int argc, char** argv) {
         } else throw Error("unknown option " + a);
     }
     if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
+    if (o.max_batch_tokens == 0) o.max_batch_tokens = default_batch_tokens(o.max_seqs);
+    else if (o.max_batch_tokens <= o.max_seqs)
+        log::warn("--max-batch-tokens ", o.max_batch_tokens, " is not above --max-seqs ", o.max_seqs,
+                  ": a full decode batch leaves no room for new prompts, which then wait for sequences to finish");
     if (o.cache_dir.empty()) {
         const char* c = std::getenv("RADIANCE_CACHE");
         const char* h = std::getenv("HOME");
