@@ -282,6 +282,17 @@ std::vector<double> as_f64(const std::vector<uint8_t>& b, int dt) {
     return v;
 }
 
+// Integer outputs (token ids) must be equal: which entries differ, for the report.
+std::string ids_differ(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+    const auto* g = reinterpret_cast<const int32_t*>(got.data());
+    const auto* w = reinterpret_cast<const int32_t*>(want.data());
+    std::string first;
+    size_t n = 0;
+    for (size_t i = 0; i < want.size() / 4; ++i)
+        if (g[i] != w[i] && n++ < 6) first += " [" + std::to_string(i) + "] " + std::to_string(g[i]) + " vs " + std::to_string(w[i]) + ";";
+    return std::to_string(n) + " of " + std::to_string(want.size() / 4) + " ids differ (got vs libref):" + first;
+}
+
 struct Verdict {
     double rel = 0, sampled = 0, proj = 0;
     bool zones = true, ok = true;
@@ -322,6 +333,7 @@ Verdict compare(const std::vector<double>& out, const std::vector<double>& ref, 
 
 int main(int argc, char** argv) {
     std::string kernels, homes, family = "small", report;
+    std::vector<std::string> only_ops;  // --ops: just these ops' cases
     uint64_t seed = 1;
     bool bench = false;
     int reps = 20;
@@ -343,9 +355,10 @@ int main(int argc, char** argv) {
         else if (a == "--reps") reps = std::stoi(value());
         else if (a == "--tol") tol = std::stod(value());
         else if (a == "--report") report = value();
+        else if (a == "--ops") only_ops = str::split(value(), ",");
         else {
             std::cerr << "usage: rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]\n"
-                         "                  [--radiance-home HOMES] [--report FILE.md]\n";
+                         "                  [--radiance-home HOMES] [--report FILE.md] [--ops OP,...]\n";
             return 2;
         }
     }
@@ -371,6 +384,7 @@ int main(int argc, char** argv) {
                 "proj", "zones", "us", "GB/s", "TFLOP/s", "verdict");
     int failed = 0, checked = 0;
     for (const Case& k : make_cases(family, seed)) {
+        if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), k.op) == only_ops.end()) continue;
         const core::KernelRow* ref_row = row_for(*oracle, k);
         if (!ref_row) {
             std::printf("%-10s %-38s skipped: libref has no row for it\n", k.op.c_str(), k.label.c_str());
@@ -413,6 +427,7 @@ int main(int argc, char** argv) {
                     auto got = mem.read(L.data[i], bytes_of(o), &z);
                     outputs.push_back(got);
                     Verdict v = compare(as_f64(got, o.dtype), as_f64(want, o.dtype), o.dtype, tol, seed + i);
+                    if (o.dtype == RAD_I32 && !v.ok) status = ids_differ(got, want);
                     v.zones = z && z_ref;
                     worst.rel = std::max(worst.rel, v.rel);
                     worst.sampled = std::max(worst.sampled, v.sampled);

@@ -65,7 +65,7 @@ constexpr int kSampleWarps = kSampleThreads / kWarpSize;
 // One row's adjusted logits and probabilities, recomputed on every pass (cheaper than a
 // vocabulary-sized scratch per row, and the same bits every time).
 struct Row {
-    const float* x;
+    const float* __restrict__ x;
     float temperature;
     bool scale;
     float mx;
@@ -73,11 +73,26 @@ struct Row {
     __device__ float prob(int64_t j) const { return expf(logit(j) - mx); }
 };
 
+// The ids a warp owns: [begin, end), contiguous, the warps in id order. Lane l visits begin + l,
+// begin + l + kWarpSize, ...: loads are coalesced, and a walk in id order is warp by warp, then
+// step by step, then lane by lane.
+struct Span {
+    int64_t begin, end;
+    int lane;
+};
+
+__device__ Span span_of(int64_t vocab) {
+    const int64_t per = (vocab + kSampleWarps * kWarpSize - 1) / (kSampleWarps * kWarpSize) * kWarpSize;
+    const int warp = threadIdx.x / kWarpSize;
+    const int64_t begin = min(vocab, warp * per);
+    return {begin, min(vocab, begin + per), static_cast<int>(threadIdx.x % kWarpSize)};
+}
+
 // Shared state of one row's block.
 struct Shared {
-    double hist[kSampleWarps][256];  // per-warp radix histograms, folded into hist[0]
-    double dv[kSampleWarps + 1];     // scan / reduction slots
-    int iv[kSampleWarps + 1];
+    unsigned long long hist[kSampleWarps][256];  // per-warp radix histograms, folded into hist[0]
+    double dv[kSampleWarps];         // one slot per warp
+    int iv[kSampleWarps];
     float bv[32];
     int bi[32];
     double above;
@@ -85,42 +100,38 @@ struct Shared {
     int id;
 };
 
-// Exclusive prefix sum over the block in thread order; `total` gets the sum. Deterministic: the
-// same additions in the same order every time.
+// A warp-uniform value per warp (lane 0's counts) -> the sum over the warps before this one, and
+// over all of them in `total`. Deterministic: the same additions in the same order every time.
 template <typename T>
-__device__ T block_scan(T v, T* slots, T& total) {
-    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-    T inc = v;
+__device__ T warps_before(T warp_value, T* slots, T& total) {
+    const int warp = threadIdx.x / kWarpSize;
+    if (threadIdx.x % kWarpSize == 0) slots[warp] = warp_value;
+    __syncthreads();
+    T before = 0, all = 0;
+    for (int w = 0; w < kSampleWarps; ++w) {
+        if (w == warp) before = all;
+        all += slots[w];
+    }
+    total = all;
+    __syncthreads();
+    return before;
+}
+
+// Every lane's value summed over the block; every thread gets the same bits.
+template <typename T>
+__device__ T block_sum(T v, T* slots) {
 #pragma unroll
-    for (int d = 1; d < kWarpSize; d <<= 1) {
-        const T o = gpu_shfl_up(inc, d);
-        if (lane >= d) inc += o;
-    }
-    T excl = gpu_shfl_up(inc, 1);
-    if (lane == 0) excl = 0;
-    if (lane == kWarpSize - 1) slots[warp] = inc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        T run = 0;
-        for (int w = 0; w < kSampleWarps; ++w) {
-            const T t = slots[w];
-            slots[w] = run;
-            run += t;
-        }
-        slots[kSampleWarps] = run;
-    }
-    __syncthreads();
-    excl += slots[warp];
-    total = slots[kSampleWarps];
-    __syncthreads();
-    return excl;
+    for (int m = kWarpSize / 2; m > 0; m >>= 1) v += gpu_shfl_xor(v, m);
+    T total;
+    warps_before(v, slots, total);
+    return total;
 }
 
 __device__ int block_max(int v, int* slots) {
 #pragma unroll
     for (int m = kWarpSize / 2; m > 0; m >>= 1) v = max(v, gpu_shfl_xor(v, m));
-    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-    if (lane == 0) slots[warp] = v;
+    const int warp = threadIdx.x / kWarpSize;
+    if (threadIdx.x % kWarpSize == 0) slots[warp] = v;
     __syncthreads();
     v = slots[0];
     for (int w = 1; w < kSampleWarps; ++w) v = max(v, slots[w]);
@@ -128,43 +139,47 @@ __device__ int block_max(int v, int* slots) {
     return v;
 }
 
-template <typename T>
-__device__ T block_sum(T v, T* slots) {
-    T total;
-    block_scan(v, slots, total);
-    return total;
+// The position (0-based) of the n-th (1-based) set bit of m.
+__device__ int nth_set_bit(uint32_t m, int n) {
+    for (int b = 0; b < 32; ++b)
+        if (((m >> b) & 1u) && --n == 0) return b;
+    return 31;
 }
 
-// Among the ids of [lo, hi) where keep(j, p) holds, the value v (as p's bits) with
-// W(p > v) < need <= W(p >= v), W counting tokens (by_mass false) or summing p. Falls back to the
-// smallest value present when rounding leaves `need` above the whole set. sh.above gets W(p > v)
-// as the histograms summed it.
+// Among the ids where keep(j, p) holds, the value v (as p's bits) with W(p > v) < need <= W(p >= v),
+// W counting tokens (by_mass false) or summing p. Falls back to the smallest value present when
+// rounding leaves `need` above the whole set. sh.above gets W(p > v) as the histograms summed it.
+// The histograms add integers (shared-memory f64 atomics are compare-and-swap loops, and every
+// token lands in a few buckets on the first pass): counts, or p in fixed point with 40 fraction
+// bits. A mass so rounded can pick a neighbouring bucket only where the target lies within
+// ~1e-12 per token of a bucket's edge; the caller recomputes the mass above v exactly.
 template <bool by_mass, typename Keep>
-__device__ uint32_t radix_select(const Row& r, int64_t lo, int64_t hi, Keep keep, double need, Shared& sh) {
+__device__ uint32_t radix_select(const Row& r, const Span& s, Keep keep, double need, Shared& sh) {
     uint32_t prefix = 0, mask = 0;
     if (threadIdx.x == 0) sh.above = 0;
     const int warp = threadIdx.x / kWarpSize;
     for (int shift = 24; shift >= 0; shift -= 8) {
         for (int i = threadIdx.x; i < kSampleWarps * 256; i += blockDim.x) (&sh.hist[0][0])[i] = 0;
         __syncthreads();
-        for (int64_t j = lo; j < hi; ++j) {
+#pragma unroll 4
+    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
             const float p = r.prob(j);
             const uint32_t b = __float_as_uint(p);
             if ((b & mask) != prefix || !keep(j, p)) continue;
-            atomicAdd(&sh.hist[warp][(b >> shift) & 255u], by_mass ? static_cast<double>(p) : 1.0);
+            atomicAdd(&sh.hist[warp][(b >> shift) & 255u], by_mass ? static_cast<unsigned long long>(ldexpf(p, 40) + 0.5f) : 1ull);
         }
         __syncthreads();
         for (int b = threadIdx.x; b < 256; b += blockDim.x) {
-            double s = sh.hist[0][b];
-            for (int w = 1; w < kSampleWarps; ++w) s += sh.hist[w][b];
-            sh.hist[0][b] = s;
+            unsigned long long t = sh.hist[0][b];
+            for (int w = 1; w < kSampleWarps; ++w) t += sh.hist[w][b];
+            sh.hist[0][b] = t;
         }
         __syncthreads();
         if (threadIdx.x == 0) {
             double acc = sh.above;
             int chosen = -1, last = -1;
             for (int b = 255; b >= 0; --b) {
-                const double c = sh.hist[0][b];
+                const double c = by_mass ? ldexp(static_cast<double>(sh.hist[0][b]), -40) : static_cast<double>(sh.hist[0][b]);
                 if (c <= 0) continue;
                 last = b;
                 if (acc + c >= need) {
@@ -175,7 +190,7 @@ __device__ uint32_t radix_select(const Row& r, int64_t lo, int64_t hi, Keep keep
             }
             if (chosen < 0 && last >= 0) {  // rounding: the whole set, down to its smallest bucket
                 chosen = last;
-                acc -= sh.hist[0][last];
+                acc -= by_mass ? ldexp(static_cast<double>(sh.hist[0][last]), -40) : static_cast<double>(sh.hist[0][last]);
             }
             sh.above = acc;
             sh.bits = prefix | (static_cast<uint32_t>(chosen < 0 ? 0 : chosen) << shift);
@@ -187,22 +202,29 @@ __device__ uint32_t radix_select(const Row& r, int64_t lo, int64_t hi, Keep keep
     return prefix;
 }
 
-// The id of the k-th (1-based) token of [lo, hi) in id order for which is(j, p) holds.
+// The id of the k-th (1-based) token in id order for which is(j, p) holds (-1: fewer than k).
 template <typename Is>
-__device__ int kth_id(const Row& r, int64_t lo, int64_t hi, Is is, int k, Shared& sh) {
-    int mine = 0;
-    for (int64_t j = lo; j < hi; ++j) mine += is(j, r.prob(j)) ? 1 : 0;
+__device__ int kth_id(const Row& r, const Span& s, Is is, int k, Shared& sh) {
+    int mine = 0;  // this warp's count (warp-uniform)
+    for (int64_t base = s.begin; base < s.end; base += kWarpSize) {
+        const int64_t j = base + s.lane;
+        mine += __popc(gpu_ballot(j < s.end && is(j, r.prob(j))));
+    }
     int total;
-    const int before = block_scan(mine, sh.iv, total);
+    const int before = warps_before(mine, sh.iv, total);
     if (threadIdx.x == 0) sh.id = -1;
     __syncthreads();
     if (before < k && k <= before + mine) {
         int seen = before;
-        for (int64_t j = lo; j < hi; ++j)
-            if (is(j, r.prob(j)) && ++seen == k) {
-                sh.id = static_cast<int>(j);
+        for (int64_t base = s.begin; base < s.end; base += kWarpSize) {
+            const int64_t j = base + s.lane;
+            const uint32_t m = gpu_ballot(j < s.end && is(j, r.prob(j)));
+            if (seen + __popc(m) >= k) {
+                if (s.lane == 0) sh.id = static_cast<int>(base + nth_set_bit(m, k - seen));
                 break;
             }
+            seen += __popc(m);
+        }
     }
     __syncthreads();
     return sh.id;
@@ -218,12 +240,12 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     const int64_t top_k = static_cast<int64_t>(c[3]);
     const bool greedy = !(temperature > 0.0f);
     Row r{x + blockIdx.x * px, temperature, !greedy && temperature != 1.0f, 0.0f};
-    const int64_t per = (vocab + kSampleThreads - 1) / kSampleThreads;
-    const int64_t lo = min(vocab, threadIdx.x * per), hi = min(vocab, lo + per);
+    const Span s = span_of(vocab);
 
     float mx = -INFINITY;
     int top = INT_MAX;
-    for (int64_t j = lo; j < hi; ++j) better(mx, top, r.logit(j), static_cast<int>(j));
+#pragma unroll 4
+    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) better(mx, top, r.logit(j), static_cast<int>(j));
     block_best(mx, top, sh.bv, sh.bi);
     if (top == INT_MAX) top = 0;
     if (greedy || mx == -INFINITY) {
@@ -239,18 +261,16 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     int idk = 0;
     if (top_k > 0 && top_k < vocab) {
         int pos = 0;
-        for (int64_t j = lo; j < hi; ++j) pos += r.prob(j) > 0 ? 1 : 0;
+#pragma unroll 4
+    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) pos += r.prob(j) > 0 ? 1 : 0;
         if (top_k < block_sum(pos, sh.iv)) {
             by_k = true;
-            vk = __uint_as_float(radix_select<false>(r, lo, hi, [](int64_t, float p) { return p > 0; },
-                                                     static_cast<double>(top_k), sh));
+            vk = __uint_as_float(radix_select<false>(r, s, [](int64_t, float p) { return p > 0; }, static_cast<double>(top_k), sh));
             const int ties_needed = static_cast<int>(top_k - static_cast<int64_t>(sh.above));
-            idk = kth_id(r, lo, hi, [vk](int64_t, float p) { return p == vk; }, ties_needed, sh);
+            idk = kth_id(r, s, [vk](int64_t, float p) { return p == vk; }, ties_needed, sh);
         }
     }
-    auto in_k = [by_k, vk, idk](int64_t j, float p) {
-        return by_k ? (p > vk || (p == vk && j <= idk)) : p > 0;
-    };
+    auto in_k = [by_k, vk, idk](int64_t j, float p) { return by_k ? (p > vk || (p == vk && j <= idk)) : p > 0; };
 
     // top_p: the shortest prefix of what top_k left whose mass reaches top_p times that mass.
     bool by_p = false;
@@ -259,15 +279,17 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     if (top_p < 1.0f) {
         by_p = true;
         double mass = 0;
-        for (int64_t j = lo; j < hi; ++j) {
+#pragma unroll 4
+    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
             const float p = r.prob(j);
             if (in_k(j, p)) mass += p;
         }
         const double target = static_cast<double>(fmaxf(0.0f, top_p)) * block_sum(mass, sh.dv);
-        vp = __uint_as_float(radix_select<true>(r, lo, hi, in_k, target, sh));
+        vp = __uint_as_float(radix_select<true>(r, s, in_k, target, sh));
         double above = 0;  // again, in a fixed order: the histograms' sum depends on atomics' order
         int ties = 0;
-        for (int64_t j = lo; j < hi; ++j) {
+#pragma unroll 4
+    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
             const float p = r.prob(j);
             if (!in_k(j, p)) continue;
             if (p > vp) above += p;
@@ -278,7 +300,7 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
         // Equal values add up one vp at a time: the number of ties the target needs.
         const double need = ceil((target - above) / static_cast<double>(vp));
         const int take = static_cast<int>(fmin(fmax(need, 1.0), static_cast<double>(max(ties, 1))));
-        idp = kth_id(r, lo, hi, [&in_k, vp](int64_t j, float p) { return p == vp && in_k(j, p); }, take, sh);
+        idp = kth_id(r, s, [&in_k, vp](int64_t j, float p) { return p == vp && in_k(j, p); }, take, sh);
     }
     const bool by_min = min_p > 0.0f;
     const float floor_p = fminf(min_p, 1.0f);
@@ -293,33 +315,55 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     // The draw: the first survivor in id order whose running sum exceeds u * total.
     double mine = 0;
     int last = -1;
-    for (int64_t j = lo; j < hi; ++j) {
+#pragma unroll 4
+    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
         const float p = r.prob(j);
         if (!survives(j, p)) continue;
         mine += p;
         last = static_cast<int>(j);
     }
+#pragma unroll
+    for (int m = kWarpSize / 2; m > 0; m >>= 1) mine += gpu_shfl_xor(mine, m);
+    mine = gpu_shfl(mine, 0);  // lane 0's bits, as warps_before takes them
     double total;
-    const double before = block_scan(mine, sh.dv, total);
+    const double before = warps_before(mine, sh.dv, total);
     const double target = u[blockIdx.x] * total;
+    const int fallback = cuts ? block_max(last, sh.iv) : static_cast<int>(vocab - 1);
     if (threadIdx.x == 0) sh.id = INT_MAX;
     __syncthreads();
-    if (mine > 0 && before <= target && target < before + mine) {
-        double cum = before;
-        int pick = last;  // rounding between this walk and the scan: the chunk's last survivor
-        for (int64_t j = lo; j < hi; ++j) {
-            const float p = r.prob(j);
-            if (!survives(j, p)) continue;
-            cum += p;
-            if (cum > target) {
-                pick = static_cast<int>(j);
+    if (mine > 0 && before <= target && target < before + mine) {  // warp-uniform
+        double carry = before;
+        int pick = -1;
+        for (int64_t base = s.begin; base < s.end; base += kWarpSize) {
+            const int64_t j = base + s.lane;
+            float p = 0;
+            if (j < s.end) {
+                p = r.prob(j);
+                if (!survives(j, p)) p = 0;
+            }
+            double inc = p;
+#pragma unroll
+            for (int d = 1; d < kWarpSize; d <<= 1) {
+                const double o = gpu_shfl_up(inc, d);
+                if (s.lane >= d) inc += o;
+            }
+            const uint32_t crossed = gpu_ballot(p > 0 && carry + inc > target);
+            if (crossed) {
+                pick = static_cast<int>(base + nth_set_bit(crossed, 1));
                 break;
             }
+            carry += gpu_shfl(inc, kWarpSize - 1);
         }
-        atomicMin(&sh.id, pick);
+        // Rounding between this walk and the warps' sums: the warp's last survivor.
+        if (pick < 0) {
+            int l = last;
+#pragma unroll
+            for (int m = kWarpSize / 2; m > 0; m >>= 1) l = max(l, gpu_shfl_xor(l, m));
+            pick = l;
+        }
+        if (s.lane == 0) atomicMin(&sh.id, pick);
     }
-    // Nobody claimed it (the target at the very top): the last survivor, or vocab - 1 with no cut.
-    const int fallback = cuts ? block_max(last, sh.iv) : static_cast<int>(vocab - 1);
+    __syncthreads();
     if (threadIdx.x == 0) y[blockIdx.x] = sh.id != INT_MAX ? sh.id : fallback;
 }
 

@@ -6,6 +6,7 @@
 // here once. RDNA cards (gfx11, gfx12) run HIP in wave32, so kWarpSize is 32 on every target this
 // project builds for; code that depends on the width reads kWarpSize, never a literal.
 #pragma once
+#include <cstdint>
 
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -140,6 +141,16 @@ __device__ __forceinline__ T gpu_shfl_xor(T v, int lane_mask) {
 #endif
 }
 
+// Every lane gets lane src's value.
+template <typename T>
+__device__ __forceinline__ T gpu_shfl(T v, int src) {
+#if RAD_GPU_HIP
+    return __shfl(v, src, kWarpSize);
+#else
+    return __shfl_sync(0xffffffffu, v, src, kWarpSize);
+#endif
+}
+
 // Lane l gets lane l - delta's value (lanes below delta keep their own).
 template <typename T>
 __device__ __forceinline__ T gpu_shfl_up(T v, int delta) {
@@ -147,6 +158,15 @@ __device__ __forceinline__ T gpu_shfl_up(T v, int delta) {
     return __shfl_up(v, delta, kWarpSize);
 #else
     return __shfl_up_sync(0xffffffffu, v, delta, kWarpSize);
+#endif
+}
+
+// Bit l set where lane l's predicate holds (libgpu's HIP targets run wave32: the low 32 bits).
+__device__ __forceinline__ uint32_t gpu_ballot(bool pred) {
+#if RAD_GPU_HIP
+    return static_cast<uint32_t>(__ballot(pred));
+#else
+    return __ballot_sync(0xffffffffu, pred);
 #endif
 }
 
