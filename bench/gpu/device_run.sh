@@ -257,6 +257,34 @@ for stage in "$@"; do
     done ;;
   kbench)  # every op case on Llama-3.1-8B shapes: libgpu (and libcpu) against libref, with speed
     "$B/bin/rad-kbench" --shape llama3.1-8b --bench --report "$OUTD/kbench.md" 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench.log" ;;
+  sampling)  # the card's argmax / sample rows against libref on the 8B vocabulary (with speed), then decode drawing on the card vs greedy
+    "$B/bin/rad-kbench" --shape llama3.1-8b --ops argmax,sample --bench 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench-sampling.log"
+    if [[ -s $M8.rad ]]; then
+      for s in "" "--sample 0.8,40,0.95,0" "--sample 1,0,0.9,0"; do
+        "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 64 $s 2>&1 |
+          grep -E "^(decode|sample)" | sed "s/^/sampling ${s:-greedy}: /"
+      done 2>&1 | tee "$OUTD/sampling-decode.log"
+    fi ;;
+  mixed)  # a server's mixed steps: 64 / 256 sequences decoding while a 64- or 256-token prompt chunk joins each step, then per-op times of the 256+256 mix (no graphs)
+    for P in 64 256; do
+      "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 128 --out 32 --mixed $P 2>&1 |
+        grep -E "^(decode|mixed)" | sed "s/^/mixed P=$P: /"
+    done 2>&1 | tee "$OUTD/mixed.log"
+    RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 16 --mixed 256 \
+      --no-graphs > "$OUTD/mixed-profile.log" 2>&1
+    grep -v "^\[info\]" "$OUTD/mixed-profile.log" | head -30 ;;
+  mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
+    RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'
+    for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do
+      [[ -f $f/golden.safetensors ]] || continue
+      RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|passed" | sed "s|^|split on $(basename "$f"): |"
+    done
+    if [[ -s $M8.rad ]]; then
+      for v in 0 1; do
+        RADIANCE_GPU_SPLIT_MIXED=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 128 --out 32 --mixed 64 2>&1 |
+          grep -E "^mixed" | sed "s/^/split_mixed=$v: /"
+      done
+    fi 2>&1 | tee "$OUTD/mixedab.log" ;;
   ncu)  # per-kernel times of decode steps (batch 1, no graphs), where the card's runtime allows ncu
     ncu --clock-control none --launch-skip 1400 --launch-count 470 --csv --metrics gpu__time_duration.sum \
       "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1 --in 128 --out 6 --no-graphs \

@@ -1,6 +1,6 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
 //                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32] [--tp N]
-//                 [--sample T,TOP_K,TOP_P,MIN_P]
+//                 [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
 // (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
@@ -11,7 +11,9 @@
 // The plan is sized for the largest case asked. With --tp N the same benchmark runs as N processes,
 // rank r planning its tensor-parallel slice on card r, summing through the collective rows over a
 // host-staging communicator as the worker group's (same seeds, so every rank steps in lockstep);
-// rank 0 prints. With --sample the decode steps draw their tokens with those settings (sequence s
+// rank 0 prints. With --mixed P each decode case B also runs as a server's mixed steps: the B
+// sequences decode while one more sequence brings a P-token prompt chunk in the same step (a fresh
+// chunk every step), reported as "mixed B+P" with its decode tokens/s and ms per step. With --sample the decode steps draw their tokens with those settings (sequence s
 // seeded s + 1) instead of greedily: on the card by the `sample` op where the plan has it, else on
 // the host by the sampler from the logits, the same token either way. Numbers go to
 // docs/PERFORMANCE.md with the command, machine and date.
@@ -84,7 +86,7 @@ std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<in
 int main(int argc, char** argv) {
     std::string model, kernels, homes, placement = "auto";
     std::vector<int> prefills{512, 4096}, decodes{1};
-    int in = 128, out = 128, chunk = 4096, tp = 1;
+    int in = 128, out = 128, chunk = 4096, tp = 1, mixed = 0;
     bool graphs = true, print_tokens = false, kv_f32 = false;
     std::optional<sampling::SamplingParams> sample;  // --sample: decode draws instead of greedy
     for (int i = 1; i < argc; ++i) {
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
             else if (a == "--tokens") print_tokens = true;
             else if (a == "--kv-f32") kv_f32 = true;
             else if (a == "--tp") tp = std::stoi(value());
+            else if (a == "--mixed") mixed = std::stoi(value());
             else if (a == "--sample") {
                 const std::vector<std::string> f = str::split(value(), ",");
                 if (f.size() != 4) throw std::runtime_error("--sample takes T,TOP_K,TOP_P,MIN_P");
@@ -125,7 +128,7 @@ int main(int argc, char** argv) {
     if (model.empty()) {
         std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
                      "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs] [--tp N]\n"
-                     "                       [--sample T,TOP_K,TOP_P,MIN_P]\n";
+                     "                       [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P]\n";
         return 2;
     }
     if (tp < 1 || tp > 64) {
@@ -181,14 +184,16 @@ int main(int argc, char** argv) {
             eo.world_size = tp;
             eo.comm = &comm;
         }
-        eo.max_tok = std::max({std::min(chunk, std::max(max_prefill, in)), max_b, 16});
-        eo.max_seqs = std::max(max_b, 1);
+        eo.max_tok = std::max({std::min(chunk, std::max(max_prefill, in)), max_b + mixed, 16});
+        eo.max_seqs = std::max(max_b, 1) + (mixed > 0 ? 1 : 0);
         eo.max_out_rows = eo.max_seqs;
         eo.max_ctx = std::max(max_prefill, in + out) + 16;
         const int block = 16;
         // Each case gives its sequences just the blocks their contexts need, side by side.
         const int pre_stride = (max_prefill + block - 1) / block, dec_stride = (in + out + block - 1) / block;
-        eo.kv_blocks = std::max<int64_t>(pre_stride, static_cast<int64_t>(dec_stride) * max_b);
+        const int mix_stride = (mixed + block - 1) / block;
+        eo.kv_blocks = std::max<int64_t>(pre_stride, static_cast<int64_t>(dec_stride) * max_b + mix_stride);
+        eo.max_ctx = std::max(eo.max_ctx, mixed + 16);
         auto t0 = Clock::now();
         auto eng = engine::Engine::create(reg, c, eo);
         if (eng->kv_block_size() != block) throw Error("this tool assumes the attention block of 16");
@@ -277,6 +282,42 @@ int main(int argc, char** argv) {
                     std::printf("\n");
                 }
             std::printf("%-10s %8d %10.4f %12.1f %12.3f\n", "decode", B, s, steps * B / s, 1e3 * s / steps);
+            if (mixed <= 0) continue;
+            // The same decode rows (positions from `in` again: their cache is rewritten) plus a
+            // P-token chunk of sequence B, whose blocks follow the decoders'.
+            engine::StepBatch m;
+            const int mstride = std::max(stride, mix_stride);
+            m.block_table_stride = mstride;
+            m.n_seq_decode = B;
+            for (int q = 0; q <= B; ++q) {
+                m.cu_seqlens.push_back(q);
+                m.seq_ids.push_back(q);
+                const int own = q < B ? stride : mix_stride, first = q < B ? q * stride : B * stride;
+                for (int k = 0; k < mstride; ++k) m.block_tables.push_back(k < own ? first + k : 0);
+                if (q < B) m.out_ids.push_back(q);
+            }
+            m.cu_seqlens.back() = B;
+            m.cu_seqlens.push_back(B + mixed);
+            m.out_ids.push_back(B + mixed - 1);
+            const std::vector<int32_t> chunk_tokens = prompt(mixed);
+            std::vector<engine::CardDraw> mdraws(static_cast<size_t>(B) + 1);
+            for (auto& d : mdraws) d.on_card = true;
+            auto mstep = [&](int t) {
+                m.tokens = next;
+                m.tokens.insert(m.tokens.end(), chunk_tokens.begin(), chunk_tokens.end());
+                m.positions.assign(static_cast<size_t>(B), in + t);
+                for (int i = 0; i < mixed; ++i) m.positions.push_back(i);
+                eng->step(m, lg, mdraws, toks);
+                for (int q = 0; q < B; ++q)
+                    next[static_cast<size_t>(q)] =
+                        toks.empty() ? argmax(&lg[static_cast<size_t>(q) * eng->vocab()], eng->vocab()) : toks[static_cast<size_t>(q)];
+            };
+            for (int t = 0; t < warm; ++t) mstep(t);
+            a = Clock::now();
+            for (int t = warm; t < out; ++t) mstep(t);
+            const double ms = seconds(a, Clock::now());
+            std::printf("%-10s %8s %10.4f %12.1f %12.3f\n", "mixed", (std::to_string(B) + "+" + std::to_string(mixed)).c_str(), ms,
+                        steps * B / ms, 1e3 * ms / steps);
         }
     } catch (const std::exception& e) {
         std::cerr << "rad-enginebench: " << (tp > 1 ? "rank " + std::to_string(rank) + ": " : "") << e.what() << "\n";

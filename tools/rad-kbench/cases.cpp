@@ -90,20 +90,26 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
     }
 }
 
-void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx) {
+// n_seq sequences of q_len rows each at the end of a ctx-long context; with n_decode > 0 that
+// many one-row sequences come first, as in a server's mixed step (decode rows and a prompt chunk).
+void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx, int n_decode = 0) {
     const int block = 16, per_seq = (ctx + block - 1) / block;
-    const int64_t n = static_cast<int64_t>(n_seq) * q_len;
-    std::vector<int32_t> pos, cu{0}, tables(static_cast<size_t>(n_seq * per_seq));
+    const int64_t n = static_cast<int64_t>(n_seq) * q_len + n_decode;
+    std::vector<int32_t> pos, cu{0}, tables(static_cast<size_t>((n_seq + n_decode) * per_seq));
     std::iota(tables.begin(), tables.end(), 0);
     std::shuffle(tables.begin(), tables.end(), f.rng);
-    for (int s = 0; s < n_seq; ++s) {
-        for (int i = 0; i < q_len; ++i) pos.push_back(ctx - q_len + i);
-        cu.push_back(cu.back() + q_len);
+    for (int s = 0; s < n_decode + n_seq; ++s) {
+        const int rows = s < n_decode ? 1 : q_len;
+        for (int i = 0; i < rows; ++i) pos.push_back(ctx - rows + i);
+        cu.push_back(cu.back() + rows);
     }
+    n_seq += n_decode;
     const int64_t kv_w = d.kv_heads * d.head_dim, blocks = static_cast<int64_t>(n_seq) * per_seq;
     Case c;
     c.op = "attention";
-    c.label = std::to_string(n_seq) + " seq x " + std::to_string(q_len) + " rows, ctx " + std::to_string(ctx) + ", bf16 KV";
+    c.label = n_decode ? std::to_string(n_decode) + " x 1 + " + std::to_string(n_seq - n_decode) + " x " + std::to_string(q_len) +
+                             " rows, ctx " + std::to_string(ctx)
+                       : std::to_string(n_seq) + " seq x " + std::to_string(q_len) + " rows, ctx " + std::to_string(ctx) + ", bf16 KV";
     c.params = {pi("n", n), pi("n_head", d.heads), pi("n_head_kv", d.kv_heads), pi("head_dim", d.head_dim),
                 pf("scale", 1.0 / std::sqrt(static_cast<double>(d.head_dim))), pi("block", block)};
     Operand kc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f), vc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
@@ -137,14 +143,15 @@ void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
     std::vector<double> u;
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     for (int64_t i = 0; i < n; ++i) {
-        const Cfg& c = cfgs[static_cast<size_t>(i) % (sizeof cfgs / sizeof cfgs[0])];
+        const size_t first = n == 1 ? 3 : 0;  // a lone row samples (top_k and top_p), not greedily
+        const Cfg& c = cfgs[(static_cast<size_t>(i) + first) % (sizeof cfgs / sizeof cfgs[0])];
         cfg.insert(cfg.end(), {c.temperature, c.top_p, c.min_p, c.top_k});
         u.push_back(unit(f.rng));
     }
     Operand oc{RAD_F32, {n, 4}, false, std::vector<uint8_t>(cfg.size() * 4)}, ou{RAD_F64, {n}, false, std::vector<uint8_t>(u.size() * 8)};
     std::memcpy(oc.init.data(), cfg.data(), oc.init.size());
     std::memcpy(ou.init.data(), u.data(), ou.init.size());
-    out.push_back(make_case("sample", "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab) + ", 12 settings", {pi("n", n), pi("vocab", d.vocab)},
+    out.push_back(make_case("sample", "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab) + (n == 1 ? std::string(", top_k 40 top_p 0.95") : ", 12 settings"), {pi("n", n), pi("vocab", d.vocab)},
                             {std::move(x), std::move(oc), std::move(ou),
                              Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
                             n * d.vocab * 4));
@@ -196,6 +203,7 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
     attention(out, f, d, 1, 1, small ? 200 : 1000);      // one decode row
     attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch
     attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512);  // a prefill chunk after a cached prefix
+    attention(out, f, d, 1, small ? 40 : 64, small ? 120 : 160, small ? 12 : 256);  // a mixed step: decode rows and a chunk
     return out;
 }
 

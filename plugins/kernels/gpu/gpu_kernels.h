@@ -25,6 +25,7 @@ struct FlashGeom {
     int n_head, n_head_kv, block, n_seq, bt_stride, window;
     float scale, softcap;
     int64_t q_pitch, y_pitch;
+    int multi_only;  // 1: sequences with one row this step are left to the decode kernel
 };
 // The tensor-core prefill path (k_attention_flash.cu); RAD_E_UNSUPPORTED where it has none.
 int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_dim);

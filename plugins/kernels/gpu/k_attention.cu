@@ -28,6 +28,7 @@ constexpr int kMaxSplits = 32;
 struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
     int own_row;  // 1: each row is its sequence's only one this step, and k_attend stores its k/v itself
+    int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };
@@ -109,6 +110,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
         const int mid = (lo + hi) / 2;
         if (cu[mid] <= i) lo = mid; else hi = mid;
     }
+    if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
     const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
@@ -228,10 +230,18 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     }
 }
 
-__global__ void k_merge(const float* part, float* y, AttnGeom g) {
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
+    if (g.single_only) {  // k_attend wrote no partials for the flash kernel's rows
+        int lo = 0, hi = g.n_seq;
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) / 2;
+            if (cu[mid] <= i) lo = mid; else hi = mid;
+        }
+        if (cu[lo + 1] - cu[lo] != 1) return;
+    }
     const int h = blockIdx.y;
     const float* pp = part + (i * g.n_head + h) * g.splits * (g.head_dim + 2);
     float M = -FLT_MAX;
@@ -278,9 +288,21 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
                    static_cast<const float*>(v->data), static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
     if (n > g.n_seq) {  // some sequence brings several rows: the tensor-core path when this build has one
-        FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch};
+        // In a server's mixed step the flash kernel can take the sequences with several rows and
+        // the decode kernel below the ones with one row: a 128-row tile per decode row and query
+        // head cost ~1 ms a layer at 256 decode rows (rad-enginebench --mixed, H200), the decode
+        // kernel ~40 us. RADIANCE_GPU_SPLIT_MIXED=1 turns the split on; it stays off by default
+        // until it has run on a card (device_run.sh stage `mixedab`).
+        static const bool split_mixed = [] {
+            const char* e = std::getenv("RADIANCE_GPU_SPLIT_MIXED");
+            return e && *e && *e != '0';
+        }();
+        const int multi_only = split_mixed && g.n_seq > 1 ? 1 : 0;
+        FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch,
+                     multi_only};
         const int rc = attention_flash(a, fg, n, g.head_dim);
-        if (rc != RAD_E_UNSUPPORTED) return rc;
+        if (rc != RAD_E_UNSUPPORTED && (rc != RAD_OK || !multi_only)) return rc;
+        if (rc == RAD_OK) g.single_only = 1;
     }
     dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv * g.group_chunks), static_cast<unsigned>(g.splits));
     auto* part = static_cast<float*>(a->scratch);
@@ -310,7 +332,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, g);
+    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, cp, g);
     return launched();
 }
 

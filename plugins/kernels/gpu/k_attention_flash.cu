@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
         if (t < tiles) break;
         t -= tiles;
     }
-    if (s >= g.n_seq) return;
+    if (s >= g.n_seq || (g.multi_only && cu[s + 1] - cu[s] == 1)) return;
     const int r0 = cu[s] + t * kRows, r1 = min(cu[s + 1], r0 + kRows);
     const int32_t* table = bt + static_cast<int64_t>(s) * g.bt_stride;
     const int p_first = pos[r0], p_last = pos[r1 - 1];
