@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -216,44 +217,66 @@ TEST_CASE("a seeded sampled request reproduces its tokens whatever else is batch
     CHECK(alone == crowded);
 }
 
+// The largest step (in tokens) the scheduler has run since the last reset.
+struct LargestStep : SchedulerObserver {
+    std::atomic<int> tokens{0};
+    void on_step(double, int t, int) override {
+        int seen = tokens.load();
+        while (t > seen && !tokens.compare_exchange_weak(seen, t)) {
+        }
+    }
+    void on_first_token(double, double) override {}
+    void on_token_gap(double) override {}
+    void on_finish(FinishReason, double, int64_t, int64_t) override {}
+    void on_preemption() override {}
+};
+
 TEST_CASE("the default token budget admits a new prompt beside a full decode batch", "[scheduler]") {
     CHECK(default_batch_tokens(16) == 256);
     CHECK(default_batch_tokens(256) == 512);
     auto g = golden();
     REQUIRE(g[2].ids.size() > 8);
-    GroupOptions go = group_options(256);
-    go.max_seqs = go.max_out_rows = 4;
-    go.max_tok = default_batch_tokens(go.max_seqs);
-    WorkerGroup group(go);
-    group.start();
-    REQUIRE(group.wait_ready(seconds(60)));
-    SchedulerOptions so;
-    so.max_ctx = 128;
-    so.max_seqs = go.max_seqs;
-    so.max_batch_tokens = go.max_tok;
-    Scheduler sched(group, so);
-    sched.start();
-    std::vector<std::shared_ptr<Collect>> running;
-    for (int i = 0; i < 3; ++i) {
-        GenerationRequest r;
-        r.prompt = g[0].ids;
-        r.max_tokens = 60;
-        r.sampling.temperature = 0;
-        running.push_back(std::make_shared<Collect>());
-        sched.submit(r, running.back());
-    }
-    while (sched.stats().generated_tokens < 6) std::this_thread::sleep_for(milliseconds(1));
-    // Three sequences decode; with a budget of max_seqs (the old default's shape) the new prompt
-    // would get one token per step. Now its whole prompt fits beside them in one step.
-    const int64_t steps0 = sched.stats().steps;
-    GenerationRequest q;
-    q.prompt = g[2].ids;
-    q.max_tokens = 2;
-    q.sampling.temperature = 0;
-    auto fresh = std::make_shared<Collect>();
-    sched.submit(q, fresh);
-    REQUIRE(fresh->wait(seconds(30)));
-    CHECK(fresh->tokens == std::vector<int32_t>(g[2].greedy.begin(), g[2].greedy.begin() + 2));
-    CHECK(sched.stats().steps - steps0 <= 4);  // prefill + one decode, and a step or two in flight
-    for (auto& s : running) REQUIRE(s->wait(seconds(60)));
+    // budget: the default, or max_seqs (the old default's shape at --max-seqs 256, where running
+    // decodes could take a whole step); returns the largest step after the new prompt came.
+    auto largest_step_with_new_prompt = [&](int budget) {
+        GroupOptions go = group_options(256);
+        go.max_seqs = go.max_out_rows = 4;
+        go.max_tok = budget;
+        WorkerGroup group(go);
+        group.start();
+        REQUIRE(group.wait_ready(seconds(60)));
+        SchedulerOptions so;
+        so.max_ctx = 128;
+        so.max_seqs = go.max_seqs;
+        so.max_batch_tokens = budget;
+        LargestStep largest;
+        Scheduler sched(group, so, &largest);
+        sched.start();
+        std::vector<std::shared_ptr<Collect>> running;
+        for (int i = 0; i < 3; ++i) {
+            GenerationRequest r;
+            r.prompt = g[0].ids;
+            r.max_tokens = 60;
+            r.sampling.temperature = 0;
+            running.push_back(std::make_shared<Collect>());
+            sched.submit(r, running.back());
+        }
+        while (sched.stats().generated_tokens < 6) std::this_thread::sleep_for(milliseconds(1));
+        largest.tokens = 0;  // from here on: three decode rows a step, and the new prompt
+        GenerationRequest q;
+        q.prompt = g[2].ids;
+        q.max_tokens = 2;
+        q.sampling.temperature = 0;
+        auto fresh = std::make_shared<Collect>();
+        sched.submit(q, fresh);
+        REQUIRE(fresh->wait(seconds(30)));
+        CHECK(fresh->tokens == std::vector<int32_t>(g[2].greedy.begin(), g[2].greedy.begin() + 2));
+        for (auto& r : running) REQUIRE(r->wait(seconds(60)));
+        return largest.tokens.load();
+    };
+    const int prompt = static_cast<int>(g[2].ids.size());
+    // The default budget takes the whole prompt in one step beside the decode rows ...
+    CHECK(largest_step_with_new_prompt(default_batch_tokens(4)) >= prompt);
+    // ... where a budget of max_seqs fed it a token or so a step.
+    CHECK(largest_step_with_new_prompt(4) <= 4);
 }
