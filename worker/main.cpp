@@ -90,11 +90,12 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
         // Rows that need nothing but greedy or plain sampling are picked where the logits are (on a
         // card: no copy back); a rank that does not sample needs no logits at all.
         const size_t n_out = m.batch.out_ids.size();
+        const bool card_samples = worker::samples_on_card(eng);
         std::vector<engine::CardDraw> draws(n_out);
         for (auto& d : draws) d.on_card = true;
         if (sample_here)
             for (size_t i = 0; i < n_out; ++i)
-                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], eng.sample_on_card())
+                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], card_samples)
                                                                  : engine::CardDraw{};
         std::vector<int32_t> tokens;
         eng.step(m.batch, logits, draws, tokens);
@@ -184,7 +185,8 @@ int main(int argc, char** argv) {
         l->set_vocab(eng->vocab());
         l->set_max_out_rows(eng->max_out_rows());
         l->set_summary(std::to_string(eng->declaration().ops.size()) + " ops, arena " + std::to_string(eng->arena_bytes()) +
-                       " B, KV " + std::to_string(eng->kv_bytes()) + " B");
+                       " B, KV " + std::to_string(eng->kv_bytes()) + " B" +
+                       (worker::samples_on_card(*eng) ? ", sampling on the card" : ""));
         session->send(m);
     } catch (const std::exception& e) {
         std::cerr << "radiance-worker rank " << o.rank << ": cannot serve: " << e.what() << "\n";

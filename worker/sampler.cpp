@@ -1,6 +1,8 @@
 // sampler.cpp: the step's SampleSpec -> shared/sampling's parameters and history.
 #include "sampler.h"
 
+#include <cstdlib>
+
 #include <radiance/sampling/counter_rng.h>
 #include <radiance/sampling/sampler.h>
 
@@ -31,6 +33,14 @@ ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpe
     out.logprob = r.logprob;
     for (auto& t : r.top) out.top.push_back({t.token, t.logprob});
     return out;
+}
+
+bool samples_on_card(const engine::Engine& eng) {
+    static const bool host_only = [] {
+        const char* e = std::getenv("RADIANCE_SAMPLE_ON_HOST");
+        return e && *e && *e != '0';
+    }();
+    return eng.sample_on_card() && !host_only;
 }
 
 engine::CardDraw card_draw(const ipc::SampleSpec& s, bool sample_on_card) {

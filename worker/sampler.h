@@ -15,4 +15,9 @@ ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpe
 // (`sample_on_card`). Otherwise on_card is false and the host samples from the row's logits.
 engine::CardDraw card_draw(const ipc::SampleSpec& spec, bool sample_on_card);
 
+// Whether this rank's engine draws sampled rows on the card: its plan has the `sample` op and
+// RADIANCE_SAMPLE_ON_HOST=1 (an A/B switch: the same logits drawn both ways must give the same
+// tokens) is not set.
+bool samples_on_card(const engine::Engine& eng);
+
 }  // namespace radiance::worker
