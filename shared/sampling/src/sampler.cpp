@@ -31,6 +31,19 @@ int32_t argmax(std::span<const float> x) {
     return static_cast<int32_t>(best);
 }
 
+// argmax of the row as sanitize() would leave it (NaN as -inf, +inf as the largest float),
+// without copying it: the largest value first (a plain max, which NaN never wins), then its first
+// place.
+int32_t argmax_sanitized(std::span<const float> x) {
+    float top = kNegInf;
+    for (float v : x) top = v > top ? v : top;
+    if (top == kNegInf) return 0;  // only -inf and NaN: every entry ties at -inf
+    const float floor = top == std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::max() : top;
+    for (size_t i = 0; i < x.size(); ++i)
+        if (x[i] >= floor) return static_cast<int32_t>(i);
+    return 0;
+}
+
 // Inverse CDF with one uniform draw over `ids` (ascending), or over every id when ids is null.
 int32_t draw(std::span<const float> p, const std::vector<int32_t>* ids, double u) {
     const size_t n = ids ? ids->size() : p.size();
@@ -52,12 +65,18 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
                              uint64_t position) {
     if (logits.empty()) throw std::invalid_argument("sample: empty logits row");
     const size_t vocab = logits.size();
+    const bool repetition = s.repetition_penalty != 1.0f && s.repetition_penalty > 0.0f;
+    const bool presence_frequency = s.presence_penalty != 0.0f || s.frequency_penalty != 0.0f;
+    const bool greedy = !(s.temperature > 0.0f);
+    if (greedy && s.top_logprobs < 0 && s.logit_bias.empty() && !repetition && !presence_frequency) {
+        SampleResult plain;  // nothing adjusts the row: no copy
+        plain.token = argmax_sanitized(logits);
+        return plain;
+    }
     work_.assign(logits.begin(), logits.end());
     std::span<float> x(work_);
 
     detail::apply_logit_bias(x, s.logit_bias);
-    const bool repetition = s.repetition_penalty != 1.0f && s.repetition_penalty > 0.0f;
-    const bool presence_frequency = s.presence_penalty != 0.0f || s.frequency_penalty != 0.0f;
     if (repetition || presence_frequency) {
         counts_.resize(vocab, 0);
         if (repetition) {
@@ -72,7 +91,6 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
             detail::reset_counts(counts_, touched_);
         }
     }
-    const bool greedy = !(s.temperature > 0.0f);
     if (!greedy && s.temperature != 1.0f)
         for (float& v : x) v /= s.temperature;
     sanitize(x);

@@ -1,6 +1,8 @@
 #include "truncation.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 
 #include "token_order.h"
 
@@ -10,28 +12,63 @@ namespace {
 
 bool uses_top_k(const SamplingParams& s, size_t n) { return s.top_k > 0 && static_cast<size_t>(s.top_k) < n; }
 
-double mass_of(std::span<const float> p, std::span<const int32_t> ids) {
-    double m = 0;
-    for (int32_t id : ids) m += p[static_cast<size_t>(id)];
-    return m;
-}
+// Each cut keeps a prefix of MoreLikely's order, so it is a threshold: the last token it keeps.
+// A token is kept when it is that token or more likely than it.
+struct Cut {
+    float value = 0;
+    int32_t id = 0;
+    bool on = false;
+    bool keeps(float p, int32_t id_) const { return !on || p > value || (p == value && id_ <= id); }
+};
 
-// How many of the most likely candidates top_p keeps: the shortest prefix (in MoreLikely
-// order) whose mass reaches top_p * total, at most `cap`. Sorts just enough of `cand`: a
-// peaked distribution needs only its first few dozen entries ordered.
-size_t top_p_length(std::span<const float> p, std::vector<int32_t>& cand, size_t cap, double target) {
-    const MoreLikely order{p};
-    size_t sorted = 0;
-    double cum = 0;
-    for (size_t m = std::min<size_t>(cap, 64);; m = std::min(cap, m * 4)) {
-        std::partial_sort(cand.begin() + static_cast<ptrdiff_t>(sorted), cand.begin() + static_cast<ptrdiff_t>(m),
-                          cand.end(), order);
-        for (; sorted < m; ++sorted) {
-            cum += p[static_cast<size_t>(cand[sorted])];
-            if (cum >= target) return sorted + 1;
-        }
-        if (m == cap) return cap;
+// top_p buckets: p in (0, 1] by its sign, exponent and top 3 mantissa bits (p's bits order as p
+// does), so a bucket spans a factor of 2^(1/8) and the crossing bucket holds few tokens.
+constexpr int kBucketShift = 20;
+constexpr size_t kBuckets = size_t{1} << (32 - kBucketShift);
+size_t bucket_of(float p) { return std::bit_cast<uint32_t>(p) >> kBucketShift; }
+
+// top_p's cut over the tokens of `ids`: the shortest MoreLikely prefix whose mass reaches
+// `target`. Whole buckets above the crossing one are summed, and only the crossing bucket is
+// sorted; the result equals walking the sorted candidates up to rounding of the sums.
+Cut top_p_cut(std::span<const float> p, const std::vector<int32_t>& ids, double target, std::vector<int32_t>& scratch) {
+    static thread_local std::vector<double> mass(kBuckets);
+    static thread_local std::vector<uint32_t> count(kBuckets);
+    std::fill(mass.begin(), mass.end(), 0.0);
+    std::fill(count.begin(), count.end(), 0u);
+    for (int32_t id : ids) {
+        const float v = p[static_cast<size_t>(id)];
+        mass[bucket_of(v)] += v;
+        ++count[bucket_of(v)];
     }
+    double above = 0;
+    size_t b = kBuckets;
+    size_t lowest = kBuckets;  // the smallest non-empty bucket: everything, when rounding never crosses
+    for (size_t i = kBuckets; i-- > 0;) {
+        if (!count[i]) continue;
+        lowest = i;
+        if (above + mass[i] >= target) {
+            b = i;
+            break;
+        }
+        above += mass[i];
+    }
+    if (b == kBuckets) {
+        if (lowest == kBuckets) return {};  // no candidates
+        b = lowest;
+        above -= mass[lowest];
+    }
+    scratch.clear();
+    for (int32_t id : ids) {
+        const float v = p[static_cast<size_t>(id)];
+        if (bucket_of(v) == b) scratch.push_back(id);
+    }
+    std::sort(scratch.begin(), scratch.end(), MoreLikely{p});
+    double cum = above;
+    for (int32_t id : scratch) {
+        cum += p[static_cast<size_t>(id)];
+        if (cum >= target) return {p[static_cast<size_t>(id)], id, true};
+    }
+    return {p[static_cast<size_t>(scratch.back())], scratch.back(), true};
 }
 
 }  // namespace
@@ -41,35 +78,36 @@ bool truncates(const SamplingParams& s, size_t vocab) {
 }
 
 void surviving_tokens(std::span<const float> p, const SamplingParams& s, std::vector<int32_t>& survivors) {
-    const MoreLikely order{p};
-    std::vector<int32_t>& cand = survivors;
-    cand.clear();
+    static thread_local std::vector<int32_t> positive, scratch;
+    positive.clear();
     for (size_t i = 0; i < p.size(); ++i)
-        if (p[i] > 0) cand.push_back(static_cast<int32_t>(i));  // underflowed tokens cannot be drawn anyway
+        if (p[i] > 0) positive.push_back(static_cast<int32_t>(i));  // underflowed tokens cannot be drawn anyway
 
-    // top_k: the k most likely; the set is unique because MoreLikely is a strict total order.
-    if (uses_top_k(s, cand.size())) {
+    // top_k: the k most likely (MoreLikely is a strict total order, so the set is unique); from
+    // here on only they are candidates, in ascending ids.
+    if (uses_top_k(s, positive.size())) {
         const auto k = static_cast<size_t>(s.top_k);
-        std::nth_element(cand.begin(), cand.begin() + static_cast<ptrdiff_t>(k - 1), cand.end(), order);
-        cand.resize(k);
+        std::nth_element(positive.begin(), positive.begin() + static_cast<ptrdiff_t>(k - 1), positive.end(), MoreLikely{p});
+        positive.resize(k);
+        std::sort(positive.begin(), positive.end());
     }
-    // min_p keeps p >= min_p * max(p) = min_p: also a prefix in MoreLikely order, so applying it
-    // after top_p equals cutting top_p's prefix at min_p's length. Clamped so the top token stays.
-    size_t cap = cand.size();
-    if (s.min_p > 0.0f) {
-        const float threshold = std::min(s.min_p, 1.0f);
-        cap = static_cast<size_t>(
-            std::count_if(cand.begin(), cand.end(), [&](int32_t id) { return p[static_cast<size_t>(id)] >= threshold; }));
+    const std::vector<int32_t>& cand = positive;
+    // top_p renormalises over what top_k left, so its target is a share of that mass. min_p keeps
+    // p >= min_p * max(p) = min_p (clamped so the top token stays): also a prefix, so applying it
+    // after top_p equals cutting top_p's prefix at min_p's length.
+    Cut by_p;
+    if (s.top_p < 1.0f) {
+        double mass = 0;
+        for (int32_t id : cand) mass += p[static_cast<size_t>(id)];
+        by_p = top_p_cut(p, cand, std::max(0.0f, s.top_p) * mass, scratch);
     }
-    if (s.top_p < 1.0f && !cand.empty()) {
-        // top_p renormalises over what top_k left, so its target is a share of that mass.
-        const double target = std::max(0.0f, s.top_p) * mass_of(p, cand);
-        cand.resize(top_p_length(p, cand, cap, target));
-    } else if (cap < cand.size()) {
-        std::nth_element(cand.begin(), cand.begin() + static_cast<ptrdiff_t>(cap - 1), cand.end(), order);
-        cand.resize(cap);
+    const bool by_min = s.min_p > 0.0f;
+    const float floor_p = std::min(s.min_p, 1.0f);
+    survivors.clear();
+    for (int32_t id : cand) {  // ascending ids
+        const float v = p[static_cast<size_t>(id)];
+        if (by_p.keeps(v, id) && (!by_min || v >= floor_p)) survivors.push_back(id);
     }
-    std::sort(cand.begin(), cand.end());
 }
 
 }  // namespace radiance::sampling::detail
