@@ -17,6 +17,7 @@
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
+#include "row_pool.h"
 #include "sampler.h"
 #include "session.h"
 
@@ -81,7 +82,7 @@ struct CommState {
 
 // Runs one encoded step; returns the encoded result.
 std::string run_step(engine::Engine& eng, CommState& comm, const std::string& bytes, bool sample_here,
-                     std::vector<float>& logits) {
+                     std::vector<float>& logits, worker::RowPool& rows) {
     ipc::ResultMessage res;
     try {
         ipc::StepMessage m = ipc::decode_step(bytes);
@@ -101,15 +102,16 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
         eng.step(m.batch, logits, draws, tokens);
         if (sample_here) {
             const int64_t V = eng.vocab();
+            res.tokens.resize(m.samples.size());
+            std::vector<size_t> on_host;  // rows whose logits came back, drawn in parallel
             for (size_t i = 0; i < m.samples.size(); ++i) {
-                if (!tokens.empty() && draws[i].on_card) {
-                    ipc::Sampled s;
-                    s.token = tokens[i];
-                    res.tokens.push_back(s);
-                } else {
-                    res.tokens.push_back(worker::sample_row(&logits[i * V], V, m.samples[i]));
-                }
+                if (!tokens.empty() && draws[i].on_card) res.tokens[i].token = tokens[i];
+                else on_host.push_back(i);
             }
+            rows.run(on_host.size(), [&](size_t k) {
+                const size_t i = on_host[k];
+                res.tokens[i] = worker::sample_row(&logits[i * V], V, m.samples[i]);
+            });
             if (m.want_logits) res.logits = logits;
         }
     } catch (const std::exception& e) {
@@ -199,6 +201,7 @@ int main(int argc, char** argv) {
     std::vector<float> logits;
     std::string req;
     const bool sample_here = o.rank == 0;
+    worker::RowPool rows(sample_here ? worker::RowPool::default_threads() : 0);
     while (!session->stop_requested()) {
         if (session->connection_lost()) {
             std::cerr << "radiance-worker rank " << o.rank << ": lost the front end; exiting\n";
@@ -206,7 +209,7 @@ int main(int argc, char** argv) {
         }
         bool got = ring ? ring->pop_request(&req, 100000) : session->next_step(&req, 100);
         if (!got) continue;
-        std::string res = run_step(*eng, comm, req, sample_here, logits);
+        std::string res = run_step(*eng, comm, req, sample_here, logits, rows);
         session->steps_done++;
         bool sent;
         if (ring) {

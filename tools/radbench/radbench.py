@@ -2,8 +2,9 @@
 """radbench: load against a running OpenAI-compatible server (radiance, vLLM, llama-server).
 
 N concurrent clients each send streaming /v1/completions requests with a prompt of about
---prompt-tokens tokens and --output-tokens generated tokens (ignore_eos-like: a fixed max_tokens,
-temperature 0), for --requests requests in all. Reports TTFT and inter-token latency percentiles,
+--prompt-tokens tokens and --output-tokens generated tokens (ignore_eos-like: a fixed max_tokens;
+greedy unless --temperature / --top-p ask for sampling, each request with its own seed), for
+--requests requests in all. Reports TTFT and inter-token latency percentiles,
 request latency and throughput as a table, and the server's steps/s when it exposes radiance's
 /metrics.
 
@@ -111,7 +112,9 @@ def run_process(args):
                 i = nxt[0]
                 nxt[0] += 1
                 body = {"prompt": prompt_of(a["prompt_tokens"], i, a["token_prompts"]), "max_tokens": a["output_tokens"],
-                        "temperature": 0, "stream": True}
+                        "temperature": a["temperature"], "stream": True}
+                if a["temperature"] > 0:
+                    body.update({"top_p": a["top_p"], "seed": i})
                 await one_request(u.hostname, u.port or 80, body, out)
 
         await asyncio.gather(*(client() for _ in range(clients)))
@@ -147,12 +150,15 @@ def main():
     ap.add_argument("--prompt-tokens", type=int, default=64, help="about this many prompt tokens (words)")
     ap.add_argument("--token-prompts", action="store_true", help="send prompts as exactly --prompt-tokens token ids")
     ap.add_argument("--output-tokens", type=int, default=64)
+    ap.add_argument("--temperature", type=float, default=0.0, help="0: greedy (the default)")
+    ap.add_argument("--top-p", type=float, default=1.0)
     ap.add_argument("--processes", type=int, default=0, help="client processes (default: one per 64 streams, at most the CPUs)")
     ap.add_argument("--no-header", action="store_true", help="print the row only (for tables of several runs)")
     a = ap.parse_args()
     procs = a.processes or max(1, min(os.cpu_count() or 1, (a.concurrency + 63) // 64))
     procs = min(procs, a.concurrency)
-    opts = {"prompt_tokens": a.prompt_tokens, "token_prompts": a.token_prompts, "output_tokens": a.output_tokens}
+    opts = {"prompt_tokens": a.prompt_tokens, "token_prompts": a.token_prompts, "output_tokens": a.output_tokens,
+            "temperature": a.temperature, "top_p": a.top_p}
     jobs, first = [], 0
     for p in range(procs):
         clients = a.concurrency // procs + (p < a.concurrency % procs)
