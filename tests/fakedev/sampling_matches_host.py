@@ -20,7 +20,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from http_golden import get, golden, post  # noqa: E402
+from http_golden import get, golden, model_dir, post  # noqa: E402
 
 SETTINGS = [
     {"temperature": 0},
@@ -69,12 +69,7 @@ def run_all(port, prompts):
 def main():
     radiance, fixture, tokdir, homes = sys.argv[1:5]
     work = tempfile.mkdtemp(prefix="radiance-sampling-")
-    model = os.path.join(work, os.path.basename(fixture.rstrip("/")))
-    os.makedirs(model)
-    for f in ("config.json", "model.safetensors"):
-        shutil.copy(os.path.join(fixture, f), model)
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(os.path.join(tokdir, f), model)
+    model = model_dir(fixture, tokdir, work)
     prompts = [ids for ids, _ in golden(os.path.join(fixture, "golden.safetensors"))]
     servers = []
     failed = 0

@@ -51,16 +51,22 @@ def get(port, path):
     return out
 
 
-def main():
-    radiance, fixture, tokdir = sys.argv[1:4]
-    work = tempfile.mkdtemp(prefix="radiance-http-golden-")
+def model_dir(fixture, tokdir, work):
+    """A servable folder in `work`: the fixture's config and weights with a tokenizer beside them.
+    Any tokenizer whose vocabulary covers the fixture's 512 ids serves: the tests compare ids."""
     model = os.path.join(work, os.path.basename(fixture.rstrip("/")))
     os.makedirs(model)
     for f in ("config.json", "model.safetensors"):
         shutil.copy(os.path.join(fixture, f), model)
-    # Any tokenizer whose vocabulary covers the fixture's 512 ids serves: the test compares ids.
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(os.path.join(tokdir, f), model)
+    return model
+
+
+def main():
+    radiance, fixture, tokdir = sys.argv[1:4]
+    work = tempfile.mkdtemp(prefix="radiance-http-golden-")
+    model = model_dir(fixture, tokdir, work)
     s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
     server = subprocess.Popen([radiance, "serve", "--model", model, "--port", str(port), "--cache-dir", work,
                                "--max-seqs", "16", "--max-ctx", "512", "--kv-blocks", "64"],
