@@ -105,7 +105,7 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
             res.tokens.resize(m.samples.size());
             std::vector<size_t> on_host;  // rows whose logits came back, drawn in parallel
             for (size_t i = 0; i < m.samples.size(); ++i) {
-                if (!tokens.empty() && draws[i].on_card) res.tokens[i].token = tokens[i];
+                if (!tokens.empty() && tokens[i] >= 0) res.tokens[i].token = tokens[i];
                 else on_host.push_back(i);
             }
             rows.run(on_host.size(), [&](size_t k) {

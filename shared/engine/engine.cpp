@@ -891,6 +891,8 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
     if (n_picked) {
         const auto* ids = reinterpret_cast<const int32_t*>(m.stage_h + m.st_ids.off);
         tokens.assign(ids, ids + n_out);
+        for (size_t i = 0; i < n_out; ++i)
+            if (!picked[i]) tokens[i] = -1;  // its logits came back instead
     }
 }
 

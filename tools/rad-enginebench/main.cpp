@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
                 for (int s = 0; s < B; ++s) {
                     const float* row = lg.empty() ? nullptr : &lg[static_cast<size_t>(s) * eng->vocab()];
                     int32_t pick = 0;
-                    if (!toks.empty() && draws[static_cast<size_t>(s)].on_card) pick = toks[static_cast<size_t>(s)];
+                    if (!toks.empty() && toks[static_cast<size_t>(s)] >= 0) pick = toks[static_cast<size_t>(s)];
                     else if (!sample) pick = argmax(row, eng->vocab());
                     else {
                         sample->seed = static_cast<uint64_t>(s) + 1;

@@ -78,8 +78,9 @@ public:
     // As above, and out rows with draws[i].on_card pick their token where the logits are: on a
     // card the token comes back in tokens[i] and that row's logits do not (they are left
     // unspecified). Greedy rows use the `argmax` op, others the `sample` op where the card's library
-    // has it (sample_on_card() says; without it such rows' logits come back). tokens stays empty
-    // when the plan has no argmax row (a host plan): every row's logits came back and the caller picks.
+    // has it (sample_on_card() says). tokens[i] is -1 for a row whose logits came back instead (not
+    // on_card, or sampled without a `sample` row), and tokens stays empty when no row was picked
+    // (a host plan: every row's logits came back and the caller picks).
     void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws,
               std::vector<int32_t>& tokens);
     // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`).
