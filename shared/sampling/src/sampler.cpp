@@ -17,21 +17,11 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // NaN never wins and +inf would turn the softmax into NaN: map them to the ends of the finite
 // range (NaN to -inf, +inf to the largest float) once, after every adjustment.
-void sanitize(std::span<float> x) {
-    for (float& v : x) {
-        if (std::isnan(v)) v = kNegInf;
-        else if (v == std::numeric_limits<float>::infinity()) v = std::numeric_limits<float>::max();
-    }
+float sane(float v) {
+    return std::isnan(v) ? kNegInf : v == std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::max() : v;
 }
 
-int32_t argmax(std::span<const float> x) {
-    size_t best = 0;
-    for (size_t i = 1; i < x.size(); ++i)
-        if (x[i] > x[best]) best = i;  // strict: ties keep the lower id
-    return static_cast<int32_t>(best);
-}
-
-// argmax of the row as sanitize() would leave it (NaN as -inf, +inf as the largest float),
+// argmax of the row as sane() maps it (NaN as -inf, +inf as the largest float),
 // without copying it: the largest value first (a plain max, which NaN never wins), then its first
 // place.
 int32_t argmax_sanitized(std::span<const float> x) {
@@ -44,12 +34,11 @@ int32_t argmax_sanitized(std::span<const float> x) {
     return 0;
 }
 
-// Inverse CDF with one uniform draw over `ids` (ascending), or over every id when ids is null.
-int32_t draw(std::span<const float> p, const std::vector<int32_t>* ids, double u) {
+// Inverse CDF with one uniform draw over `ids` (ascending), or over every id when ids is null;
+// `mass` is the sum of their p in that order.
+int32_t draw(std::span<const float> p, const std::vector<int32_t>* ids, double mass, double u) {
     const size_t n = ids ? ids->size() : p.size();
     auto id_at = [&](size_t i) { return ids ? (*ids)[i] : static_cast<int32_t>(i); };
-    double mass = 0;
-    for (size_t i = 0; i < n; ++i) mass += p[static_cast<size_t>(id_at(i))];
     const double target = u * mass;
     double cum = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -91,9 +80,14 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
             detail::reset_counts(counts_, touched_);
         }
     }
-    if (!greedy && s.temperature != 1.0f)
-        for (float& v : x) v /= s.temperature;
-    sanitize(x);
+    // Temperature and the NaN/inf mapping in one pass, finding the argmax (strict: ties keep the
+    // lower id) on the way.
+    const bool scale = !greedy && s.temperature != 1.0f;
+    size_t top = 0;
+    for (size_t i = 0; i < vocab; ++i) {
+        x[i] = sane(scale ? x[i] / s.temperature : x[i]);
+        if (x[i] > x[top]) top = i;
+    }
 
     SampleResult out;
     detail::Normalizer norm;
@@ -101,22 +95,28 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
         norm = detail::normalizer(x);
         out.top = detail::top_logprobs(x, s.top_logprobs, norm.log_sum, order_);
     }
-    out.token = greedy ? argmax(x) : draw_token(x, s, position);
+    out.token = greedy ? static_cast<int32_t>(top) : draw_token(x, static_cast<int32_t>(top), s, position);
     if (s.top_logprobs >= 0) out.logprob = static_cast<float>(x[static_cast<size_t>(out.token)] - norm.log_sum);
     return out;
 }
 
-int32_t Sampler::draw_token(std::span<const float> x, const SamplingParams& s, uint64_t position) {
-    const int32_t top = argmax(x);
+int32_t Sampler::draw_token(std::span<const float> x, int32_t top, const SamplingParams& s, uint64_t position) {
     const float mx = x[static_cast<size_t>(top)];
     if (mx == kNegInf) return top;  // nothing is possible: the greedy rule (token 0) decides
-    // Unnormalised probabilities; the most likely token gets exactly 1 (min_p relies on it).
+    // Unnormalised probabilities; the most likely token gets exactly 1 (min_p relies on it). Their
+    // sum in id order comes with them, for a draw over every id.
     probs_.resize(x.size());
-    for (size_t i = 0; i < x.size(); ++i) probs_[i] = std::exp(x[i] - mx);
     const double u = uniform_at(s.seed, position);
-    if (!detail::truncates(s, x.size())) return draw(probs_, nullptr, u);
+    if (!detail::truncates(s, x.size())) {
+        double all = 0;
+        for (size_t i = 0; i < x.size(); ++i) all += probs_[i] = std::exp(x[i] - mx);
+        return draw(probs_, nullptr, all, u);
+    }
+    for (size_t i = 0; i < x.size(); ++i) probs_[i] = std::exp(x[i] - mx);
     detail::surviving_tokens(probs_, s, order_);
-    return draw(probs_, &order_, u);
+    double mass = 0;
+    for (int32_t id : order_) mass += probs_[static_cast<size_t>(id)];
+    return draw(probs_, &order_, mass, u);
 }
 
 SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history,

@@ -56,7 +56,7 @@ public:
                         const TokenHistory& history, uint64_t position);
 
 private:
-    int32_t draw_token(std::span<const float> x, const SamplingParams& params, uint64_t position);
+    int32_t draw_token(std::span<const float> x, int32_t top, const SamplingParams& params, uint64_t position);
 
     std::vector<float> work_;        // the adjusted logits
     std::vector<float> probs_;       // exp(work_ - max)
