@@ -51,6 +51,11 @@ std::vector<int> ints(const std::string& s) {
 
 int32_t argmax(const float* v, int64_t n) { return static_cast<int32_t>(std::max_element(v, v + n) - v); }
 
+// Row i's token as the engine picked it on the card, else the argmax of its logits.
+int32_t greedy_token(const std::vector<int32_t>& toks, const std::vector<float>& lg, size_t i, int64_t vocab) {
+    return !toks.empty() && toks[i] >= 0 ? toks[i] : argmax(&lg[i * static_cast<size_t>(vocab)], vocab);
+}
+
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 // Prefills `seqs` sequences (one chunk of rows per step, one sequence at a time) and returns the
@@ -76,7 +81,7 @@ std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<in
             greedy.on_card = true;
             e.step(b, lg, {greedy}, toks);
         }
-        next.push_back(toks.empty() ? argmax(lg.data(), e.vocab()) : toks[0]);
+        next.push_back(greedy_token(toks, lg, 0, e.vocab()));
     }
     return next;
 }
@@ -238,32 +243,33 @@ int main(int argc, char** argv) {
             }
             b.cu_seqlens.push_back(B);
             std::vector<engine::CardDraw> draws(static_cast<size_t>(B));
-            for (auto& d : draws) d.on_card = true;
+            for (auto& d : draws) {  // greedy, or --sample's settings (each step brings its draws)
+                d.on_card = !sample || eng->sample_on_card();
+                if (!sample) continue;
+                d.temperature = sample->temperature;
+                d.top_k = sample->top_k;
+                d.top_p = sample->top_p;
+                d.min_p = sample->min_p;
+            }
             std::vector<std::vector<int32_t>> history(static_cast<size_t>(B));
             std::vector<int32_t> toks;
             auto step = [&](int t) {
                 b.tokens = next;
                 b.positions.assign(static_cast<size_t>(B), in + t);
                 const auto position = static_cast<uint64_t>(in + t);
-                for (int s = 0; sample && s < B; ++s) {
-                    engine::CardDraw& d = draws[static_cast<size_t>(s)];
-                    sample->seed = static_cast<uint64_t>(s) + 1;
-                    d.on_card = eng->sample_on_card();
-                    d.temperature = sample->temperature;
-                    d.top_k = sample->top_k;
-                    d.top_p = sample->top_p;
-                    d.min_p = sample->min_p;
-                    d.u = sampling::uniform_at(sample->seed, position);
-                }
+                for (int s = 0; sample && s < B; ++s)
+                    draws[static_cast<size_t>(s)].u = sampling::uniform_at(static_cast<uint64_t>(s) + 1, position);
                 eng->step(b, lg, draws, toks);
                 for (int s = 0; s < B; ++s) {
-                    const float* row = lg.empty() ? nullptr : &lg[static_cast<size_t>(s) * eng->vocab()];
+                    const auto i = static_cast<size_t>(s);
                     int32_t pick = 0;
-                    if (!toks.empty() && toks[static_cast<size_t>(s)] >= 0) pick = toks[static_cast<size_t>(s)];
-                    else if (!sample) pick = argmax(row, eng->vocab());
+                    if (!sample || (!toks.empty() && toks[i] >= 0)) pick = greedy_token(toks, lg, i, eng->vocab());
                     else {
                         sample->seed = static_cast<uint64_t>(s) + 1;
-                        pick = sampling::sample(std::span<const float>(row, static_cast<size_t>(eng->vocab())), *sample, {}, position).token;
+                        pick = sampling::sample(std::span<const float>(&lg[i * static_cast<size_t>(eng->vocab())],
+                                                                       static_cast<size_t>(eng->vocab())),
+                                                *sample, {}, position)
+                                   .token;
                     }
                     next[static_cast<size_t>(s)] = pick;
                     if (print_tokens) history[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
@@ -308,9 +314,7 @@ int main(int argc, char** argv) {
                 m.positions.assign(static_cast<size_t>(B), in + t);
                 for (int i = 0; i < mixed; ++i) m.positions.push_back(i);
                 eng->step(m, lg, mdraws, toks);
-                for (int q = 0; q < B; ++q)
-                    next[static_cast<size_t>(q)] =
-                        toks.empty() ? argmax(&lg[static_cast<size_t>(q) * eng->vocab()], eng->vocab()) : toks[static_cast<size_t>(q)];
+                for (int q = 0; q < B; ++q) next[static_cast<size_t>(q)] = greedy_token(toks, lg, static_cast<size_t>(q), eng->vocab());
             };
             for (int t = 0; t < warm; ++t) mstep(t);
             a = Clock::now();

@@ -40,17 +40,29 @@ __device__ __forceinline__ float from_f32<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) { return gpu_f32_to_bf16(v); }
 
+// The sequence whose rows hold row i: the last s with cu[s] <= i.
+__device__ __forceinline__ int seq_of_row(const int32_t* cu, int n_seq, int64_t i) {
+    int lo = 0, hi = n_seq;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (cu[mid] <= i) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// An A/B switch from the environment: set and not "0".
+bool env_flag(const char* name) {
+    const char* e = std::getenv(name);
+    return e && *e && *e != '0';
+}
+
 template <typename C>
 __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu,
                            const int32_t* bt, AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
-    int lo = 0, hi = g.n_seq;  // the sequence whose rows hold i: last s with cu[s] <= i
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (cu[mid] <= i) lo = mid; else hi = mid;
-    }
+    const int lo = seq_of_row(cu, g.n_seq, i);
     const int p = pos[i];
     const int64_t blk = bt[static_cast<int64_t>(lo) * g.bt_stride + p / g.block];
     const int64_t slot = (blk * g.block + p % g.block) * g.n_head_kv * g.head_dim;
@@ -105,11 +117,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     const int h0 = kvh * group + chunk * G;
     const int nh = min(G, group - chunk * G);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int lo = 0, hi = g.n_seq;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (cu[mid] <= i) lo = mid; else hi = mid;
-    }
+    const int lo = seq_of_row(cu, g.n_seq, i);
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
@@ -235,12 +243,8 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
     gpu_grid_release();
     const int64_t i = blockIdx.x;
     if (g.single_only) {  // k_attend wrote no partials for the flash kernel's rows
-        int lo = 0, hi = g.n_seq;
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) / 2;
-            if (cu[mid] <= i) lo = mid; else hi = mid;
-        }
-        if (cu[lo + 1] - cu[lo] != 1) return;
+        const int s = seq_of_row(cu, g.n_seq, i);
+        if (cu[s + 1] - cu[s] != 1) return;
     }
     const int h = blockIdx.y;
     const float* pp = part + (i * g.n_head + h) * g.splits * (g.head_dim + 2);
@@ -279,10 +283,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto* bp = static_cast<const int32_t*>(bt->data);
     gpuStream_t s = stream_of(a);
     // RADIANCE_GPU_SEPARATE_KV_WRITE=1 keeps the store a launch of its own (an A/B switch for measuring)
-    static const bool separate = [] {
-        const char* e = std::getenv("RADIANCE_GPU_SEPARATE_KV_WRITE");
-        return e && *e && *e != '0';
-    }();
+    static const bool separate = env_flag("RADIANCE_GPU_SEPARATE_KV_WRITE");
     g.own_row = n == g.n_seq && !separate ? 1 : 0;
     if (!g.own_row)
         gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
@@ -293,10 +294,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         // head cost ~1 ms a layer at 256 decode rows (rad-enginebench --mixed, H200), the decode
         // kernel ~40 us. RADIANCE_GPU_SPLIT_MIXED=1 turns the split on; it stays off by default
         // until it has run on a card (device_run.sh stage `mixedab`).
-        static const bool split_mixed = [] {
-            const char* e = std::getenv("RADIANCE_GPU_SPLIT_MIXED");
-            return e && *e && *e != '0';
-        }();
+        static const bool split_mixed = env_flag("RADIANCE_GPU_SPLIT_MIXED");
         const int multi_only = split_mixed && g.n_seq > 1 ? 1 : 0;
         FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch,
                      multi_only};

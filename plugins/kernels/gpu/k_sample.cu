@@ -5,9 +5,9 @@
 // anything. Each cut (top_k, top_p, min_p) keeps a prefix of the order "higher p first, then the
 // lower id", so a cut is a threshold: a value v and, among the tokens equal to v, the highest id
 // kept. The value comes from a radix select over p's bits (p >= 0, so its bits order like p), by
-// count for top_k and by mass for top_p; the id from a scan over the ties in id order. The draw is
-// a block-wide prefix sum of p over the survivors in id order. Thread t owns the contiguous ids
-// [t*C, (t+1)*C), so "in id order" is "in thread order, then in the thread's loop".
+// count for top_k and by mass for top_p; the id from a ballot walk over the ties in id order. The
+// draw sums p over the survivors per warp, and the one warp holding the target walks its span in
+// id order. Warp w owns a contiguous span of ids, read with coalesced lane strides (Span).
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -62,8 +62,8 @@ __global__ void k_argmax(const float* x, int64_t px, int32_t* y, int64_t vocab) 
 constexpr int kSampleThreads = 512;
 constexpr int kSampleWarps = kSampleThreads / kWarpSize;
 
-// One row's adjusted logits and probabilities, recomputed on every pass (cheaper than a
-// vocabulary-sized scratch per row, and the same bits every time).
+// One row's adjusted logits and probabilities, recomputed on every pass (no vocabulary-sized
+// scratch, the same bits every time; the recomputation is most of the kernel's 1.2 ms a row).
 struct Row {
     const float* __restrict__ x;
     float temperature;
@@ -79,6 +79,12 @@ struct Row {
 struct Span {
     int64_t begin, end;
     int lane;
+    // f(j) for every id this lane visits (passes whose order does not matter).
+    template <typename F>
+    __device__ __forceinline__ void each(F f) const {
+#pragma unroll 4
+        for (int64_t j = begin + lane; j < end; j += kWarpSize) f(j);
+    }
 };
 
 __device__ Span span_of(int64_t vocab) {
@@ -161,13 +167,12 @@ __device__ uint32_t radix_select(const Row& r, const Span& s, Keep keep, double 
     for (int shift = 24; shift >= 0; shift -= 8) {
         for (int i = threadIdx.x; i < kSampleWarps * 256; i += blockDim.x) (&sh.hist[0][0])[i] = 0;
         __syncthreads();
-#pragma unroll 4
-    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
+        s.each([&](int64_t j) {
             const float p = r.prob(j);
             const uint32_t b = __float_as_uint(p);
-            if ((b & mask) != prefix || !keep(j, p)) continue;
+            if ((b & mask) != prefix || !keep(j, p)) return;
             atomicAdd(&sh.hist[warp][(b >> shift) & 255u], by_mass ? static_cast<unsigned long long>(ldexpf(p, 40) + 0.5f) : 1ull);
-        }
+        });
         __syncthreads();
         for (int b = threadIdx.x; b < 256; b += blockDim.x) {
             unsigned long long t = sh.hist[0][b];
@@ -244,8 +249,7 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
 
     float mx = -INFINITY;
     int top = INT_MAX;
-#pragma unroll 4
-    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) better(mx, top, r.logit(j), static_cast<int>(j));
+    s.each([&](int64_t j) { better(mx, top, r.logit(j), static_cast<int>(j)); });
     block_best(mx, top, sh.bv, sh.bi);
     if (top == INT_MAX) top = 0;
     if (greedy || mx == -INFINITY) {
@@ -259,10 +263,10 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     bool by_k = false;
     float vk = 0;
     int idk = 0;
-    if (top_k > 0 && top_k < vocab) {
+    const bool k_asked = top_k > 0 && top_k < vocab;
+    if (k_asked) {
         int pos = 0;
-#pragma unroll 4
-    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) pos += r.prob(j) > 0 ? 1 : 0;
+        s.each([&](int64_t j) { pos += r.prob(j) > 0 ? 1 : 0; });
         if (top_k < block_sum(pos, sh.iv)) {
             by_k = true;
             vk = __uint_as_float(radix_select<false>(r, s, [](int64_t, float p) { return p > 0; }, static_cast<double>(top_k), sh));
@@ -279,22 +283,20 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     if (top_p < 1.0f) {
         by_p = true;
         double mass = 0;
-#pragma unroll 4
-    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
+        s.each([&](int64_t j) {
             const float p = r.prob(j);
             if (in_k(j, p)) mass += p;
-        }
+        });
         const double target = static_cast<double>(fmaxf(0.0f, top_p)) * block_sum(mass, sh.dv);
         vp = __uint_as_float(radix_select<true>(r, s, in_k, target, sh));
         double above = 0;  // again, in a fixed order: the histograms' sum depends on atomics' order
         int ties = 0;
-#pragma unroll 4
-    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
+        s.each([&](int64_t j) {
             const float p = r.prob(j);
-            if (!in_k(j, p)) continue;
+            if (!in_k(j, p)) return;
             if (p > vp) above += p;
             else if (p == vp) ++ties;
-        }
+        });
         above = block_sum(above, sh.dv);
         ties = block_sum(ties, sh.iv);
         // Equal values add up one vp at a time: the number of ties the target needs.
@@ -304,7 +306,7 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     }
     const bool by_min = min_p > 0.0f;
     const float floor_p = fminf(min_p, 1.0f);
-    const bool cuts = (top_k > 0 && top_k < vocab) || top_p < 1.0f || min_p > 0.0f;
+    const bool cuts = k_asked || by_p || by_min;
     auto survives = [=](int64_t j, float p) {
         if (!cuts) return true;
         if (!in_k(j, p)) return false;
@@ -315,13 +317,12 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     // The draw: the first survivor in id order whose running sum exceeds u * total.
     double mine = 0;
     int last = -1;
-#pragma unroll 4
-    for (int64_t j = s.begin + s.lane; j < s.end; j += kWarpSize) {
+    s.each([&](int64_t j) {
         const float p = r.prob(j);
-        if (!survives(j, p)) continue;
+        if (!survives(j, p)) return;
         mine += p;
         last = static_cast<int>(j);
-    }
+    });
 #pragma unroll
     for (int m = kWarpSize / 2; m > 0; m >>= 1) mine += gpu_shfl_xor(mine, m);
     mine = gpu_shfl(mine, 0);  // lane 0's bits, as warps_before takes them

@@ -1,7 +1,6 @@
 #include "truncation.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 
 #include "token_order.h"
@@ -31,20 +30,14 @@ size_t bucket_of(float p) { return std::bit_cast<uint32_t>(p) >> kBucketShift; }
 // `target`. Whole buckets above the crossing one are summed, and only the crossing bucket is
 // sorted; the result equals walking the sorted candidates up to rounding of the sums.
 Cut top_p_cut(std::span<const float> p, const std::vector<int32_t>& ids, double target, std::vector<int32_t>& scratch) {
-    static thread_local std::vector<double> mass(kBuckets);
-    static thread_local std::vector<uint32_t> count(kBuckets);
+    static thread_local std::vector<double> mass(kBuckets);  // candidates have p > 0: mass > 0 marks a bucket used
     std::fill(mass.begin(), mass.end(), 0.0);
-    std::fill(count.begin(), count.end(), 0u);
-    for (int32_t id : ids) {
-        const float v = p[static_cast<size_t>(id)];
-        mass[bucket_of(v)] += v;
-        ++count[bucket_of(v)];
-    }
+    for (int32_t id : ids) mass[bucket_of(p[static_cast<size_t>(id)])] += p[static_cast<size_t>(id)];
     double above = 0;
     size_t b = kBuckets;
     size_t lowest = kBuckets;  // the smallest non-empty bucket: everything, when rounding never crosses
     for (size_t i = kBuckets; i-- > 0;) {
-        if (!count[i]) continue;
+        if (!(mass[i] > 0)) continue;
         lowest = i;
         if (above + mass[i] >= target) {
             b = i;
