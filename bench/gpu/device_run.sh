@@ -14,6 +14,7 @@
 #   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
 #   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
 #   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
+#   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
 # bench/peers/llamacpp-pack.sh):
@@ -273,6 +274,12 @@ for stage in "$@"; do
     RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 16 --mixed 256 \
       --no-graphs > "$OUTD/mixed-profile.log" 2>&1
     grep -v "^\[info\]" "$OUTD/mixed-profile.log" | head -30 ;;
+  earlyab)  # RADIANCE_GPU_GEMV_EARLY (the gemv's first weight loads before the wait for the previous kernel): kbench's gemm rows, then decode off / on
+    "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu --bench 2>&1 | grep -v "^\[info\]"
+    for v in 0 1; do
+      RADIANCE_GPU_GEMV_EARLY=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
+        grep -E "^decode" | sed "s/^/gemv_early=$v: /"
+    done 2>&1 | tee "$OUTD/earlyab.log" ;;
   mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
     RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'
     for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do

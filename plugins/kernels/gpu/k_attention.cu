@@ -50,12 +50,6 @@ __device__ __forceinline__ int seq_of_row(const int32_t* cu, int n_seq, int64_t 
     return lo;
 }
 
-// An A/B switch from the environment: set and not "0".
-bool env_flag(const char* name) {
-    const char* e = std::getenv(name);
-    return e && *e && *e != '0';
-}
-
 template <typename C>
 __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu,
                            const int32_t* bt, AttnGeom g) {
@@ -292,9 +286,9 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         // In a server's mixed step the flash kernel can take the sequences with several rows and
         // the decode kernel below the ones with one row: a 128-row tile per decode row and query
         // head cost ~1 ms a layer at 256 decode rows (rad-enginebench --mixed, H200), the decode
-        // kernel ~40 us. RADIANCE_GPU_SPLIT_MIXED=1 turns the split on; it stays off by default
-        // until it has run on a card (device_run.sh stage `mixedab`).
-        static const bool split_mixed = env_flag("RADIANCE_GPU_SPLIT_MIXED");
+        // kernel ~40 us (256 decode rows + a 64-row chunk: 60.4 -> 31.1 ms a step on an H200).
+        // RADIANCE_GPU_SPLIT_MIXED=0 gives every row to the flash kernel (an A/B switch).
+        static const bool split_mixed = env_flag("RADIANCE_GPU_SPLIT_MIXED", true);
         const int multi_only = split_mixed && g.n_seq > 1 ? 1 : 0;
         FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch,
                      multi_only};

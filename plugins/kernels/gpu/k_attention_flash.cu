@@ -4,7 +4,7 @@
 // head; each warp keeps 16 rows' scores, running max and sum, and output in registers. Key and
 // value tiles of 64 positions come from the paged bf16 cache into shared memory; Q.K^T and P.V run
 // as mma.m16n8k16 (bf16 in, f32 accumulate), P narrowed to bf16 in registers as flash-attention
-// does. Blocks map to (sequence, 64-row tile) by walking cu_seqlens on the card, so the launch
+// does. Blocks map to (sequence, 128-row tile) by a search of cu_seqlens on the card, so the launch
 // needs nothing of the step on the host: grid.x = n/128 + n_seq bounds the tiles of any batch.
 // K and V tiles stream in with cp.async, each overlapping the other half of the tile's work.
 #include <cfloat>
@@ -78,14 +78,17 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     gpu_bf16* sv = smem + kKeys * P;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, kvh = h / (g.n_head / g.n_head_kv);
-    // This block's (sequence, tile).
-    int t = blockIdx.x, s = 0;
-    for (; s < g.n_seq; ++s) {
-        const int tiles = (cu[s + 1] - cu[s] + kRows - 1) / kRows;
-        if (t < tiles) break;
-        t -= tiles;
+    // This block's (sequence, tile): sequence s owns the blocks from cu[s] / kRows + s on, which
+    // is increasing in s and leaves each sequence room for its ceil(rows / kRows) tiles, so a
+    // binary search finds it (a walk over every sequence cost ~0.5 ms a layer with 256 decode
+    // rows in a mixed step); blocks past a sequence's tiles return.
+    int s = 0;
+    for (int hi = g.n_seq; hi - s > 1;) {
+        const int mid = (s + hi) / 2;
+        if (cu[mid] / kRows + mid <= static_cast<int>(blockIdx.x)) s = mid; else hi = mid;
     }
-    if (s >= g.n_seq || (g.multi_only && cu[s + 1] - cu[s] == 1)) return;
+    const int t = static_cast<int>(blockIdx.x) - (cu[s] / kRows + s), rows = cu[s + 1] - cu[s];
+    if (t < 0 || t * kRows >= rows || (g.multi_only && rows == 1)) return;
     const int r0 = cu[s] + t * kRows, r1 = min(cu[s + 1], r0 + kRows);
     const int32_t* table = bt + static_cast<int64_t>(s) * g.bt_stride;
     const int p_first = pos[r0], p_last = pos[r1 - 1];

@@ -1,5 +1,7 @@
 // k_common.h: what every libgpu kernel file shares: operand views and dtype dispatch.
 #pragma once
+#include <cstdlib>
+
 #include <radiance/kernels/gpu_runtime.h>
 #include <radiance/rad_plugin.h>
 
@@ -24,6 +26,12 @@ int with_float_type(int dtype, F&& f) {
     case RAD_F16: return f(gpu_f16{});
     default: return RAD_E_DTYPE;
     }
+}
+
+// An A/B switch from the environment: unset or empty gives `fallback`, "0" false, anything else true.
+inline bool env_flag(const char* name, bool fallback = false) {
+    const char* e = std::getenv(name);
+    return e && *e ? *e != '0' : fallback;
 }
 
 constexpr int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }

@@ -35,19 +35,13 @@ __device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 // rows n0.., its last R/2 the matching up rows N + n0.., and it writes silu(gate) * up.
 template <typename W, int M, int R, bool GLU = false>
 __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
-                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
-    gpu_grid_wait();
-    gpu_grid_release();
+                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K,
+                                              bool early) {
     constexpr int VN = Vec<W>::kN;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per warp
+    constexpr int U = M <= 2 ? 4 : 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
     const int lane = threadIdx.x % 32;
     const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * COLS;
-    if (n0 >= N) return;
-    float acc[M][R];
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-        for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
 #pragma unroll
@@ -55,14 +49,33 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
         const int64_t row = GLU ? (r < COLS ? min(n0 + r, N - 1) : N + min(n0 + r - COLS, N - 1)) : min(n0 + r, N - 1);
         wrow[r] = reinterpret_cast<const uint4*>(w + row * K);
     }
-    constexpr int U = M <= 2 ? 4 : 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
-    int64_t c = lane;
-    for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
-        uint4 raw[U][R];
+    auto load = [&](uint4 (&raw)[U][R], int64_t at) {
 #pragma unroll
         for (int u = 0; u < U; ++u)
 #pragma unroll
-            for (int r = 0; r < R; ++r) raw[u][r] = __ldg(wrow[r] + c + 32 * u);
+            for (int r = 0; r < R; ++r) raw[u][r] = __ldg(wrow[r] + at + 32 * u);
+    };
+    // The weights are no earlier kernel's output: the first loads go out before the wait for the
+    // previous kernel (programmatic dependent launch), so a layer's weight stream starts while the
+    // norm or attention before it drains. RADIANCE_GPU_GEMV_EARLY=0 waits first (an A/B switch).
+    int64_t c = lane;
+    uint4 cur[U][R];
+    const bool any = n0 < N && c + 32 * (U - 1) < chunks;
+    if (early && any) load(cur, c);
+    gpu_grid_wait();
+    gpu_grid_release();
+    if (n0 >= N) return;
+    if (!early && any) load(cur, c);
+    float acc[M][R];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
+    // Two iterations' loads in flight: the next chunks load while this one is multiplied.
+    for (; c + 32 * (U - 1) < chunks; c += 32 * U) {
+        uint4 nxt[U][R];
+        const bool more = c + 32 * U + 32 * (U - 1) < chunks;
+        if (more) load(nxt, c + 32 * U);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             float xv[M][VN];
@@ -78,12 +91,18 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 float wv[VN];
-                widen16<W>(raw[u][r], wv);
+                widen16<W>(cur[u][r], wv);
 #pragma unroll
                 for (int m = 0; m < M; ++m)
 #pragma unroll
                     for (int e = 0; e < VN; ++e) acc[m][r] += xv[m][e] * wv[e];
             }
+        }
+        if (more) {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < R; ++r) cur[u][r] = nxt[u][r];
         }
     }
     for (; c < chunks; c += 32) {
@@ -137,7 +156,8 @@ void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y
     constexpr int R = M <= 2 ? 2 : 4;
     constexpr int COLS = GLU ? R / 2 : R;
     const int64_t warps = (N + COLS - 1) / COLS;
-    gpu_launch(k_gemv<W, M, R, GLU>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K);
+    static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
+    gpu_launch(k_gemv<W, M, R, GLU>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K, early);
 }
 
 // N: output columns (for GLU, the rows of each half of the stacked weight).
