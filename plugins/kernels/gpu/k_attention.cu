@@ -103,8 +103,9 @@ template <typename C, int VPL, int G>
 __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const float* kin, const float* vin, C* kc, C* vc,
                                                          const int32_t* pos, const int32_t* cu, const int32_t* bt, float* y,
                                                          float* part, AttnGeom g) {
-    gpu_grid_wait();
-    gpu_grid_release();
+    // Until gpu_grid_wait this block reads only what no kernel of the step writes: the step's
+    // positions, sequences and block tables, and in decode (own_row) the cache rows of earlier
+    // positions, whose first load so overlaps the previous kernel's drain.
     const int64_t i = blockIdx.x;
     const int kvh = blockIdx.y / g.group_chunks, chunk = blockIdx.y % g.group_chunks, z = blockIdx.z;
     const int group = g.n_head / g.n_head_kv;
@@ -122,6 +123,29 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
     const float* kown = kin + i * g.k_pitch + head_off;
     const float* vown = vin + i * g.v_pitch + head_off;
+    // Position j's k and v rows; the own row as the cache will hold it (narrowed), so both paths
+    // see the same bytes.
+    auto fetch = [&](int j, float* kr, float* vr) {
+        if (g.own_row && j == p) {
+#pragma unroll
+            for (int v = 0; v < VPL; ++v) {
+                const int d = lane * VPL + v;
+                kr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(kown[d])) : 0.0f;
+                vr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(vown[d])) : 0.0f;
+            }
+            return;
+        }
+        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+        load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
+        load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
+    };
+    // One position ahead in flight: the next rows load while this one is scored.
+    float kv[VPL], vv[VPL];
+    const bool early = g.own_row && j0 + warp < j1 && j0 + warp != p;
+    if (early) fetch(j0 + warp, kv, vv);
+    gpu_grid_wait();
+    gpu_grid_release();
+    if (!early && j0 + warp < j1) fetch(j0 + warp, kv, vv);
     if (g.own_row && chunk == 0 && z == 0 && warp == 0) {
         const int64_t slot = (static_cast<int64_t>(table[p / g.block]) * g.block + p % g.block) * g.n_head_kv * g.head_dim + head_off;
         for (int d = lane; d < g.head_dim; d += 32) {
@@ -142,25 +166,6 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
             acc[h][v] = 0.0f;
         }
     }
-    // Position j's k and v rows; the own row as the cache will hold it (narrowed), so both paths
-    // see the same bytes.
-    auto fetch = [&](int j, float* kr, float* vr) {
-        if (g.own_row && j == p) {
-#pragma unroll
-            for (int v = 0; v < VPL; ++v) {
-                const int d = lane * VPL + v;
-                kr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(kown[d])) : 0.0f;
-                vr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(vown[d])) : 0.0f;
-            }
-            return;
-        }
-        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
-        load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
-        load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
-    };
-    // One position ahead in flight: the next rows load while this one is scored.
-    float kv[VPL], vv[VPL];
-    if (j0 + warp < j1) fetch(j0 + warp, kv, vv);
     for (int j = j0 + warp; j < j1; j += kWarps) {
         float kn[VPL], vn[VPL];
         if (j + kWarps < j1) fetch(j + kWarps, kn, vn);
@@ -241,14 +246,26 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
         if (cu[s + 1] - cu[s] != 1) return;
     }
     const int h = blockIdx.y;
-    const float* pp = part + (i * g.n_head + h) * g.splits * (g.head_dim + 2);
+    const int64_t stride = g.head_dim + 2;
+    const float* pp = part + (i * g.n_head + h) * g.splits * stride;
+    // Every split's (max, sum) at once into shared memory, then each split's weight: the loads of
+    // one loop over splits after another were a chain of dependent round trips (~6 us a launch).
+    __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
+    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) {
+        mz[z] = pp[z * stride];
+        lz[z] = pp[z * stride + 1];
+    }
+    __syncthreads();
     float M = -FLT_MAX;
-    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, pp[z * (g.head_dim + 2)]);
+    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, mz[z]);
+    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) wz[z] = __expf(mz[z] - M);
+    __syncthreads();
     float L = 0.0f;
-    for (int z = 0; z < g.splits; ++z) L += pp[z * (g.head_dim + 2) + 1] * __expf(pp[z * (g.head_dim + 2)] - M);
+    for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
     for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
         float a = 0.0f;
-        for (int z = 0; z < g.splits; ++z) a += pp[z * (g.head_dim + 2) + 2 + d] * __expf(pp[z * (g.head_dim + 2)] - M);
+#pragma unroll 8
+        for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
         y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
     }
 }

@@ -1,8 +1,9 @@
 // k_gemm.cu: y[M, N] = x[M, K] . w[N, K]^T (+ bias), f32 activations, f32/bf16/f16 weights.
 //
-// Few rows (decode): the weights are read once at full memory speed by a streaming kernel; each
-// warp owns R output columns and walks K with 16-byte weight loads, four in flight, every x row
-// reused across its R columns from L1. Many rows (prefill): cuBLASLt on the tensor cores, after
+// Few rows (decode): the weights are read once at full memory speed by streaming kernels with
+// 16-byte weight loads, the next ones in flight while these are multiplied, every x row reused
+// across a thread's R columns: a block per R columns splitting K for plain projections, a warp per
+// column pair walking K for the fused gate/up (its N is large enough to fill the card that way). Many rows (prefill): cuBLASLt on the tensor cores, after
 // narrowing x to the weights' 16-bit type in scratch (f32 weights run cuBLASLt in full f32).
 #include <radiance/kernels/rad_compose.h>
 
@@ -135,6 +136,93 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     }
 }
 
+// Few rows, one weight row per output column (every projection but the fused gate/up): a block
+// of kBlockThreads owns R columns and all its threads split K, then sum through shared memory.
+// With a warp per column pair the narrow projections (N = 4096, 6144) gave the card only 256-384
+// blocks and streamed at ~2.4 TB/s (Nsight Compute, H200); a block per R columns gives it N / R.
+constexpr int kBlockThreads = 256;
+
+template <typename W, int M, int R>
+__global__ void __launch_bounds__(kBlockThreads) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
+                                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py,
+                                                              int64_t N, int64_t K, bool early) {
+    constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
+    constexpr int U = 2;  // chunk steps a thread has loaded ahead: U * R loads of 16 bytes, twice (double buffered)
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R;
+    const int64_t chunks = K / VN;
+    const uint4* wrow[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) wrow[r] = reinterpret_cast<const uint4*>(w + min(n0 + r, N - 1) * K);
+    auto load = [&](uint4 (&raw)[U][R], int64_t at) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+            for (int r = 0; r < R; ++r) raw[u][r] = at + T * u < chunks ? __ldg(wrow[r] + at + T * u) : make_uint4(0, 0, 0, 0);
+    };
+    int64_t c = threadIdx.x;
+    uint4 cur[U][R];
+    if (early) load(cur, c);  // weights are no earlier kernel's output (see k_gemv)
+    gpu_grid_wait();
+    gpu_grid_release();
+    if (!early) load(cur, c);
+    float acc[M][R];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
+    for (; c < chunks; c += T * U) {
+        uint4 nxt[U][R];
+        const bool more = c + T * U < chunks;
+        if (more) load(nxt, c + T * U);
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int64_t cc = c + T * u;
+            if (cc >= chunks) break;
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                float xv[VN];
+                const float4* xp = reinterpret_cast<const float4*>(x + m * px + cc * VN);
+#pragma unroll
+                for (int q = 0; q < VN / 4; ++q) {
+                    const float4 t = __ldg(xp + q);
+                    xv[4 * q] = t.x; xv[4 * q + 1] = t.y; xv[4 * q + 2] = t.z; xv[4 * q + 3] = t.w;
+                }
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    float wv[VN];
+                    widen16<W>(cur[u][r], wv);
+#pragma unroll
+                    for (int e = 0; e < VN; ++e) acc[m][r] += xv[e] * wv[e];
+                }
+            }
+        }
+        if (more) {
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int r = 0; r < R; ++r) cur[u][r] = nxt[u][r];
+        }
+    }
+    __shared__ float part[WARPS][M * R];
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const float v = gpu_warp_sum(acc[m][r]);
+            if (lane == 0) part[warp][m * R + r] = v;
+        }
+    __syncthreads();
+    for (int o = threadIdx.x; o < M * R; o += T) {
+        const int m = o / R, r = o % R;
+        if (n0 + r >= N) continue;
+        float v = 0.0f;
+#pragma unroll
+        for (int i = 0; i < WARPS; ++i) v += part[i][o];
+        y[m * py + n0 + r] = v + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+    }
+}
+
 // Any shape and alignment: one warp per (row, column), scalar loads.
 template <typename W>
 __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t M, int64_t N,
@@ -152,11 +240,19 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
 
 template <typename W, int M, bool GLU>
 void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
+    static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
+    // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel for plain projections (an A/B switch)
+    static const bool warp_kernel = env_flag("RADIANCE_GPU_GEMV_WARP");
+    if (!GLU && !warp_kernel) {
+        constexpr int R = M <= 2 ? 4 : 2;  // columns per block
+        gpu_launch(k_gemv_block<W, M, R>, static_cast<unsigned>((N + R - 1) / R), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K,
+                   early);
+        return;
+    }
     // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
     constexpr int R = M <= 2 ? 2 : 4;
     constexpr int COLS = GLU ? R / 2 : R;
     const int64_t warps = (N + COLS - 1) / COLS;
-    static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
     gpu_launch(k_gemv<W, M, R, GLU>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K, early);
 }
 
