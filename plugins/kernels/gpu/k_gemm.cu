@@ -136,23 +136,29 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     }
 }
 
-// Few rows, one weight row per output column (every projection but the fused gate/up): a block
-// of kBlockThreads owns R columns and all its threads split K, then sum through shared memory.
-// With a warp per column pair the narrow projections (N = 4096, 6144) gave the card only 256-384
-// blocks and streamed at ~2.4 TB/s (Nsight Compute, H200); a block per R columns gives it N / R.
+// One or two rows (decode): a block of kBlockThreads owns R weight rows and all its threads split
+// K, then sum through shared memory. With a warp per column pair the narrow projections
+// (N = 4096, 6144) gave the card only 256-384 blocks and streamed at ~2.4 TB/s (Nsight Compute,
+// H200); a block per R rows gives it N / R. GLU as in k_gemv (the first R/2 rows gate rows, the
+// last R/2 their up rows): each column's sum is made exactly as the plain kernel makes it, so
+// gemm_swiglu stays byte-identical to its chain gemm -> swiglu.
 constexpr int kBlockThreads = 256;
 
-template <typename W, int M, int R>
+template <typename W, int M, int R, bool GLU = false>
 __global__ void __launch_bounds__(kBlockThreads) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py,
                                                               int64_t N, int64_t K, bool early) {
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
     constexpr int U = 2;  // chunk steps a thread has loaded ahead: U * R loads of 16 bytes, twice (double buffered)
-    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R;
+    constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) wrow[r] = reinterpret_cast<const uint4*>(w + min(n0 + r, N - 1) * K);
+    for (int r = 0; r < R; ++r) {
+        const int64_t row = GLU ? (r < COLS ? min(n0 + r, N - 1) : N + min(n0 + r - COLS, N - 1)) : min(n0 + r, N - 1);
+        wrow[r] = reinterpret_cast<const uint4*>(w + row * K);
+    }
     auto load = [&](uint4 (&raw)[U][R], int64_t at) {
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -213,13 +219,20 @@ __global__ void __launch_bounds__(kBlockThreads) k_gemv_block(const float* __res
             if (lane == 0) part[warp][m * R + r] = v;
         }
     __syncthreads();
-    for (int o = threadIdx.x; o < M * R; o += T) {
-        const int m = o / R, r = o % R;
-        if (n0 + r >= N) continue;
+    auto column = [&](int o) {
         float v = 0.0f;
 #pragma unroll
         for (int i = 0; i < WARPS; ++i) v += part[i][o];
-        y[m * py + n0 + r] = v + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+        return v;
+    };
+    for (int o = threadIdx.x; o < M * COLS; o += T) {
+        const int m = o / COLS, r = o % COLS;
+        if (n0 + r >= N) continue;
+        if constexpr (GLU) {
+            y[m * py + n0 + r] = silu(column(m * R + r)) * column(m * R + r + COLS);
+        } else {
+            y[m * py + n0 + r] = column(m * R + r) + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+        }
     }
 }
 
@@ -241,13 +254,18 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
 template <typename W, int M, bool GLU>
 void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
     static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
-    // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel for plain projections (an A/B switch)
+    // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel at one or two rows too (an A/B switch)
     static const bool warp_kernel = env_flag("RADIANCE_GPU_GEMV_WARP");
-    if (!GLU && !warp_kernel) {
-        constexpr int R = M <= 2 ? 4 : 2;  // columns per block
-        gpu_launch(k_gemv_block<W, M, R>, static_cast<unsigned>((N + R - 1) / R), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K,
-                   early);
-        return;
+    // One or two rows: the block kernel (kbench, H200: 1.2-1.4x faster at N = 4096/6144, K = 14336);
+    // from three rows the warp kernel, which reuses each x chunk over four weight rows where the
+    // block kernel's x traffic grows with M (at M = 8 it was 1.3-1.7x slower).
+    if constexpr (M <= 2) {
+        if (!warp_kernel) {
+            constexpr int R = 4, COLS = GLU ? R / 2 : R;
+            gpu_launch(k_gemv_block<W, M, R, GLU>, static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y,
+                       py, N, K, early);
+            return;
+        }
     }
     // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
     constexpr int R = M <= 2 ? 2 : 4;

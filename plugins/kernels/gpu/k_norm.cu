@@ -38,7 +38,7 @@ __global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, in
 // chain's order (the same threads per row as rms_norm picks, each summing its strided values),
 // so it is byte-identical to add followed by rms_norm (its `replaces`).
 template <typename W>
-__global__ void k_add_rms_block(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim,
+__global__ void __launch_bounds__(1024) k_add_rms_block(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim,
                                 float eps, int unit_offset) {
     // A thread's first kKeep values stay in registers between the two passes, and their weights
     // load before the wait for the previous kernel (they are no kernel's output): one global
