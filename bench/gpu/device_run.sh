@@ -15,7 +15,7 @@
 #   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
 #   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
 #   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
-#   decodeab kbench's decode-path rows, then decode with the warp-per-columns gemv and the block one
+#   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB) off and on
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
 # bench/peers/llamacpp-pack.sh):
@@ -281,11 +281,12 @@ for stage in "$@"; do
       RADIANCE_GPU_GEMV_EARLY=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/gemv_early=$v: /"
     done 2>&1 | tee "$OUTD/earlyab.log" ;;
-  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm rows, then decode with the warp-per-columns gemv (RADIANCE_GPU_GEMV_WARP=1) and the block-per-columns one
-    "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm --bench 2>&1 | grep -v "^\[info\]"
-    for v in 1 0; do
-      RADIANCE_GPU_GEMV_WARP=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
-        grep -E "^decode" | sed "s/^/gemv_warp=$v: /"
+  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_FUSED_MERGE) off and on
+    "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
+    ab=${DECODE_AB:-RADIANCE_GPU_FUSED_MERGE}
+    for v in 0 1; do
+      env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
+        grep -E "^decode" | sed "s/^/$ab=$v: /"
     done 2>&1 | tee "$OUTD/decodeab.log" ;;
   mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
     RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'

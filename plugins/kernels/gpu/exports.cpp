@@ -69,8 +69,8 @@ const RadKernelInfo rows[] = {
           "any", c_float_weights, 1, nullptr, "add,rms_norm"),
     FUSED("gpu_gemm_swiglu", "gemm_swiglu", gpu::gemm_swiglu, "gate and up rows per warp, silu(gate)*up in the epilogue (M <= 8); "
           "cuBLASLt then swiglu", "any M", c_float_weights, 1, gpu::gemm_swiglu_scratch, "gemm,swiglu"),
-    ROW("gpu_argmax", "argmax", gpu::argmax, "block per row, lowest index of the largest value", "any", 0, nullptr, 0, nullptr,
-        nullptr),
+    ROW("gpu_argmax", "argmax", gpu::argmax, "blocks per row (few rows) or a block per row, lowest index of the largest value",
+        "any", 0, nullptr, 0, nullptr, gpu::argmax_scratch),
     ROW("gpu_sample", "sample", gpu::sample, "block per row: radix-select thresholds for top_k / top_p, min_p, a prefix-sum draw",
         "any", 0, nullptr, 0, nullptr, nullptr),
 };

@@ -56,6 +56,7 @@ bool collectives_abort_if_torn_down();
 const char* collectives_error();
 // Greedy sampling on the card (k_sample.cu).
 int argmax(const RadArgs* a);
+uint64_t argmax_scratch(const RadArgs* geom);
 int sample(const RadArgs* a);
 
 // Launch status: the last launch's error, as a RadStatus.

@@ -181,11 +181,23 @@ __device__ __forceinline__ float gpu_warp_max(float v) {
     return v;
 }
 
+// A load that bypasses the non-coherent first-level cache: for data another block of the same
+// grid wrote (and fenced) while this one ran.
+__device__ __forceinline__ float gpu_load_cg(const float* p) {
+#if RAD_GPU_HIP
+    return *static_cast<const volatile float*>(p);
+#else
+    return __ldcg(p);
+#endif
+}
+
 // Programmatic dependent launch (Hopper and later): a kernel started with gpu_launch may be
 // scheduled while the kernel before it drains. Every such kernel calls gpu_grid_wait() before it
-// touches memory (it returns once the previous grid has completed and its writes are visible),
-// then gpu_grid_release() so the next kernel may be scheduled as soon as all of this grid's blocks
-// are running. Elsewhere both are no-ops and gpu_launch is a plain launch.
+// touches memory an earlier kernel writes or reads (it returns once the previous grid has
+// completed and its writes are visible; only what no kernel of the step writes, such as weights
+// and the step's own inputs, may be read before it), then gpu_grid_release() so the next kernel
+// may be scheduled as soon as all of this grid's blocks are running. Elsewhere both are no-ops
+// and gpu_launch is a plain launch.
 __device__ __forceinline__ void gpu_grid_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
