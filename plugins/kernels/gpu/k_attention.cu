@@ -29,7 +29,6 @@ struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
     int own_row;  // 1: each row is its sequence's only one this step, and k_attend stores its k/v itself
     int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
-    int fused_merge;  // 1: k_attend's last split of a (row, kv-head block) merges, no k_merge launch
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };
@@ -40,11 +39,6 @@ template <>
 __device__ __forceinline__ float from_f32<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) { return gpu_f32_to_bf16(v); }
-
-// Finished splits per (row, kv-head block) for the fused merge: zero at load, and every launch
-// leaves them zero (the last split resets its count). One stream per card uses them at a time.
-constexpr int kMergeCounters = 8192;
-__device__ unsigned g_merge_count[kMergeCounters];
 
 // The sequence whose rows hold row i: the last s with cu[s] <= i.
 __device__ __forceinline__ int seq_of_row(const int32_t* cu, int n_seq, int64_t i) {
@@ -99,33 +93,6 @@ __device__ __forceinline__ void load_row(const C* row, int lane, int hd, float* 
     for (int v = 0; v < VPL; ++v) out[v] = d0 + v < hd ? gpu_to_f32(row[d0 + v]) : 0.0f;
 }
 
-// Row i's output for head h from its splits' partials: every split's (max, sum) at once into
-// shared memory, then each split's weight (loops over splits one after another made a chain of
-// dependent round trips, ~6 us a launch). Partials are read past L1 (another block wrote them).
-__device__ void merge_head(const float* part, float* y, int64_t i, int h, const AttnGeom& g) {
-    __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
-    const int64_t stride = g.head_dim + 2;
-    const float* pp = part + (i * g.n_head + h) * g.splits * stride;
-    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) {
-        mz[z] = gpu_load_cg(pp + z * stride);
-        lz[z] = gpu_load_cg(pp + z * stride + 1);
-    }
-    __syncthreads();
-    float M = -FLT_MAX;
-    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, mz[z]);
-    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) wz[z] = __expf(mz[z] - M);
-    __syncthreads();
-    float L = 0.0f;
-    for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
-    for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
-        float a = 0.0f;
-#pragma unroll 8
-        for (int z = 0; z < g.splits; ++z) a += gpu_load_cg(pp + z * stride + 2 + d) * wz[z];
-        y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
-    }
-    __syncthreads();  // the arrays are reused by the next head
-}
-
 // VPL: values of a head each lane holds (consecutive dims lane * VPL ..) (head_dim <= 32 * VPL); G: query heads per block (the
 // GQA group, or kMaxGroup when the group is larger or not a power of two).
 //
@@ -156,18 +123,6 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
     const float* kown = kin + i * g.k_pitch + head_off;
     const float* vown = vin + i * g.v_pitch + head_off;
-    // The block-table entries of this split's first kTable cache blocks, in shared memory: a
-    // position's cache row then costs one global round trip instead of two dependent ones.
-    constexpr int kTable = 64;
-    __shared__ int32_t tab[kTable];
-    const int t0 = j0 / g.block;
-    for (int e = threadIdx.x; e < kTable; e += blockDim.x)
-        if (static_cast<int64_t>(t0 + e) * g.block < j1) tab[e] = table[t0 + e];
-    __syncthreads();
-    auto cache_block = [&](int j) -> int64_t {
-        const int e = j / g.block - t0;
-        return e < kTable ? tab[e] : table[j / g.block];
-    };
     // Position j's k and v rows; the own row as the cache will hold it (narrowed), so both paths
     // see the same bytes.
     auto fetch = [&](int j, float* kr, float* vr) {
@@ -180,7 +135,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
             }
             return;
         }
-        const int64_t slot = (cache_block(j) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
         load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
         load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
     };
@@ -280,21 +235,6 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
             }
         }
     }
-    if (g.splits == 1 || !g.fused_merge) return;
-    // The last of the row's splits to finish merges them (its heads), so no merge launch follows:
-    // partials, a fence, then the count; the last block resets it for the next launch.
-    __threadfence();
-    __syncthreads();
-    __shared__ int last;
-    if (threadIdx.x == 0) {
-        unsigned* count = g_merge_count + i * gridDim.y + blockIdx.y;
-        last = atomicAdd(count, 1u) == static_cast<unsigned>(g.splits - 1);
-        if (last) *count = 0;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (int h = 0; h < nh; ++h) merge_head(part, y, i, h0 + h, g);
 }
 
 __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
@@ -305,7 +245,29 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
         const int s = seq_of_row(cu, g.n_seq, i);
         if (cu[s + 1] - cu[s] != 1) return;
     }
-    merge_head(part, y, i, blockIdx.y, g);
+    const int h = blockIdx.y;
+    const int64_t stride = g.head_dim + 2;
+    const float* pp = part + (i * g.n_head + h) * g.splits * stride;
+    // Every split's (max, sum) at once into shared memory, then each split's weight: the loads of
+    // one loop over splits after another were a chain of dependent round trips (~6 us a launch).
+    __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
+    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) {
+        mz[z] = pp[z * stride];
+        lz[z] = pp[z * stride + 1];
+    }
+    __syncthreads();
+    float M = -FLT_MAX;
+    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, mz[z]);
+    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) wz[z] = __expf(mz[z] - M);
+    __syncthreads();
+    float L = 0.0f;
+    for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
+    for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
+        float a = 0.0f;
+#pragma unroll 8
+        for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
+        y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
+    }
 }
 
 // Splits for n rows over contexts up to max_ctx: enough blocks to fill the card (about four per
@@ -379,7 +341,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1 && !g.fused_merge) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, cp, g);
+    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, cp, g);
     return launched();
 }
 
@@ -424,9 +386,6 @@ int attention(const RadArgs* a) {
     }();
     if (min_splits > g.splits) g.splits = std::min(min_splits, kMaxSplits);
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
-    // RADIANCE_GPU_FUSED_MERGE=0 merges splits in a launch of their own (an A/B switch)
-    static const bool fused_merge = env_flag("RADIANCE_GPU_FUSED_MERGE", true);
-    g.fused_merge = fused_merge && n * g.n_head_kv * g.group_chunks <= kMergeCounters ? 1 : 0;
     g.q_pitch = pitch_elems(q);
     g.k_pitch = pitch_elems(&a->t[1]);
     g.v_pitch = pitch_elems(&a->t[2]);

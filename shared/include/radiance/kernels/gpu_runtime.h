@@ -181,16 +181,6 @@ __device__ __forceinline__ float gpu_warp_max(float v) {
     return v;
 }
 
-// A load that bypasses the non-coherent first-level cache: for data another block of the same
-// grid wrote (and fenced) while this one ran.
-__device__ __forceinline__ float gpu_load_cg(const float* p) {
-#if RAD_GPU_HIP
-    return *static_cast<const volatile float*>(p);
-#else
-    return __ldcg(p);
-#endif
-}
-
 // Programmatic dependent launch (Hopper and later): a kernel started with gpu_launch may be
 // scheduled while the kernel before it drains. Every such kernel calls gpu_grid_wait() before it
 // touches memory an earlier kernel writes or reads (it returns once the previous grid has
