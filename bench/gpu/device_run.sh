@@ -281,9 +281,9 @@ for stage in "$@"; do
       RADIANCE_GPU_GEMV_EARLY=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/gemv_early=$v: /"
     done 2>&1 | tee "$OUTD/earlyab.log" ;;
-  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_FUSED_MERGE) off and on
+  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
-    ab=${DECODE_AB:-RADIANCE_GPU_FUSED_MERGE}
+    ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
     for v in 0 1; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
