@@ -31,6 +31,18 @@ __device__ __forceinline__ void widen16(const uint4& raw, float* out) {
 
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 
+// The R weight rows streamed for the columns from n0: rows n0.., or for GLU R/2 gate rows n0..
+// and their up rows N + n0..; past the last column they repeat row N - 1 (its results are dropped).
+template <typename W, int R, bool GLU>
+__device__ __forceinline__ void weight_rows(const W* w, int64_t n0, int64_t N, int64_t K, const uint4* (&wrow)[R]) {
+    constexpr int COLS = GLU ? R / 2 : R;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int64_t row = GLU ? (r < COLS ? min(n0 + r, N - 1) : N + min(n0 + r - COLS, N - 1)) : min(n0 + r, N - 1);
+        wrow[r] = reinterpret_cast<const uint4*>(w + row * K);
+    }
+}
+
 // M rows of x (compile-time), R weight rows per warp. Vector path needs K % VN == 0 and aligned
 // rows. GLU (gemm_swiglu): w stacks [gate | up] of N rows each; a warp's first R/2 rows are gate
 // rows n0.., its last R/2 the matching up rows N + n0.., and it writes silu(gate) * up.
@@ -45,11 +57,7 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * COLS;
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        const int64_t row = GLU ? (r < COLS ? min(n0 + r, N - 1) : N + min(n0 + r - COLS, N - 1)) : min(n0 + r, N - 1);
-        wrow[r] = reinterpret_cast<const uint4*>(w + row * K);
-    }
+    weight_rows<W, R, GLU>(w, n0, N, K, wrow);
     auto load = [&](uint4 (&raw)[U][R], int64_t at) {
 #pragma unroll
         for (int u = 0; u < U; ++u)
@@ -154,11 +162,7 @@ __global__ void __launch_bounds__(kBlockThreads) k_gemv_block(const float* __res
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        const int64_t row = GLU ? (r < COLS ? min(n0 + r, N - 1) : N + min(n0 + r - COLS, N - 1)) : min(n0 + r, N - 1);
-        wrow[r] = reinterpret_cast<const uint4*>(w + row * K);
-    }
+    weight_rows<W, R, GLU>(w, n0, N, K, wrow);
     auto load = [&](uint4 (&raw)[U][R], int64_t at) {
 #pragma unroll
         for (int u = 0; u < U; ++u)
