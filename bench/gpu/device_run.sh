@@ -13,6 +13,7 @@
 #   coll     rad-collbench: host staging, and every device row (peer memory, NCCL, staging) on 2 cards
 #   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
 #   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
+#   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
 #   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB) off and on
@@ -361,6 +362,15 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
     df -h /tmp | tail -1 | sed 's/^/drop8b: disk /' ;;
   peers-gpu)
     { peers_wait cuda "${PEERS_WAIT_S:-360}" && peers_gpu_bench; } 2>&1 | tee "$OUTD/llamacpp-gpu.log" ;;
+  long)  # 1k in / 1k out (issue #7's second shape): radiance's lockstep decode at 64 / 256 sequences, then llama.cpp's batched-bench on the same shape where its CUDA build and GGUF exist (peers-build, gguf8b)
+    "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 1024 --out 1024 2>&1 |
+      grep -E "^decode" | sed 's/^/long radiance: /' | tee "$OUTD/long.log"
+    if [[ -x /tmp/llamacpp-cuda/bin/llama-batched-bench && -s /tmp/llama8b-bf16.gguf ]]; then
+      # KV for 256 x 2,048 cells split per sequence (2,112 each)
+      LD_LIBRARY_PATH=$cuda_lib timeout 400 /tmp/llamacpp-cuda/bin/llama-batched-bench -m /tmp/llama8b-bf16.gguf -ngl 99 -fa on \
+        -c 540672 -b 2048 -ub 512 -npp 1024 -ntg 1024 -npl 64,256 2>&1 | grep -E '^\||error|failed' | sed 's/^/long llamacpp: /' |
+        tee -a "$OUTD/long.log"
+    fi ;;
   http)  # end to end through the HTTP server: radiance serve --placement device, radbench at 1 / 64 / 256 clients, 128 in / 128 out
     "$B/bin/radiance" serve --model $M8.rad --placement device --port 8089 --max-seqs 256 --max-ctx 512 --max-queue 1024 \
       > "$OUTD/serve.log" 2>&1 &
