@@ -43,6 +43,44 @@ __device__ __forceinline__ void weight_rows(const W* w, int64_t n0, int64_t N, i
     }
 }
 
+// U chunk steps of STEP chunks from `at`, 16 bytes of each weight row per step; with GUARD, steps
+// at or past `chunks` read as zeros (the loop bound guarantees them otherwise).
+template <int U, int R, int STEP, bool GUARD>
+__device__ __forceinline__ void load_chunks(uint4 (&raw)[U][R], const uint4* const* wrow, int64_t at, int64_t chunks) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            raw[u][r] = !GUARD || at + STEP * u < chunks ? __ldg(wrow[r] + at + STEP * u) : make_uint4(0, 0, 0, 0);
+}
+
+// acc[m][r] += x row m's VN values of `chunk` times weight row r's 16 bytes raw[r], for every m
+// and r (each accumulator sees the same additions in the same order in both gemv kernels).
+template <typename W, int M, int R>
+__device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw)[R], const float* __restrict__ x, int64_t px,
+                                           int64_t chunk) {
+    constexpr int VN = Vec<W>::kN;
+    float xv[M][VN];
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+        const float4* xp = reinterpret_cast<const float4*>(x + m * px + chunk * VN);
+#pragma unroll
+        for (int q = 0; q < VN / 4; ++q) {
+            const float4 t = __ldg(xp + q);
+            xv[m][4 * q] = t.x; xv[m][4 * q + 1] = t.y; xv[m][4 * q + 2] = t.z; xv[m][4 * q + 3] = t.w;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        float wv[VN];
+        widen16<W>(raw[r], wv);
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+#pragma unroll
+            for (int e = 0; e < VN; ++e) acc[m][r] += xv[m][e] * wv[e];
+    }
+}
+
 // M rows of x (compile-time), R weight rows per warp. Vector path needs K % VN == 0 and aligned
 // rows. GLU (gemm_swiglu): w stacks [gate | up] of N rows each; a warp's first R/2 rows are gate
 // rows n0.., its last R/2 the matching up rows N + n0.., and it writes silu(gate) * up.
@@ -58,12 +96,7 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
-    auto load = [&](uint4 (&raw)[U][R], int64_t at) {
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int r = 0; r < R; ++r) raw[u][r] = __ldg(wrow[r] + at + 32 * u);
-    };
+    auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, 32, false>(raw, wrow, at, chunks); };
     // The weights are no earlier kernel's output: the first loads go out before the wait for the
     // previous kernel (programmatic dependent launch), so a layer's weight stream starts while the
     // norm or attention before it drains. RADIANCE_GPU_GEMV_EARLY=0 waits first (an A/B switch).
@@ -86,27 +119,7 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
         const bool more = c + 32 * U + 32 * (U - 1) < chunks;
         if (more) load(nxt, c + 32 * U);
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            float xv[M][VN];
-#pragma unroll
-            for (int m = 0; m < M; ++m) {
-                const float4* xp = reinterpret_cast<const float4*>(x + m * px + (c + 32 * u) * VN);
-#pragma unroll
-                for (int q = 0; q < VN / 4; ++q) {
-                    const float4 t = __ldg(xp + q);
-                    xv[m][4 * q] = t.x; xv[m][4 * q + 1] = t.y; xv[m][4 * q + 2] = t.z; xv[m][4 * q + 3] = t.w;
-                }
-            }
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                float wv[VN];
-                widen16<W>(cur[u][r], wv);
-#pragma unroll
-                for (int m = 0; m < M; ++m)
-#pragma unroll
-                    for (int e = 0; e < VN; ++e) acc[m][r] += xv[m][e] * wv[e];
-            }
-        }
+        for (int u = 0; u < U; ++u) accumulate<W, M, R>(acc, cur[u], x, px, c + 32 * u);
         if (more) {
 #pragma unroll
             for (int u = 0; u < U; ++u)
@@ -115,15 +128,9 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
         }
     }
     for (; c < chunks; c += 32) {
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            float wv[VN];
-            widen16<W>(__ldg(wrow[r] + c), wv);
-#pragma unroll
-            for (int m = 0; m < M; ++m)
-#pragma unroll
-                for (int e = 0; e < VN; ++e) acc[m][r] += x[m * px + c * VN + e] * wv[e];
-        }
+        uint4 tail[1][R];
+        load_chunks<1, R, 32, false>(tail, wrow, c, chunks);
+        accumulate<W, M, R>(acc, tail[0], x, px, c);
     }
     if constexpr (GLU) {
 #pragma unroll
@@ -163,12 +170,7 @@ __global__ void __launch_bounds__(kBlockThreads) k_gemv_block(const float* __res
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
-    auto load = [&](uint4 (&raw)[U][R], int64_t at) {
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-#pragma unroll
-            for (int r = 0; r < R; ++r) raw[u][r] = at + T * u < chunks ? __ldg(wrow[r] + at + T * u) : make_uint4(0, 0, 0, 0);
-    };
+    auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
     uint4 cur[U][R];
     if (early) load(cur, c);  // weights are no earlier kernel's output (see k_gemv)
@@ -186,25 +188,8 @@ __global__ void __launch_bounds__(kBlockThreads) k_gemv_block(const float* __res
         if (more) load(nxt, c + T * U);
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-            const int64_t cc = c + T * u;
-            if (cc >= chunks) break;
-#pragma unroll
-            for (int m = 0; m < M; ++m) {
-                float xv[VN];
-                const float4* xp = reinterpret_cast<const float4*>(x + m * px + cc * VN);
-#pragma unroll
-                for (int q = 0; q < VN / 4; ++q) {
-                    const float4 t = __ldg(xp + q);
-                    xv[4 * q] = t.x; xv[4 * q + 1] = t.y; xv[4 * q + 2] = t.z; xv[4 * q + 3] = t.w;
-                }
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    float wv[VN];
-                    widen16<W>(cur[u][r], wv);
-#pragma unroll
-                    for (int e = 0; e < VN; ++e) acc[m][r] += xv[e] * wv[e];
-                }
-            }
+            if (c + T * u >= chunks) break;
+            accumulate<W, M, R>(acc, cur[u], x, px, c + T * u);
         }
         if (more) {
 #pragma unroll

@@ -1,6 +1,7 @@
 // k_sample.cu: picking tokens where the logits are, so only a token id per row crosses to the host.
 //
-// argmax: one block per row, the lowest index of the largest value.
+// argmax: the lowest index of the largest value; a block per row, or for few rows several blocks a
+// row and a warp per row picking among their bests.
 // sample: one block per row, the host sampler's rules (docs/OPS.md `sample`) without sorting
 // anything. Each cut (top_k, top_p, min_p) keeps a prefix of the order "higher p first, then the
 // lower id", so a cut is a threshold: a value v and, among the tokens equal to v, the highest id
@@ -48,20 +49,6 @@ __device__ void block_best(float& v, int& idx, float* sv, int* si) {
     __syncthreads();  // sv/si may be reused at once
 }
 
-__global__ void k_argmax(const float* x, int64_t px, int32_t* y, int64_t vocab) {
-    gpu_grid_wait();
-    gpu_grid_release();
-    __shared__ float sv[32];
-    __shared__ int si[32];
-    const float* row = x + blockIdx.x * px;
-    float v = -INFINITY;
-    int idx = INT_MAX;
-    for (int64_t j = threadIdx.x; j < vocab; j += blockDim.x) better(v, idx, sane(row[j]), static_cast<int>(j));
-    block_best(v, idx, sv, si);
-    // Only -inf entries (every one ties at -inf, the lowest index wins): token 0, as the sampler.
-    if (threadIdx.x == 0) y[blockIdx.x] = idx == INT_MAX ? 0 : idx;
-}
-
 // Rows split over several blocks where few rows would leave the card idle (one block reading a
 // 128k-vocabulary row took 55 us, Nsight Compute, H200): each part's best into scratch, then a
 // warp per row picks among them. `better` is associative and commutative, so any split gives the
@@ -79,21 +66,27 @@ int argmax_parts(int64_t n, int64_t vocab) {
     return static_cast<int>(p < by_vocab ? p : by_vocab);
 }
 
-__global__ void k_argmax_part(const float* x, int64_t px, float* pv, int* pi, int64_t vocab, int parts) {
+// Block (row, part) takes part `part` of the row's ids; with one part it writes the token (only
+// -inf entries: every one ties at -inf and the lowest index wins, token 0 as the sampler), else
+// its best for k_argmax_final.
+__global__ void k_argmax(const float* x, int64_t px, int64_t vocab, int parts, float* pv, int* pi, int32_t* y) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float sv[32];
     __shared__ int si[32];
-    const int64_t row = blockIdx.y, per = (vocab + parts - 1) / parts;
-    const int64_t begin = blockIdx.x * per, end = min(vocab, begin + per);
+    const int64_t row = blockIdx.x, per = (vocab + parts - 1) / parts;
+    const int64_t begin = blockIdx.y * per, end = min(vocab, begin + per);
     const float* xr = x + row * px;
     float v = -INFINITY;
     int idx = INT_MAX;
     for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) better(v, idx, sane(xr[j]), static_cast<int>(j));
     block_best(v, idx, sv, si);
-    if (threadIdx.x == 0) {
-        pv[row * parts + blockIdx.x] = v;
-        pi[row * parts + blockIdx.x] = idx;
+    if (threadIdx.x != 0) return;
+    if (parts == 1) {
+        y[row] = idx == INT_MAX ? 0 : idx;
+    } else {
+        pv[row * parts + blockIdx.y] = v;
+        pi[row * parts + blockIdx.y] = idx;
     }
 }
 
@@ -426,18 +419,20 @@ int argmax(const RadArgs* a) {
     if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_I32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
     if (n <= 0) return RAD_OK;
-    const int parts = argmax_parts(n, vocab);
-    if (parts > 1 && a->scratch_bytes >= argmax_scratch_bytes(n)) {
-        auto* pv = static_cast<float*>(a->scratch);
-        auto* pi = reinterpret_cast<int*>(pv + n * kArgmaxMaxParts);
-        gpu_launch(k_argmax_part, dim3(static_cast<unsigned>(parts), static_cast<unsigned>(n)), 256, 0, stream_of(a),
-                   static_cast<const float*>(x->data), pitch_elems(x), pv, pi, vocab, parts);
-        gpu_launch(k_argmax_final, static_cast<unsigned>(n), kWarpSize, 0, stream_of(a), static_cast<const float*>(pv),
-                   static_cast<const int*>(pi), static_cast<int32_t*>(y->data), parts);
+    const auto* xp = static_cast<const float*>(x->data);
+    auto* yp = static_cast<int32_t*>(y->data);
+    const int parts = a->scratch_bytes >= argmax_scratch_bytes(n) ? argmax_parts(n, vocab) : 1;
+    if (parts == 1) {  // a block of 1024 per row
+        gpu_launch(k_argmax, dim3(static_cast<unsigned>(n), 1), 1024, 0, stream_of(a), xp, pitch_elems(x), vocab, 1,
+                   static_cast<float*>(nullptr), static_cast<int*>(nullptr), yp);
         return launched();
     }
-    gpu_launch(k_argmax, static_cast<unsigned>(n), 1024, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
-               static_cast<int32_t*>(y->data), vocab);
+    auto* pv = static_cast<float*>(a->scratch);
+    auto* pi = reinterpret_cast<int*>(pv + n * kArgmaxMaxParts);
+    gpu_launch(k_argmax, dim3(static_cast<unsigned>(n), static_cast<unsigned>(parts)), 256, 0, stream_of(a), xp, pitch_elems(x), vocab,
+               parts, pv, pi, yp);
+    gpu_launch(k_argmax_final, static_cast<unsigned>(n), kWarpSize, 0, stream_of(a), static_cast<const float*>(pv),
+               static_cast<const int*>(pi), yp, parts);
     return launched();
 }
 
