@@ -16,7 +16,7 @@
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
 #   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
-#   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB) off and on
+#   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
 # bench/peers/llamacpp-pack.sh):
@@ -285,7 +285,7 @@ for stage in "$@"; do
   decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
     ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
-    for v in 0 1; do
+    for v in ${DECODE_AB_VALUES:-0 1}; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
     done 2>&1 | tee "$OUTD/decodeab.log" ;;

@@ -26,6 +26,7 @@ struct FlashGeom {
     float scale, softcap;
     int64_t q_pitch, y_pitch;
     int multi_only;  // 1: sequences with one row this step are left to the decode kernel
+    int block_shift; // log2(block) when block is a power of two, else -1 (attention_flash sets it)
 };
 // The tensor-core prefill path (k_attention_flash.cu); RAD_E_UNSUPPORTED where it has none.
 int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_dim);

@@ -6,7 +6,10 @@
 // as mma.m16n8k16 (bf16 in, f32 accumulate), P narrowed to bf16 in registers as flash-attention
 // does. Blocks map to (sequence, 128-row tile) by a search of cu_seqlens on the card, so the launch
 // needs nothing of the step on the host: grid.x = n/128 + n_seq bounds the tiles of any batch.
-// K and V tiles stream in with cp.async, each overlapping the other half of the tile's work.
+// K and V tiles stream in with cp.async into two buffers each, each overlapping the other half of
+// the tile's work. Tiles every row of a warp sees whole (all but the diagonal and window edges)
+// take a softmax without masks: one fused multiply-add and one exp2 a score, which matters
+// because at head_dim 128 the per-score arithmetic costs about as much issue time as the mma.
 #include <cfloat>
 
 #include "k_common.h"
@@ -49,21 +52,37 @@ __device__ __forceinline__ void cp_async_wait_all_but_newest() { asm volatile("c
 constexpr int kWarpsFa = 8;  // 8 warps x 16 rows = kRows
 constexpr float kLog2e = 1.4426950408889634f;
 
+// 2^x in one MUFU instruction (exp2f adds range handling the softmax does not need: its
+// arguments are <= 0 and a flush to zero of tiny results is what it wants).
+__device__ __forceinline__ float fast_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 // One 64-position tile of K or V from the paged cache into shared memory, asynchronously;
-// positions past `last` are zero-filled (they are masked, and zeros keep them finite).
+// positions past `last` are zero-filled (they are masked, and zeros keep them finite). A paged
+// block of a power-of-two size (block_shift >= 0) is found by shifts: the integer division it
+// replaces cost about as many instructions a tile as the tile's softmax.
 template <int D>
-__device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const int32_t* table, int j0, int last, int block,
-                                          int n_head_kv, int kvh) {
+__device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const int32_t* table, int j0, int last,
+                                          const FlashGeom& g, int kvh) {
     constexpr int P = D + 8;
     for (int e = threadIdx.x; e < kKeys * D / 8; e += kWarpsFa * 32) {
         const int r = e / (D / 8), d = (e % (D / 8)) * 8;
         const int j = j0 + r;
         const bool ok = j <= last;
         const int jj = ok ? j : last;
-        const int64_t slot = ((static_cast<int64_t>(table[jj / block]) * block + jj % block) * n_head_kv + kvh) * D + d;
+        const int blk = g.block_shift >= 0 ? jj >> g.block_shift : jj / g.block;
+        const int off = g.block_shift >= 0 ? jj & (g.block - 1) : jj % g.block;
+        const int64_t slot = ((static_cast<int64_t>(table[blk]) * g.block + off) * g.n_head_kv + kvh) * D + d;
         cp_async16(&dst[r * P + d], cache + slot, ok);
     }
 }
+
+// Dynamic shared memory of k_flash<D>: two K and two V tiles (the Q tile before the loop).
+template <int D>
+constexpr size_t flash_smem_bytes() { return 4u * kKeys * (D + 8) * sizeof(gpu_bf16); }
 
 template <int D>
 __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
@@ -73,11 +92,18 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     gpu_grid_wait();
     gpu_grid_release();
     constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
-    __shared__ __align__(16) gpu_bf16 smem[2 * kKeys * P];  // K and V tiles; the Q tile before the loop
-    gpu_bf16* sk = smem;
-    gpu_bf16* sv = smem + kKeys * P;
+    extern __shared__ __align__(16) gpu_bf16 smem[];
+    // K(j) in sk(j % 2), V(j) in sv(j % 2): the next tile loads into the other buffer, which
+    // every warp left before the barrier that precedes the load, so one barrier per K and one
+    // per V tile suffice (a single buffer needed a second barrier before each refill).
+    auto sk = [&](int b) { return smem + b * kKeys * P; };
+    auto sv = [&](int b) { return smem + (2 + b) * kKeys * P; };
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, kvh = h / (g.n_head / g.n_head_kv);
+    // Heaviest tiles first: a causal sequence's last tile reads every key, its first one tile of
+    // them, and blocks start in index order, so counting blockIdx.x down keeps the long blocks
+    // out of the grid's tail.
+    const int bx = static_cast<int>(gridDim.x - 1 - blockIdx.x);
     // This block's (sequence, tile): sequence s owns the blocks from cu[s] / kRows + s on, which
     // is increasing in s and leaves each sequence room for its ceil(rows / kRows) tiles, so a
     // binary search finds it (a walk over every sequence cost ~0.5 ms a layer with 256 decode
@@ -85,9 +111,9 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     int s = 0;
     for (int hi = g.n_seq; hi - s > 1;) {
         const int mid = (s + hi) / 2;
-        if (cu[mid] / kRows + mid <= static_cast<int>(blockIdx.x)) s = mid; else hi = mid;
+        if (cu[mid] / kRows + mid <= bx) s = mid; else hi = mid;
     }
-    const int t = static_cast<int>(blockIdx.x) - (cu[s] / kRows + s), rows = cu[s + 1] - cu[s];
+    const int t = bx - (cu[s] / kRows + s), rows = cu[s + 1] - cu[s];
     if (t < 0 || t * kRows >= rows || (g.multi_only && rows == 1)) return;
     const int r0 = cu[s] + t * kRows, r1 = min(cu[s + 1], r0 + kRows);
     const int32_t* table = bt + static_cast<int64_t>(s) * g.bt_stride;
@@ -110,99 +136,151 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     // Rows this thread accumulates: warp*16 + lane/4 and +8.
     const int ra = r0 + warp * 16 + lane / 4, rb = ra + 8;
     const int pa = ra < r1 ? pos[ra] : -1, pb = rb < r1 ? pos[rb] : -1;
+    // The warp's lowest and highest position (-1 for rows past the sequence): a key tile every
+    // row of the warp sees whole needs no mask, and one none of them sees needs no work.
+    int pmin_w = min(pa, pb), pmax_w = max(pa, pb);
+    for (int o = 16; o > 0; o /= 2) {
+        pmin_w = min(pmin_w, __shfl_xor_sync(0xffffffffu, pmin_w, o));
+        pmax_w = max(pmax_w, __shfl_xor_sync(0xffffffffu, pmax_w, o));
+    }
+    const float scale_log2 = g.scale * kLog2e;
     float o[D / 8][4];
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    // Running max in log2 units (score * scale * log2 e, after the cap), running sum.
     float m_a = -FLT_MAX, m_b = -FLT_MAX, l_a = 0.f, l_b = 0.f;
 
-    // Pipeline: K(j+1) loads while tile j's softmax and P.V run, V(j+1) while S(j+1) runs.
-    // Outstanding groups at the top of every iteration: K(j), V(j), in that order.
+    // Pipeline: K(j+1) loads while S(j), its softmax and P.V(j) run, V(j+1) while P.V(j) and
+    // S(j+1) run. Outstanding groups at the top of every iteration: K(j), V(j), in that order.
     const int j_begin = g.window > 0 ? max(0, p_first - g.window + 1) : 0;
     const int j_first = (j_begin / kKeys) * kKeys;
-    load_tile<D>(sk, kc, table, j_first, p_last, g.block, g.n_head_kv, kvh);
+    load_tile<D>(sk(0), kc, table, j_first, p_last, g, kvh);
     cp_async_commit();
-    load_tile<D>(sv, vc, table, j_first, p_last, g.block, g.n_head_kv, kvh);
+    load_tile<D>(sv(0), vc, table, j_first, p_last, g, kvh);
     cp_async_commit();
-    for (int j0 = j_first; j0 <= p_last; j0 += kKeys) {
+    for (int j0 = j_first, buf = 0; j0 <= p_last; j0 += kKeys, buf ^= 1) {
         const bool more = j0 + kKeys <= p_last;
         cp_async_wait_all_but_newest();  // K(j) has landed
         __syncthreads();
-        // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys.
-        float sc[kKeys / 8][4];
-#pragma unroll
-        for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-            for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
-                uint32_t b[4];
-                ldsm_x4(b, &sk[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
-                mma16816(sc[nt], qa[kk], b[0], b[1]);
-                mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
-            }
-        }
-        __syncthreads();  // every warp is done with K(j)
-        if (more) load_tile<D>(sk, kc, table, j0 + kKeys, p_last, g.block, g.n_head_kv, kvh);
+        if (more) load_tile<D>(sk(buf ^ 1), kc, table, j0 + kKeys, p_last, g, kvh);
         cp_async_commit();
-        // Scale (to log2 units), cap, mask; new running max per row.
-        float mx_a = m_a, mx_b = m_b;
-#pragma unroll
-        for (int nt = 0; nt < kKeys / 8; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int j = j0 + nt * 8 + (lane % 4) * 2 + (e % 2);
-                const int p = e < 2 ? pa : pb;
-                float v = sc[nt][e] * g.scale;
-                if (g.softcap > 0.f) v = g.softcap * tanhf(v / g.softcap);
-                v *= kLog2e;
-                const bool ok = p >= 0 && j <= p && (g.window <= 0 || p - j < g.window);
-                v = ok ? v : -FLT_MAX;
-                sc[nt][e] = v;
-                if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
-            }
-        mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-        mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-        mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-        mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-        const float ca = exp2f(m_a - mx_a), cb = exp2f(m_b - mx_b);
-        m_a = mx_a;
-        m_b = mx_b;
-        float sa = 0.f, sb = 0.f;
+        // Warps whose rows all end before this tile (the diagonal tiles of the block's first
+        // rows) skip it; they still take part in the barriers and loads.
+        const bool active = j0 <= pmax_w;
         uint32_t pa16[kKeys / 16][4];  // P as A fragments: key tile pairs -> one k16 step
+        if (active) {
+            // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys.
+            const gpu_bf16* kt = sk(buf);
+            float sc[kKeys / 8][4];
 #pragma unroll
-        for (int nt = 0; nt < kKeys / 8; ++nt) {
-            const float e0 = sc[nt][0] == -FLT_MAX ? 0.f : exp2f(sc[nt][0] - mx_a);
-            const float e1 = sc[nt][1] == -FLT_MAX ? 0.f : exp2f(sc[nt][1] - mx_a);
-            const float e2 = sc[nt][2] == -FLT_MAX ? 0.f : exp2f(sc[nt][2] - mx_b);
-            const float e3 = sc[nt][3] == -FLT_MAX ? 0.f : exp2f(sc[nt][3] - mx_b);
-            sa += e0 + e1;
-            sb += e2 + e3;
-            pa16[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(e0, e1);
-            pa16[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(e2, e3);
-        }
-        l_a = l_a * ca + sa;
-        l_b = l_b * cb + sb;
+            for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
 #pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-            o[j][0] *= ca; o[j][1] *= ca;
-            o[j][2] *= cb; o[j][3] *= cb;
+            for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+                for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
+                    uint32_t b[4];
+                    ldsm_x4(b, &kt[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
+                    mma16816(sc[nt], qa[kk], b[0], b[1]);
+                    mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
+                }
+            }
+            float ca, cb, sa = 0.f, sb = 0.f;
+            const bool whole = g.softcap <= 0.f && j0 + kKeys - 1 <= pmin_w && (g.window <= 0 || pmax_w - j0 < g.window);
+            if (whole) {
+                // Every key visible to every row, no cap: the max of the raw scores, then one
+                // fused multiply-add and one exp2 a score.
+                float mx_a = -FLT_MAX, mx_b = -FLT_MAX;
+#pragma unroll
+                for (int nt = 0; nt < kKeys / 8; ++nt) {
+                    mx_a = fmaxf(mx_a, fmaxf(sc[nt][0], sc[nt][1]));
+                    mx_b = fmaxf(mx_b, fmaxf(sc[nt][2], sc[nt][3]));
+                }
+                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
+                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
+                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
+                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+                mx_a = fmaxf(m_a, mx_a * scale_log2);
+                mx_b = fmaxf(m_b, mx_b * scale_log2);
+                ca = fast_exp2(m_a - mx_a);
+                cb = fast_exp2(m_b - mx_b);
+                m_a = mx_a;
+                m_b = mx_b;
+#pragma unroll
+                for (int nt = 0; nt < kKeys / 8; ++nt) {
+                    const float e0 = fast_exp2(fmaf(sc[nt][0], scale_log2, -mx_a));
+                    const float e1 = fast_exp2(fmaf(sc[nt][1], scale_log2, -mx_a));
+                    const float e2 = fast_exp2(fmaf(sc[nt][2], scale_log2, -mx_b));
+                    const float e3 = fast_exp2(fmaf(sc[nt][3], scale_log2, -mx_b));
+                    sa += e0 + e1;
+                    sb += e2 + e3;
+                    pa16[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(e0, e1);
+                    pa16[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(e2, e3);
+                }
+            } else {
+                // The diagonal, window edges and capped scores: scale, cap, mask each score.
+                float mx_a = m_a, mx_b = m_b;
+#pragma unroll
+                for (int nt = 0; nt < kKeys / 8; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int j = j0 + nt * 8 + (lane % 4) * 2 + (e % 2);
+                        const int p = e < 2 ? pa : pb;
+                        float v;
+                        if (g.softcap > 0.f) v = g.softcap * tanhf(sc[nt][e] * g.scale / g.softcap) * kLog2e;
+                        else v = sc[nt][e] * scale_log2;
+                        const bool ok = p >= 0 && j <= p && (g.window <= 0 || p - j < g.window);
+                        v = ok ? v : -FLT_MAX;
+                        sc[nt][e] = v;
+                        if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
+                    }
+                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
+                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
+                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
+                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+                ca = fast_exp2(m_a - mx_a);
+                cb = fast_exp2(m_b - mx_b);
+                m_a = mx_a;
+                m_b = mx_b;
+                // A masked score is exactly -FLT_MAX; it contributes 0 even while the row's max
+                // is still -FLT_MAX (no key seen yet), where exp2 of the difference would be 1.
+#pragma unroll
+                for (int nt = 0; nt < kKeys / 8; ++nt) {
+                    const float e0 = sc[nt][0] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][0] - mx_a);
+                    const float e1 = sc[nt][1] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][1] - mx_a);
+                    const float e2 = sc[nt][2] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][2] - mx_b);
+                    const float e3 = sc[nt][3] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][3] - mx_b);
+                    sa += e0 + e1;
+                    sb += e2 + e3;
+                    pa16[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(e0, e1);
+                    pa16[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(e2, e3);
+                }
+            }
+            l_a = l_a * ca + sa;
+            l_b = l_b * cb + sb;
+#pragma unroll
+            for (int j = 0; j < D / 8; ++j) {
+                o[j][0] *= ca; o[j][1] *= ca;
+                o[j][2] *= cb; o[j][3] *= cb;
+            }
         }
         cp_async_wait_all_but_newest();  // V(j) has landed (K(j+1) may still be in flight)
         __syncthreads();
-        // O += P V: k = keys (16 per step), n = head dims (8 per tile); V rows are keys: transpose.
+        if (more) load_tile<D>(sv(buf ^ 1), vc, table, j0 + kKeys, p_last, g, kvh);
+        cp_async_commit();
+        if (active) {
+            // O += P V: k = keys (16 per step), n = head dims (8 per tile); V rows are keys: transpose.
+            const gpu_bf16* vt = sv(buf);
 #pragma unroll
-        for (int kk = 0; kk < kKeys / 16; ++kk) {
+            for (int kk = 0; kk < kKeys / 16; ++kk) {
 #pragma unroll
-            for (int nt = 0; nt < D / 8; nt += 2) {
-                uint32_t b[4];
-                ldsm_x4_t(b, &sv[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
-                mma16816(o[nt], pa16[kk], b[0], b[1]);
-                mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
+                for (int nt = 0; nt < D / 8; nt += 2) {
+                    uint32_t b[4];
+                    ldsm_x4_t(b, &vt[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
+                    mma16816(o[nt], pa16[kk], b[0], b[1]);
+                    mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
+                }
             }
         }
-        __syncthreads();  // every warp is done with V(j)
-        if (more) load_tile<D>(sv, vc, table, j0 + kKeys, p_last, g.block, g.n_head_kv, kvh);
-        cp_async_commit();
     }
     l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
     l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
@@ -213,13 +291,11 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
         const int d = j * 8 + (lane % 4) * 2;
         if (ra < r1) {
             float* out = y + static_cast<int64_t>(ra) * g.y_pitch + static_cast<int64_t>(h) * D + d;
-            out[0] = o[j][0] / l_a;
-            out[1] = o[j][1] / l_a;
+            *reinterpret_cast<float2*>(out) = make_float2(o[j][0] / l_a, o[j][1] / l_a);
         }
         if (rb < r1) {
             float* out = y + static_cast<int64_t>(rb) * g.y_pitch + static_cast<int64_t>(h) * D + d;
-            out[0] = o[j][2] / l_b;
-            out[1] = o[j][3] / l_b;
+            *reinterpret_cast<float2*>(out) = make_float2(o[j][2] / l_b, o[j][3] / l_b);
         }
     }
 }
@@ -233,16 +309,21 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
     const RadTensor *q = &a->t[0], *kc = &a->t[3], *vc = &a->t[4], *pos = &a->t[5], *cu = &a->t[6], *bt = &a->t[7];
     RadTensor* y = &a->t[8];
     if (kc->dtype != RAD_BF16 || g.q_pitch % 4 || reinterpret_cast<uintptr_t>(q->data) % 16) return RAD_E_UNSUPPORTED;
+    FlashGeom geo = g;
+    geo.block_shift = (g.block & (g.block - 1)) == 0 ? __builtin_ctz(static_cast<unsigned>(g.block)) : -1;
     const dim3 grid(static_cast<unsigned>((n + kRows - 1) / kRows + g.n_seq), static_cast<unsigned>(g.n_head));
-    auto args = [&](auto kernel) {
-        gpu_launch(kernel, grid, kWarpsFa * 32, 0, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
+    auto args = [&](auto kernel, size_t smem) -> int {
+        // Above the default 48 KiB of dynamic shared memory a kernel must ask for it, once.
+        static const gpuError_t attr = gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        if (attr != gpuSuccess) return RAD_E_INTERNAL;
+        gpu_launch(kernel, grid, kWarpsFa * 32, smem, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
                                                static_cast<const gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data),
                                                static_cast<const int32_t*>(cu->data), static_cast<const int32_t*>(bt->data),
-                                               static_cast<float*>(y->data), g);
+                                               static_cast<float*>(y->data), geo);
         return launched();
     };
-    if (head_dim == 128) return args(k_flash<128>);
-    if (head_dim == 64) return args(k_flash<64>);
+    if (head_dim == 128) return args(k_flash<128>, flash_smem_bytes<128>());
+    if (head_dim == 64) return args(k_flash<64>, flash_smem_bytes<64>());
 #else
     (void)a; (void)g; (void)n; (void)head_dim;
 #endif
