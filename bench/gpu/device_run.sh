@@ -16,6 +16,7 @@
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
 #   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
+#   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
@@ -289,6 +290,14 @@ for stage in "$@"; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
     done 2>&1 | tee "$OUTD/decodeab.log" ;;
+  attnab)  # decode attention on the tensor cores (RADIANCE_GPU_ATTN_TC): kbench's attention cases with the default, then decode off / on at 128 and 1,024 prompt tokens
+    "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
+    for in in 128 1024; do
+      for v in 0 1; do
+        RADIANCE_GPU_ATTN_TC=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in $in --out 128 2>&1 |
+          grep -E "^decode" | sed "s/^/attn_tc=$v in=$in: /"
+      done
+    done 2>&1 | tee "$OUTD/attnab.log" ;;
   mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
     RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'
     for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do

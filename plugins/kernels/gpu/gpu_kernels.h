@@ -21,6 +21,18 @@ int rope(const RadArgs* a);
 // Paged attention (k_attention.cu).
 int attention(const RadArgs* a);
 uint64_t attention_scratch(const RadArgs* geom);
+// The decode-row kernels' geometry (k_attention.cu fills it).
+struct AttnGeom {
+    int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
+    int own_row;  // 1: each row is its sequence's only one this step, and the kernel stores its k/v itself
+    int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
+    float scale, softcap;
+    int64_t q_pitch, k_pitch, v_pitch, y_pitch;
+};
+// Decode rows on the tensor cores (k_attention_decode.cu): the GQA group's query heads as the
+// rows of an m16n8k16 tile; writes y (one split) or the partials k_merge reads. RAD_E_UNSUPPORTED
+// where it has no path (HIP, an f32 cache, head_dim other than 64 / 128, groups above 16).
+int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part);
 struct FlashGeom {
     int n_head, n_head_kv, block, n_seq, bt_stride, window;
     float scale, softcap;

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "k_common.h"
+#include "k_paged.h"
 
 namespace gpu {
 
@@ -25,30 +26,12 @@ constexpr int kWarps = 4;
 constexpr int kMaxGroup = 8;   // query heads a block serves for one kv head
 constexpr int kMaxSplits = 32;
 
-struct AttnGeom {
-    int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
-    int own_row;  // 1: each row is its sequence's only one this step, and k_attend stores its k/v itself
-    int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
-    float scale, softcap;
-    int64_t q_pitch, k_pitch, v_pitch, y_pitch;
-};
-
 template <typename C>
 __device__ __forceinline__ C from_f32(float v);
 template <>
 __device__ __forceinline__ float from_f32<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) { return gpu_f32_to_bf16(v); }
-
-// The sequence whose rows hold row i: the last s with cu[s] <= i.
-__device__ __forceinline__ int seq_of_row(const int32_t* cu, int n_seq, int64_t i) {
-    int lo = 0, hi = n_seq;
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (cu[mid] <= i) lo = mid; else hi = mid;
-    }
-    return lo;
-}
 
 template <typename C>
 __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu,
@@ -313,8 +296,22 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         if (rc != RAD_E_UNSUPPORTED && (rc != RAD_OK || !multi_only)) return rc;
         if (rc == RAD_OK) g.single_only = 1;
     }
-    dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv * g.group_chunks), static_cast<unsigned>(g.splits));
     auto* part = static_cast<float*>(a->scratch);
+    if constexpr (std::is_same<C, gpu_bf16>::value) {
+        // Decode rows on the tensor cores where that kernel has a path (RADIANCE_GPU_ATTN_TC=0:
+        // always k_attend below, an A/B switch)
+        static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
+        const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
+        if (rc != RAD_E_UNSUPPORTED) {
+            if (rc == RAD_OK && g.splits > 1) {
+                gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part,
+                           static_cast<float*>(y->data), cp, g);
+                return launched();
+            }
+            return rc;
+        }
+    }
+    dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv * g.group_chunks), static_cast<unsigned>(g.splits));
     const auto* qp = static_cast<const float*>(q->data);
     auto* yp = static_cast<float*>(y->data);
     C *kcp = static_cast<C*>(kc->data), *vcp = static_cast<C*>(vc->data);

@@ -12,58 +12,21 @@
 // because at head_dim 128 the per-score arithmetic costs about as much issue time as the mma.
 #include <cfloat>
 
-#include "k_common.h"
+#include "k_mma.h"
+#include "k_paged.h"
 
 namespace gpu {
 
 #if RAD_GPU_CUDA
 namespace {
+using namespace mma;
 
 constexpr int kRows = 128, kKeys = 64;
 
-__device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<uint32_t*>(&v);
-}
-__device__ __forceinline__ void mma16816(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void ldsm_x4(uint32_t* r, const void* p) {
-    const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-__device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const void* p) {
-    const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-    const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-    const int n = valid ? 16 : 0;  // 0: fill the 16 bytes with zeros
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(gmem), "r"(n));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all_but_newest() { asm volatile("cp.async.wait_group 1;\n" ::); }
-
 constexpr int kWarpsFa = 8;  // 8 warps x 16 rows = kRows
-constexpr float kLog2e = 1.4426950408889634f;
-
-// 2^x in one MUFU instruction (exp2f adds range handling the softmax does not need: its
-// arguments are <= 0 and a flush to zero of tiny results is what it wants).
-__device__ __forceinline__ float fast_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 // One 64-position tile of K or V from the paged cache into shared memory, asynchronously;
-// positions past `last` are zero-filled (they are masked, and zeros keep them finite). A paged
-// block of a power-of-two size (block_shift >= 0) is found by shifts: the integer division it
-// replaces cost about as many instructions a tile as the tile's softmax.
+// positions past `last` are zero-filled (they are masked, and zeros keep them finite).
 template <int D>
 __device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const int32_t* table, int j0, int last,
                                           const FlashGeom& g, int kvh) {
@@ -73,9 +36,7 @@ __device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, 
         const int j = j0 + r;
         const bool ok = j <= last;
         const int jj = ok ? j : last;
-        const int blk = g.block_shift >= 0 ? jj >> g.block_shift : jj / g.block;
-        const int off = g.block_shift >= 0 ? jj & (g.block - 1) : jj % g.block;
-        const int64_t slot = ((static_cast<int64_t>(table[blk]) * g.block + off) * g.n_head_kv + kvh) * D + d;
+        const int64_t slot = (paged_row(table, jj, g.block, g.block_shift) * g.n_head_kv + kvh) * D + d;
         cp_async16(&dst[r * P + d], cache + slot, ok);
     }
 }
@@ -310,7 +271,7 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
     RadTensor* y = &a->t[8];
     if (kc->dtype != RAD_BF16 || g.q_pitch % 4 || reinterpret_cast<uintptr_t>(q->data) % 16) return RAD_E_UNSUPPORTED;
     FlashGeom geo = g;
-    geo.block_shift = (g.block & (g.block - 1)) == 0 ? __builtin_ctz(static_cast<unsigned>(g.block)) : -1;
+    geo.block_shift = block_shift_of(g.block);
     const dim3 grid(static_cast<unsigned>((n + kRows - 1) / kRows + g.n_seq), static_cast<unsigned>(g.n_head));
     auto args = [&](auto kernel, size_t smem) -> int {
         // Above the default 48 KiB of dynamic shared memory a kernel must ask for it, once.

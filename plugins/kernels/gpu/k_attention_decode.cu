@@ -1,0 +1,309 @@
+// k_attention_decode.cu: decode rows' attention on the tensor cores (CUDA, sm_80 and later).
+//
+// k_attend (k_attention.cu) walks positions one per warp, a 32-lane dot product and butterfly
+// for each: ~120 instructions a position, which at 64 rows x 1k context ran at ~0.9 TB/s of
+// cache reads (rad-enginebench on an H200: 16.9 ms a step against 7.6 at 128 context). Here a
+// block serves the same (row, kv head, split) but the GQA group's query heads are the rows of an
+// m16n8k16 tile (rows past the group are zero): key and value tiles of 64 positions come from the
+// paged cache into shared memory by cp.async, two buffers each; each of the 4 warps takes 16 keys
+// of a tile, S = Q K^T in 16 mma, an online softmax over its keys (exp2 units), O += P V in 16
+// mma. The warps' states merge through shared memory at the end, into y (one split) or into the
+// partials k_merge combines, in k_attend's layout (the max in natural-log units).
+//
+// In decode (own_row) the row's own k and v come from the step's inputs, narrowed as the cache
+// holds them, and split 0 stores them; the first tiles of earlier positions load before
+// gpu_grid_wait (no kernel of the step writes them).
+#include <cfloat>
+
+#include "k_mma.h"
+#include "k_paged.h"
+
+namespace gpu {
+
+#if RAD_GPU_CUDA
+namespace {
+using namespace mma;
+
+constexpr int kDecWarps = 4, kTile = 64;  // keys a tile, 16 a warp
+constexpr int kQRows = 16;                // query heads of one kv head an mma tile holds
+
+// Dynamic shared memory: the Q tile, two K and two V tiles; the warps' final states (16 rows x D
+// floats each, then their maxima and sums) reuse the tiles.
+template <int D>
+constexpr size_t dec_smem_bytes() { return static_cast<size_t>(kQRows + 4 * kTile) * (D + 8) * sizeof(gpu_bf16); }
+static_assert(kDecWarps * kQRows * (128 + 2) * sizeof(float) <= 4 * kTile * (128 + 8) * sizeof(gpu_bf16),
+              "the warps' states fit in the tile buffers");
+
+template <int D>
+__global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __restrict__ q, const float* __restrict__ kin,
+                                                              const float* __restrict__ vin, gpu_bf16* __restrict__ kc,
+                                                              gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
+                                                              const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
+                                                              float* __restrict__ y, float* __restrict__ part, AttnGeom g,
+                                                              int block_shift) {
+    constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
+    extern __shared__ __align__(16) gpu_bf16 smem[];
+    gpu_bf16* sq = smem;
+    auto sk = [&](int b) { return smem + (kQRows + b * kTile) * P; };
+    auto sv = [&](int b) { return smem + (kQRows + (2 + b) * kTile) * P; };
+    const int64_t i = blockIdx.x;
+    const int kvh = blockIdx.y, z = blockIdx.z;
+    const int group = g.n_head / g.n_head_kv, h0 = kvh * group;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // Until gpu_grid_wait: only positions, sequences, block tables and (in decode) earlier cache
+    // positions, which no kernel of the step writes.
+    const int lo = seq_of_row(cu, g.n_seq, i);
+    if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
+    const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
+    const int p = pos[i];
+    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
+    const int len = p + 1 - first;
+    const int per = (len + g.splits - 1) / g.splits;
+    const int j0 = first + z * per, j1 = min(p + 1, j0 + per);  // this split's keys: [j0, j1)
+    const int n_tiles = j1 > j0 ? (j1 - j0 + kTile - 1) / kTile : 0;
+    const bool own = g.own_row != 0;
+    const int64_t head_off = static_cast<int64_t>(kvh) * D;
+    const float* kown = kin + i * g.k_pitch + head_off;
+    const float* vown = vin + i * g.v_pitch + head_off;
+
+    // Keys [t0, t0 + kTile) of the cache into a tile, asynchronously; keys from j1 on are
+    // zero-filled (masked; zeros keep them finite), and in decode the row's own key is skipped
+    // (put_own writes it).
+    auto load = [&](gpu_bf16* dst, const gpu_bf16* cache, int t0) {
+        for (int e = threadIdx.x; e < kTile * D / 8; e += kDecWarps * 32) {
+            const int r = e / (D / 8), d = (e % (D / 8)) * 8;
+            const int j = t0 + r;
+            if (own && j == p) continue;
+            const bool ok = j < j1;
+            const int64_t slot = (paged_row(table, ok ? j : j0, g.block, block_shift) * g.n_head_kv + kvh) * D + d;
+            cp_async16(&dst[r * P + d], cache + slot, ok);
+        }
+    };
+    // The own row, narrowed as the cache holds it, into the tile that starts at t0 if it is there
+    // (plain stores: the barrier after the tile's cp.async wait publishes them with it).
+    auto put_own = [&](gpu_bf16* dst, const float* src, int t0) {
+        if (!own || p < t0 || p >= t0 + kTile) return;
+        for (int d = threadIdx.x * 8; d < D; d += kDecWarps * 32 * 8) {
+            const float4 a = *reinterpret_cast<const float4*>(src + d), b = *reinterpret_cast<const float4*>(src + d + 4);
+            *reinterpret_cast<uint4*>(&dst[(p - t0) * P + d]) =
+                make_uint4(pack_bf16(a.x, a.y), pack_bf16(a.z, a.w), pack_bf16(b.x, b.y), pack_bf16(b.z, b.w));
+        }
+    };
+
+    if (own && n_tiles > 0) {
+        load(sk(0), kc, j0);
+        cp_async_commit();
+        load(sv(0), vc, j0);
+        cp_async_commit();
+    }
+    gpu_grid_wait();
+    gpu_grid_release();
+    if (n_tiles > 0) {
+        if (own) {
+            put_own(sk(0), kown, j0);
+            put_own(sv(0), vown, j0);
+        } else {
+            load(sk(0), kc, j0);
+            cp_async_commit();
+            load(sv(0), vc, j0);
+            cp_async_commit();
+        }
+    }
+    if (own && z == 0 && warp == 0) {  // the row's k and v into its cache slot, for later steps
+        const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
+        for (int d = lane; d < D; d += 32) {
+            kc[slot + d] = gpu_f32_to_bf16(kown[d]);
+            vc[slot + d] = gpu_f32_to_bf16(vown[d]);
+        }
+    }
+    // Q: the group's heads as rows 0..group-1 of a 16-row tile, narrowed to bf16.
+    for (int e = threadIdx.x; e < kQRows * D / 4; e += kDecWarps * 32) {
+        const int r = e / (D / 4), d = (e % (D / 4)) * 4;
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (r < group) v = *reinterpret_cast<const float4*>(q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D + d);
+        *reinterpret_cast<uint2*>(&sq[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
+    }
+    __syncthreads();
+    uint32_t qa[D / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qa[kk], &sq[(lane % 16) * P + kk * 16 + (lane / 16) * 8]);
+
+    const float scale_log2 = g.scale * kLog2e;
+    const int kb = warp * 16;  // the warp's keys within a tile
+    float o[D / 8][4];
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    // Rows lane/4 (a) and lane/4 + 8 (b): running max (log2 units) and this thread's share of the sum.
+    float m_a = -FLT_MAX, m_b = -FLT_MAX, l_a = 0.f, l_b = 0.f;
+    // Outstanding groups at the top of every iteration: K(t), V(t), in that order.
+    for (int t = 0, buf = 0; t < n_tiles; ++t, buf ^= 1) {
+        const int t0 = j0 + t * kTile;
+        const bool more = t + 1 < n_tiles;
+        cp_async_wait_all_but_newest();  // K(t) has landed
+        __syncthreads();
+        if (more) {
+            load(sk(buf ^ 1), kc, t0 + kTile);
+            put_own(sk(buf ^ 1), kown, t0 + kTile);
+        }
+        cp_async_commit();
+        const int wj = t0 + kb;
+        const bool active = wj < j1;  // the warp has keys in this tile
+        uint32_t pa[4];
+        if (active) {
+            float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+            const gpu_bf16* kt = sk(buf);
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk) {
+                uint32_t b[4];
+                ldsm_x4(b, &kt[(kb + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
+                mma16816(sc[0], qa[kk], b[0], b[1]);
+                mma16816(sc[1], qa[kk], b[2], b[3]);
+            }
+            // Scale (log2 units), cap, mask the keys from j1 on; every row sees the same keys.
+            float mx_a = m_a, mx_b = m_b;
+#pragma unroll
+            for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int j = wj + nt * 8 + (lane % 4) * 2 + (e % 2);
+                    float v;
+                    if (g.softcap > 0.f) v = g.softcap * tanhf(sc[nt][e] * g.scale / g.softcap) * kLog2e;
+                    else v = sc[nt][e] * scale_log2;
+                    v = j < j1 ? v : -FLT_MAX;
+                    sc[nt][e] = v;
+                    if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
+                }
+            mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
+            mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
+            mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
+            mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+            const float ca = fast_exp2(m_a - mx_a), cb = fast_exp2(m_b - mx_b);
+            m_a = mx_a;
+            m_b = mx_b;
+            // A masked score is exactly -FLT_MAX; it contributes 0 (the warp's first keys are
+            // never all masked, so its max is finite once active).
+            float e[2][4];
+#pragma unroll
+            for (int nt = 0; nt < 2; ++nt) {
+                e[nt][0] = sc[nt][0] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][0] - mx_a);
+                e[nt][1] = sc[nt][1] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][1] - mx_a);
+                e[nt][2] = sc[nt][2] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][2] - mx_b);
+                e[nt][3] = sc[nt][3] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][3] - mx_b);
+            }
+            l_a = l_a * ca + (e[0][0] + e[0][1] + e[1][0] + e[1][1]);
+            l_b = l_b * cb + (e[0][2] + e[0][3] + e[1][2] + e[1][3]);
+            // P as the A fragment of one k16 step: keys 0-7 then 8-15, rows a then b.
+            pa[0] = pack_bf16(e[0][0], e[0][1]);
+            pa[1] = pack_bf16(e[0][2], e[0][3]);
+            pa[2] = pack_bf16(e[1][0], e[1][1]);
+            pa[3] = pack_bf16(e[1][2], e[1][3]);
+#pragma unroll
+            for (int j = 0; j < D / 8; ++j) {
+                o[j][0] *= ca; o[j][1] *= ca;
+                o[j][2] *= cb; o[j][3] *= cb;
+            }
+        }
+        cp_async_wait_all_but_newest();  // V(t) has landed (K(t+1) may still be in flight)
+        __syncthreads();
+        if (more) {
+            load(sv(buf ^ 1), vc, t0 + kTile);
+            put_own(sv(buf ^ 1), vown, t0 + kTile);
+        }
+        cp_async_commit();
+        if (active) {
+            const gpu_bf16* vt = sv(buf);
+#pragma unroll
+            for (int nt = 0; nt < D / 8; nt += 2) {
+                uint32_t b[4];
+                ldsm_x4_t(b, &vt[(kb + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
+                mma16816(o[nt], pa, b[0], b[1]);
+                mma16816(o[nt + 1], pa, b[2], b[3]);
+            }
+        }
+    }
+    l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
+    l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
+    l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
+    l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+
+    // The warps' states through shared memory (the tiles are done with), then one thread per
+    // (head, dim) merges them.
+    asm volatile("cp.async.wait_all;\n" ::);  // the last (empty) groups
+    __syncthreads();
+    float* so = reinterpret_cast<float*>(smem);  // [warp][row][D]
+    float* sm = so + kDecWarps * kQRows * D;      // [warp][row]
+    float* sl = sm + kDecWarps * kQRows;
+    const int ra = lane / 4, rb = ra + 8;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+        const int d = j * 8 + (lane % 4) * 2;
+        *reinterpret_cast<float2*>(&so[(warp * kQRows + ra) * D + d]) = make_float2(o[j][0], o[j][1]);
+        *reinterpret_cast<float2*>(&so[(warp * kQRows + rb) * D + d]) = make_float2(o[j][2], o[j][3]);
+    }
+    if (lane % 4 == 0) {
+        sm[warp * kQRows + ra] = m_a;
+        sm[warp * kQRows + rb] = m_b;
+        sl[warp * kQRows + ra] = l_a;
+        sl[warp * kQRows + rb] = l_b;
+    }
+    __syncthreads();
+    constexpr float kLn2 = 0.6931471805599453f;
+    for (int e = threadIdx.x; e < group * D; e += kDecWarps * 32) {
+        const int r = e / D, d = e % D;
+        float M = -FLT_MAX;
+#pragma unroll
+        for (int w = 0; w < kDecWarps; ++w) M = fmaxf(M, sm[w * kQRows + r]);
+        float L = 0.f, acc = 0.f;
+#pragma unroll
+        for (int w = 0; w < kDecWarps; ++w) {
+            const float c = fast_exp2(sm[w * kQRows + r] - M);
+            L += sl[w * kQRows + r] * c;
+            acc += so[(w * kQRows + r) * D + d] * c;
+        }
+        if (g.splits == 1) {
+            y[i * g.y_pitch + static_cast<int64_t>(h0 + r) * D + d] = L > 0.f ? acc / L : 0.f;
+        } else {  // partial: [row][head][split] of (m, l, acc[head_dim]), m in natural-log units
+            float* pp = part + ((i * g.n_head + h0 + r) * g.splits + z) * (D + 2);
+            pp[2 + d] = acc;
+            if (d == 0) {
+                pp[0] = M * kLn2;
+                pp[1] = L;
+            }
+        }
+    }
+}
+
+}  // namespace
+#endif
+
+int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part) {
+#if RAD_GPU_CUDA
+    const RadTensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *kc = &a->t[3], *vc = &a->t[4];
+    const RadTensor *pos = &a->t[5], *cu = &a->t[6], *bt = &a->t[7];
+    RadTensor* y = &a->t[8];
+    const int group = g.n_head / g.n_head_kv;
+    if (kc->dtype != RAD_BF16 || group > kQRows || (g.head_dim != 64 && g.head_dim != 128)) return RAD_E_UNSUPPORTED;
+    // 16-byte loads of q and of the own k / v rows
+    if (g.q_pitch % 4 || g.k_pitch % 4 || g.v_pitch % 4 || reinterpret_cast<uintptr_t>(q->data) % 16 ||
+        reinterpret_cast<uintptr_t>(k->data) % 16 || reinterpret_cast<uintptr_t>(v->data) % 16)
+        return RAD_E_UNSUPPORTED;
+    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv), static_cast<unsigned>(g.splits));
+    const int shift = block_shift_of(g.block);
+    auto go = [&](auto kernel, size_t smem) -> int {
+        // Above the default 48 KiB of dynamic shared memory a kernel must ask for it, once.
+        static const gpuError_t attr = gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        if (attr != gpuSuccess) return RAD_E_INTERNAL;
+        gpu_launch(kernel, grid, kDecWarps * 32, smem, stream_of(a), static_cast<const float*>(q->data),
+                   static_cast<const float*>(k->data), static_cast<const float*>(v->data), static_cast<gpu_bf16*>(kc->data),
+                   static_cast<gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data), static_cast<const int32_t*>(cu->data),
+                   static_cast<const int32_t*>(bt->data), static_cast<float*>(y->data), part, g, shift);
+        return launched();
+    };
+    return g.head_dim == 128 ? go(k_attend_tc<128>, dec_smem_bytes<128>()) : go(k_attend_tc<64>, dec_smem_bytes<64>());
+#else
+    (void)a; (void)g; (void)n; (void)part;
+    return RAD_E_UNSUPPORTED;
+#endif
+}
+
+}  // namespace gpu

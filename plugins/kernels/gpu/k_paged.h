@@ -1,0 +1,32 @@
+// k_paged.h: what the attention kernels share about the step's layout: the sequence a row
+// belongs to and where a position lives in the paged cache.
+#pragma once
+#include "k_common.h"
+
+namespace gpu {
+
+// The sequence whose rows hold row i: the last s with cu[s] <= i.
+__device__ __forceinline__ int seq_of_row(const int32_t* cu, int n_seq, int64_t i) {
+    int lo = 0, hi = n_seq;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (cu[mid] <= i) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// The cache row (block * block size + offset) of position j through a sequence's block table:
+// shifts when the block size is a power of two (block_shift >= 0; an integer division per
+// 16-byte load cost about as many instructions a tile as the tile's softmax), a division otherwise.
+__device__ __forceinline__ int64_t paged_row(const int32_t* table, int j, int block, int block_shift) {
+    const int blk = block_shift >= 0 ? j >> block_shift : j / block;
+    const int off = block_shift >= 0 ? j & (block - 1) : j % block;
+    return static_cast<int64_t>(table[blk]) * block + off;
+}
+
+// log2(block) when block is a power of two, else -1.
+inline int block_shift_of(int block) {
+    return block > 0 && (block & (block - 1)) == 0 ? __builtin_ctz(static_cast<unsigned>(block)) : -1;
+}
+
+}  // namespace gpu
