@@ -99,10 +99,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
-    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
-    const int len = p + 1 - first;
-    const int per = (len + g.splits - 1) / g.splits;
-    const int j0 = first + z * per, j1 = min(p + 1, j0 + per);
+    int j0, j1;
+    split_range(g, p, z, j0, j1);
     const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
     const float* kown = kin + i * g.k_pitch + head_off;
     const float* vown = vin + i * g.v_pitch + head_off;

@@ -56,10 +56,8 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
-    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
-    const int len = p + 1 - first;
-    const int per = (len + g.splits - 1) / g.splits;
-    const int j0 = first + z * per, j1 = min(p + 1, j0 + per);  // this split's keys: [j0, j1)
+    int j0, j1;  // this split's keys: [j0, j1)
+    split_range(g, p, z, j0, j1);
     const int n_tiles = j1 > j0 ? (j1 - j0 + kTile - 1) / kTile : 0;
     const bool own = g.own_row != 0;
     const int64_t head_off = static_cast<int64_t>(kvh) * D;
@@ -148,7 +146,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
         cp_async_commit();
         const int wj = t0 + kb;
         const bool active = wj < j1;  // the warp has keys in this tile
-        uint32_t pa[4];
+        uint32_t pa[1][4];  // P as the A fragment of one k16 step
         if (active) {
             float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
             const gpu_bf16* kt = sk(buf);
@@ -166,42 +164,16 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int j = wj + nt * 8 + (lane % 4) * 2 + (e % 2);
-                    float v;
-                    if (g.softcap > 0.f) v = g.softcap * tanhf(sc[nt][e] * g.scale / g.softcap) * kLog2e;
-                    else v = sc[nt][e] * scale_log2;
+                    float v = score_log2(sc[nt][e], g.scale, g.softcap, scale_log2);
                     v = j < j1 ? v : -FLT_MAX;
                     sc[nt][e] = v;
                     if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
                 }
-            mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-            mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-            mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-            mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-            const float ca = fast_exp2(m_a - mx_a), cb = fast_exp2(m_b - mx_b);
-            m_a = mx_a;
-            m_b = mx_b;
-            // A masked score is exactly -FLT_MAX; it contributes 0 (the warp's first keys are
-            // never all masked, so its max is finite once active).
-            float e[2][4];
-#pragma unroll
-            for (int nt = 0; nt < 2; ++nt) {
-                e[nt][0] = sc[nt][0] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][0] - mx_a);
-                e[nt][1] = sc[nt][1] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][1] - mx_a);
-                e[nt][2] = sc[nt][2] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][2] - mx_b);
-                e[nt][3] = sc[nt][3] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][3] - mx_b);
-            }
-            l_a = l_a * ca + (e[0][0] + e[0][1] + e[1][0] + e[1][1]);
-            l_b = l_b * cb + (e[0][2] + e[0][3] + e[1][2] + e[1][3]);
-            // P as the A fragment of one k16 step: keys 0-7 then 8-15, rows a then b.
-            pa[0] = pack_bf16(e[0][0], e[0][1]);
-            pa[1] = pack_bf16(e[0][2], e[0][3]);
-            pa[2] = pack_bf16(e[1][0], e[1][1]);
-            pa[3] = pack_bf16(e[1][2], e[1][3]);
-#pragma unroll
-            for (int j = 0; j < D / 8; ++j) {
-                o[j][0] *= ca; o[j][1] *= ca;
-                o[j][2] *= cb; o[j][3] *= cb;
-            }
+            float ca, cb, sa = 0.f, sb = 0.f;
+            masked_probs(sc, mx_a, mx_b, m_a, m_b, ca, cb, sa, sb, pa);
+            l_a = l_a * ca + sa;
+            l_b = l_b * cb + sb;
+            rescale_o(o, ca, cb);
         }
         cp_async_wait_all_but_newest();  // V(t) has landed (K(t+1) may still be in flight)
         __syncthreads();
@@ -216,15 +188,13 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
             for (int nt = 0; nt < D / 8; nt += 2) {
                 uint32_t b[4];
                 ldsm_x4_t(b, &vt[(kb + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
-                mma16816(o[nt], pa, b[0], b[1]);
-                mma16816(o[nt + 1], pa, b[2], b[3]);
+                mma16816(o[nt], pa[0], b[0], b[1]);
+                mma16816(o[nt + 1], pa[0], b[2], b[3]);
             }
         }
     }
-    l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
-    l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
-    l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
-    l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+    l_a = quad_sum(l_a);
+    l_b = quad_sum(l_b);
 
     // The warps' states through shared memory (the tiles are done with), then one thread per
     // (head, dim) merges them.

@@ -156,10 +156,8 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
                     mx_a = fmaxf(mx_a, fmaxf(sc[nt][0], sc[nt][1]));
                     mx_b = fmaxf(mx_b, fmaxf(sc[nt][2], sc[nt][3]));
                 }
-                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
+                mx_a = quad_max(mx_a);
+                mx_b = quad_max(mx_b);
                 mx_a = fmaxf(m_a, mx_a * scale_log2);
                 mx_b = fmaxf(m_b, mx_b * scale_log2);
                 ca = fast_exp2(m_a - mx_a);
@@ -186,43 +184,17 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
                     for (int e = 0; e < 4; ++e) {
                         const int j = j0 + nt * 8 + (lane % 4) * 2 + (e % 2);
                         const int p = e < 2 ? pa : pb;
-                        float v;
-                        if (g.softcap > 0.f) v = g.softcap * tanhf(sc[nt][e] * g.scale / g.softcap) * kLog2e;
-                        else v = sc[nt][e] * scale_log2;
+                        float v = score_log2(sc[nt][e], g.scale, g.softcap, scale_log2);
                         const bool ok = p >= 0 && j <= p && (g.window <= 0 || p - j < g.window);
                         v = ok ? v : -FLT_MAX;
                         sc[nt][e] = v;
                         if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
                     }
-                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 1));
-                mx_a = fmaxf(mx_a, __shfl_xor_sync(0xffffffffu, mx_a, 2));
-                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 1));
-                mx_b = fmaxf(mx_b, __shfl_xor_sync(0xffffffffu, mx_b, 2));
-                ca = fast_exp2(m_a - mx_a);
-                cb = fast_exp2(m_b - mx_b);
-                m_a = mx_a;
-                m_b = mx_b;
-                // A masked score is exactly -FLT_MAX; it contributes 0 even while the row's max
-                // is still -FLT_MAX (no key seen yet), where exp2 of the difference would be 1.
-#pragma unroll
-                for (int nt = 0; nt < kKeys / 8; ++nt) {
-                    const float e0 = sc[nt][0] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][0] - mx_a);
-                    const float e1 = sc[nt][1] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][1] - mx_a);
-                    const float e2 = sc[nt][2] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][2] - mx_b);
-                    const float e3 = sc[nt][3] == -FLT_MAX ? 0.f : fast_exp2(sc[nt][3] - mx_b);
-                    sa += e0 + e1;
-                    sb += e2 + e3;
-                    pa16[nt / 2][(nt % 2) * 2 + 0] = pack_bf16(e0, e1);
-                    pa16[nt / 2][(nt % 2) * 2 + 1] = pack_bf16(e2, e3);
-                }
+                masked_probs(sc, mx_a, mx_b, m_a, m_b, ca, cb, sa, sb, pa16);
             }
             l_a = l_a * ca + sa;
             l_b = l_b * cb + sb;
-#pragma unroll
-            for (int j = 0; j < D / 8; ++j) {
-                o[j][0] *= ca; o[j][1] *= ca;
-                o[j][2] *= cb; o[j][3] *= cb;
-            }
+            rescale_o(o, ca, cb);
         }
         cp_async_wait_all_but_newest();  // V(j) has landed (K(j+1) may still be in flight)
         __syncthreads();
@@ -243,10 +215,8 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
             }
         }
     }
-    l_a += __shfl_xor_sync(0xffffffffu, l_a, 1);
-    l_a += __shfl_xor_sync(0xffffffffu, l_a, 2);
-    l_b += __shfl_xor_sync(0xffffffffu, l_b, 1);
-    l_b += __shfl_xor_sync(0xffffffffu, l_b, 2);
+    l_a = quad_sum(l_a);
+    l_b = quad_sum(l_b);
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
         const int d = j * 8 + (lane % 4) * 2;

@@ -24,6 +24,16 @@ __device__ __forceinline__ int64_t paged_row(const int32_t* table, int j, int bl
     return static_cast<int64_t>(table[blk]) * block + off;
 }
 
+// Split z's keys [j0, j1) of a row at position p: the visible positions (all before p, or the
+// window's) cut into g.splits equal chunks, the last ones empty when the row is short.
+__device__ __forceinline__ void split_range(const AttnGeom& g, int p, int z, int& j0, int& j1) {
+    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
+    const int len = p + 1 - first;
+    const int per = (len + g.splits - 1) / g.splits;
+    j0 = first + z * per;
+    j1 = min(p + 1, j0 + per);
+}
+
 // log2(block) when block is a power of two, else -1.
 inline int block_shift_of(int block) {
     return block > 0 && (block & (block - 1)) == 0 ? __builtin_ctz(static_cast<unsigned>(block)) : -1;
