@@ -10,10 +10,17 @@
 // the tile's work. Tiles every row of a warp sees whole (all but the diagonal and window edges)
 // take a softmax without masks: one fused multiply-add and one exp2 a score, which matters
 // because at head_dim 128 the per-score arithmetic costs about as much issue time as the mma.
+//
+// On Hopper (sm_90a) both products can run as wgmma instead (WG = true): each half of the block
+// is a warpgroup of 4 warps whose 64 rows multiply the K or V tile straight from shared memory, so
+// the tile is read once per warpgroup instead of once per warp through ldmatrix (with 16 rows a
+// warp the mma.sync loop is bound by shared-memory reads). The tiles then sit in wgmma's
+// core-matrix layout (k_wgmma.h); Q, P and O keep the mma.sync fragments and the softmax is the same.
 #include <cfloat>
 
 #include "k_mma.h"
 #include "k_paged.h"
+#include "k_wgmma.h"
 
 namespace gpu {
 
@@ -25,27 +32,51 @@ constexpr int kRows = 128, kKeys = 64;
 
 constexpr int kWarpsFa = 8;  // 8 warps x 16 rows = kRows
 
+// Element offset of (key r, dim d) in a K or V tile: padded rows for ldmatrix, or wgmma's
+// core-matrix layout (d a multiple of 8 there).
+template <int D, bool WG>
+__device__ __forceinline__ int tile_offset(int r, int d) {
+    if constexpr (WG) return static_cast<int>(wgmma::tile_chunk_offset<D>(r, d / 8) / sizeof(gpu_bf16));
+    return r * (D + 8) + d;
+}
+template <int D, bool WG>
+constexpr int tile_elems() { return kKeys * (WG ? D : D + 8); }
+
 // One 64-position tile of K or V from the paged cache into shared memory, asynchronously;
 // positions past `last` are zero-filled (they are masked, and zeros keep them finite).
-template <int D>
+template <int D, bool WG>
 __device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const int32_t* table, int j0, int last,
                                           const FlashGeom& g, int kvh) {
-    constexpr int P = D + 8;
     for (int e = threadIdx.x; e < kKeys * D / 8; e += kWarpsFa * 32) {
         const int r = e / (D / 8), d = (e % (D / 8)) * 8;
         const int j = j0 + r;
         const bool ok = j <= last;
         const int jj = ok ? j : last;
         const int64_t slot = (paged_row(table, jj, g.block, g.block_shift) * g.n_head_kv + kvh) * D + d;
-        cp_async16(&dst[r * P + d], cache + slot, ok);
+        cp_async16(&dst[tile_offset<D, WG>(r, d)], cache + slot, ok);
     }
 }
 
-// Dynamic shared memory of k_flash<D>: two K and two V tiles (the Q tile before the loop).
-template <int D>
-constexpr size_t flash_smem_bytes() { return 4u * kKeys * (D + 8) * sizeof(gpu_bf16); }
+// Dynamic shared memory of k_flash<D, WG>: two K and two V tiles (the Q tile, kRows padded rows,
+// before the loop).
+template <int D, bool WG>
+constexpr size_t flash_smem_bytes() {
+    const size_t tiles = 4u * tile_elems<D, WG>(), q = static_cast<size_t>(kRows) * (D + 8);
+    return (tiles > q ? tiles : q) * sizeof(gpu_bf16);
+}
 
-template <int D>
+// Waits for the oldest outstanding tile and publishes it to the block (and, for wgmma, to the
+// async proxy the tensor cores read shared memory through).
+template <bool WG>
+__device__ __forceinline__ void tile_landed() {
+    cp_async_wait_all_but_newest();
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if constexpr (WG) wgmma::fence_proxy_async();
+#endif
+    __syncthreads();
+}
+
+template <int D, bool WG>
 __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
                                                          const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
                                                          const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
@@ -57,8 +88,8 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     // K(j) in sk(j % 2), V(j) in sv(j % 2): the next tile loads into the other buffer, which
     // every warp left before the barrier that precedes the load, so one barrier per K and one
     // per V tile suffice (a single buffer needed a second barrier before each refill).
-    auto sk = [&](int b) { return smem + b * kKeys * P; };
-    auto sv = [&](int b) { return smem + (2 + b) * kKeys * P; };
+    auto sk = [&](int b) { return smem + b * tile_elems<D, WG>(); };
+    auto sv = [&](int b) { return smem + (2 + b) * tile_elems<D, WG>(); };
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, kvh = h / (g.n_head / g.n_head_kv);
     // Heaviest tiles first: a causal sequence's last tile reads every key, its first one tile of
@@ -104,6 +135,9 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
         pmin_w = min(pmin_w, __shfl_xor_sync(0xffffffffu, pmin_w, o));
         pmax_w = max(pmax_w, __shfl_xor_sync(0xffffffffu, pmax_w, o));
     }
+    // wgmma is a warpgroup's instruction: its 64 rows take a tile when any of them sees it.
+    const int wg_first = r0 + (warp / 4) * 64, wg_last = min(r1, wg_first + 64) - 1;
+    const int pmax_wg = wg_first <= wg_last ? pos[wg_last] : -1;
     const float scale_log2 = g.scale * kLog2e;
     float o[D / 8][4];
 #pragma unroll
@@ -115,36 +149,54 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     // S(j+1) run. Outstanding groups at the top of every iteration: K(j), V(j), in that order.
     const int j_begin = g.window > 0 ? max(0, p_first - g.window + 1) : 0;
     const int j_first = (j_begin / kKeys) * kKeys;
-    load_tile<D>(sk(0), kc, table, j_first, p_last, g, kvh);
+    load_tile<D, WG>(sk(0), kc, table, j_first, p_last, g, kvh);
     cp_async_commit();
-    load_tile<D>(sv(0), vc, table, j_first, p_last, g, kvh);
+    load_tile<D, WG>(sv(0), vc, table, j_first, p_last, g, kvh);
     cp_async_commit();
     for (int j0 = j_first, buf = 0; j0 <= p_last; j0 += kKeys, buf ^= 1) {
         const bool more = j0 + kKeys <= p_last;
-        cp_async_wait_all_but_newest();  // K(j) has landed
-        __syncthreads();
-        if (more) load_tile<D>(sk(buf ^ 1), kc, table, j0 + kKeys, p_last, g, kvh);
+        tile_landed<WG>();  // K(j)
+        if (more) load_tile<D, WG>(sk(buf ^ 1), kc, table, j0 + kKeys, p_last, g, kvh);
         cp_async_commit();
         // Warps whose rows all end before this tile (the diagonal tiles of the block's first
-        // rows) skip it; they still take part in the barriers and loads.
+        // rows) skip it; they still take part in the barriers and loads. With wgmma the
+        // products are the warpgroup's, and such a warp only skips its softmax (P = 0).
         const bool active = j0 <= pmax_w;
+        const bool mma_active = WG ? j0 <= pmax_wg : active;
         uint32_t pa16[kKeys / 16][4];  // P as A fragments: key tile pairs -> one k16 step
-        if (active) {
-            // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys.
+        float sc[kKeys / 8][4];  // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys
+        if (mma_active) {
             const gpu_bf16* kt = sk(buf);
-            float sc[kKeys / 8][4];
+            if constexpr (WG) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+                wgmma::fence();
 #pragma unroll
-            for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
+                for (int kk = 0; kk < D / 16; ++kk)  // k-step kk: dims 16kk.., two core matrices 128 bytes apart
+                    wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::smem_desc(kt + kk * 16 * 8, 128, (D / 8) * 128), kk > 0);
+                wgmma::commit();
+                wgmma::wait<0>();
+                wgmma::fence_operands(sc);
+#endif
+            } else {
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
+                for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
 #pragma unroll
-                for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
-                    uint32_t b[4];
-                    ldsm_x4(b, &kt[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
-                    mma16816(sc[nt], qa[kk], b[0], b[1]);
-                    mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
+                for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+                    for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
+                        uint32_t b[4];
+                        ldsm_x4(b, &kt[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
+                        mma16816(sc[nt], qa[kk], b[0], b[1]);
+                        mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
+                    }
                 }
             }
+        }
+        if (mma_active && !active) {
+#pragma unroll
+            for (int kk = 0; kk < kKeys / 16; ++kk) pa16[kk][0] = pa16[kk][1] = pa16[kk][2] = pa16[kk][3] = 0u;
+        }
+        if (active) {
             float ca, cb, sa = 0.f, sb = 0.f;
             const bool whole = g.softcap <= 0.f && j0 + kKeys - 1 <= pmin_w && (g.window <= 0 || pmax_w - j0 < g.window);
             if (whole) {
@@ -196,21 +248,35 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
             l_b = l_b * cb + sb;
             rescale_o(o, ca, cb);
         }
-        cp_async_wait_all_but_newest();  // V(j) has landed (K(j+1) may still be in flight)
-        __syncthreads();
-        if (more) load_tile<D>(sv(buf ^ 1), vc, table, j0 + kKeys, p_last, g, kvh);
+        tile_landed<WG>();  // V(j) (K(j+1) may still be in flight)
+        if (more) load_tile<D, WG>(sv(buf ^ 1), vc, table, j0 + kKeys, p_last, g, kvh);
         cp_async_commit();
-        if (active) {
+        if (mma_active) {
             // O += P V: k = keys (16 per step), n = head dims (8 per tile); V rows are keys: transpose.
             const gpu_bf16* vt = sv(buf);
+            if constexpr (WG) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+                wgmma::fence();  // o was rescaled, pa16 written, since the last wgmma
 #pragma unroll
-            for (int kk = 0; kk < kKeys / 16; ++kk) {
+                for (int kk = 0; kk < kKeys / 16; ++kk) {  // k-step kk: keys 16kk.., two row groups apart
+                    const uint64_t desc = wgmma::smem_desc(vt + kk * 16 * D, (D / 8) * 128, 128);
+                    if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], desc, 1);
+                    else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], desc, 1);
+                }
+                wgmma::commit();
+                wgmma::wait<0>();
+                wgmma::fence_operands(o);
+#endif
+            } else {
 #pragma unroll
-                for (int nt = 0; nt < D / 8; nt += 2) {
-                    uint32_t b[4];
-                    ldsm_x4_t(b, &vt[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
-                    mma16816(o[nt], pa16[kk], b[0], b[1]);
-                    mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
+                for (int kk = 0; kk < kKeys / 16; ++kk) {
+#pragma unroll
+                    for (int nt = 0; nt < D / 8; nt += 2) {
+                        uint32_t b[4];
+                        ldsm_x4_t(b, &vt[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
+                        mma16816(o[nt], pa16[kk], b[0], b[1]);
+                        mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
+                    }
                 }
             }
         }
@@ -253,8 +319,12 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
                                                static_cast<float*>(y->data), geo);
         return launched();
     };
-    if (head_dim == 128) return args(k_flash<128>, flash_smem_bytes<128>());
-    if (head_dim == 64) return args(k_flash<64>, flash_smem_bytes<64>());
+    // wgmma on sm_90 (this build's only code); RADIANCE_GPU_FLASH_WGMMA=0 keeps mma.sync (an A/B switch)
+    static const bool wg = env_flag("RADIANCE_GPU_FLASH_WGMMA", true);
+    if (wg && head_dim == 128) return args(k_flash<128, true>, flash_smem_bytes<128, true>());
+    if (wg && head_dim == 64) return args(k_flash<64, true>, flash_smem_bytes<64, true>());
+    if (head_dim == 128) return args(k_flash<128, false>, flash_smem_bytes<128, false>());
+    if (head_dim == 64) return args(k_flash<64, false>, flash_smem_bytes<64, false>());
 #else
     (void)a; (void)g; (void)n; (void)head_dim;
 #endif
