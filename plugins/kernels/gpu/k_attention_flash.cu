@@ -20,7 +20,9 @@
 
 #include "k_mma.h"
 #include "k_paged.h"
-#include "k_wgmma.h"
+#if RAD_GPU_CUDA
+#include "k_wgmma.h"  // Hopper only (CUDA): HIP builds compile the mma.sync path out too
+#endif
 
 namespace gpu {
 
