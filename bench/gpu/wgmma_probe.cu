@@ -24,7 +24,8 @@ __device__ uint32_t pack2(const __nv_bfloat16* p) {
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// mode 0: S = A . T^T over D (8 k-steps, m64n64); mode 1: O = A . T over the 64 rows (4 k-steps, m64n128).
+// mode 0: S = A . T^T over D (8 k-steps, m64n64); mode 1: O = A . T over the 64 rows (4 k-steps,
+// m64n128). lbo = 0: the descriptors the attention kernel builds (tile_desc_k_major / _mn_major).
 __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t, float* out, int mode, uint32_t lbo, uint32_t sbo) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     __shared__ __align__(128) unsigned char tile[ROWS * D * 2];
@@ -49,7 +50,7 @@ __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t
         gpu::wgmma::fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk)  // k-step kk: dims 16kk.. = chunks 2kk, 2kk+1
-            gpu::wgmma::wgmma_m64n64k16<0>(d, f[kk], gpu::wgmma::smem_desc(tile + kk * 2 * 128, lbo, sbo), kk > 0);
+            gpu::wgmma::wgmma_m64n64k16<0>(d, f[kk], lbo ? gpu::wgmma::smem_desc(tile + kk * 2 * 128, lbo, sbo) : gpu::wgmma::tile_desc_k_major<D>(tile, kk), kk > 0);
         gpu::wgmma::commit();
         gpu::wgmma::wait<0>();
         gpu::wgmma::fence_operands(d);
@@ -66,7 +67,7 @@ __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t
         gpu::wgmma::fence();
 #pragma unroll
         for (int kk = 0; kk < ROWS / 16; ++kk)  // k-step kk: rows (keys) 16kk.. = row groups 2kk, 2kk+1
-            gpu::wgmma::wgmma_m64n128k16<1>(d, f[kk], gpu::wgmma::smem_desc(tile + kk * 2 * (D / 8) * 128, lbo, sbo), kk > 0);
+            gpu::wgmma::wgmma_m64n128k16<1>(d, f[kk], lbo ? gpu::wgmma::smem_desc(tile + kk * 2 * (D / 8) * 128, lbo, sbo) : gpu::wgmma::tile_desc_mn_major<D>(tile, kk), kk > 0);
         gpu::wgmma::commit();
         gpu::wgmma::wait<0>();
         gpu::wgmma::fence_operands(d);
@@ -104,8 +105,10 @@ int main() {
     const uint32_t along_dims = 128, along_rows = (D / 8) * 128;
     struct Case { const char* name; int mode; uint32_t lbo, sbo; bool documented; };
     const Case cases[] = {
+        {"S=A.T^T  K-major  tile_desc_k_major (the kernel's)", 0, 0, 0, true},
         {"S=A.T^T  K-major  lbo=dims(128) sbo=rows(2048)", 0, along_dims, along_rows, true},
         {"S=A.T^T  K-major  lbo=rows(2048) sbo=dims(128)", 0, along_rows, along_dims, false},
+        {"O=P.T    MN-major tile_desc_mn_major (the kernel's)", 1, 0, 0, true},
         {"O=P.T    MN-major lbo=rows(2048) sbo=dims(128)", 1, along_rows, along_dims, true},
         {"O=P.T    MN-major lbo=dims(128) sbo=rows(2048)", 1, along_dims, along_rows, false},
     };

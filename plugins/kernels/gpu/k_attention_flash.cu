@@ -78,6 +78,66 @@ __device__ __forceinline__ void tile_landed() {
     __syncthreads();
 }
 
+// S (16 rows x kKeys keys of this warp) = Q K^T from the K tile kt: one warpgroup wgmma chain, or
+// ldmatrix + mma.sync per warp.
+template <int D, bool WG>
+__device__ __forceinline__ void qk_tile(float (&sc)[kKeys / 8][4], const uint32_t (&qa)[D / 16][4], const gpu_bf16* kt, int lane) {
+    if constexpr (WG) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        wgmma::fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::tile_desc_k_major<D>(kt, kk), kk > 0);
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::fence_operands(sc);
+#endif
+        return;
+    }
+    constexpr int P = D + 8;
+#pragma unroll
+    for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
+            uint32_t b[4];
+            ldsm_x4(b, &kt[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
+            mma16816(sc[nt], qa[kk], b[0], b[1]);
+            mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
+        }
+    }
+}
+
+// O += P V from the V tile vt: k = keys (16 per step), n = head dims; V rows are keys (transposed read).
+template <int D, bool WG>
+__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const uint32_t (&pa16)[kKeys / 16][4], const gpu_bf16* vt, int lane) {
+    if constexpr (WG) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        wgmma::fence();  // o was rescaled, pa16 written, since the last wgmma
+#pragma unroll
+        for (int kk = 0; kk < kKeys / 16; ++kk) {
+            if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+            else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+        }
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::fence_operands(o);
+#endif
+        return;
+    }
+    constexpr int P = D + 8;
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+#pragma unroll
+        for (int nt = 0; nt < D / 8; nt += 2) {
+            uint32_t b[4];
+            ldsm_x4_t(b, &vt[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
+            mma16816(o[nt], pa16[kk], b[0], b[1]);
+            mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
+        }
+    }
+}
+
 template <int D, bool WG>
 __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
                                                          const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
@@ -167,33 +227,7 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
         const bool mma_active = WG ? j0 <= pmax_wg : active;
         uint32_t pa16[kKeys / 16][4];  // P as A fragments: key tile pairs -> one k16 step
         float sc[kKeys / 8][4];  // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys
-        if (mma_active) {
-            const gpu_bf16* kt = sk(buf);
-            if constexpr (WG) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-                wgmma::fence();
-#pragma unroll
-                for (int kk = 0; kk < D / 16; ++kk)  // k-step kk: dims 16kk.., two core matrices 128 bytes apart
-                    wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::smem_desc(kt + kk * 16 * 8, 128, (D / 8) * 128), kk > 0);
-                wgmma::commit();
-                wgmma::wait<0>();
-                wgmma::fence_operands(sc);
-#endif
-            } else {
-#pragma unroll
-                for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
-#pragma unroll
-                for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-                    for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
-                        uint32_t b[4];
-                        ldsm_x4(b, &kt[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
-                        mma16816(sc[nt], qa[kk], b[0], b[1]);
-                        mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
-                    }
-                }
-            }
-        }
+        if (mma_active) qk_tile<D, WG>(sc, qa, sk(buf), lane);
         if (mma_active && !active) {
 #pragma unroll
             for (int kk = 0; kk < kKeys / 16; ++kk) pa16[kk][0] = pa16[kk][1] = pa16[kk][2] = pa16[kk][3] = 0u;
@@ -253,35 +287,7 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
         tile_landed<WG>();  // V(j) (K(j+1) may still be in flight)
         if (more) load_tile<D, WG>(sv(buf ^ 1), vc, table, j0 + kKeys, p_last, g, kvh);
         cp_async_commit();
-        if (mma_active) {
-            // O += P V: k = keys (16 per step), n = head dims (8 per tile); V rows are keys: transpose.
-            const gpu_bf16* vt = sv(buf);
-            if constexpr (WG) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-                wgmma::fence();  // o was rescaled, pa16 written, since the last wgmma
-#pragma unroll
-                for (int kk = 0; kk < kKeys / 16; ++kk) {  // k-step kk: keys 16kk.., two row groups apart
-                    const uint64_t desc = wgmma::smem_desc(vt + kk * 16 * D, (D / 8) * 128, 128);
-                    if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], desc, 1);
-                    else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], desc, 1);
-                }
-                wgmma::commit();
-                wgmma::wait<0>();
-                wgmma::fence_operands(o);
-#endif
-            } else {
-#pragma unroll
-                for (int kk = 0; kk < kKeys / 16; ++kk) {
-#pragma unroll
-                    for (int nt = 0; nt < D / 8; nt += 2) {
-                        uint32_t b[4];
-                        ldsm_x4_t(b, &vt[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
-                        mma16816(o[nt], pa16[kk], b[0], b[1]);
-                        mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
-                    }
-                }
-            }
-        }
+        if (mma_active) pv_tile<D, WG>(o, pa16, sv(buf), lane);
     }
     l_a = quad_sum(l_a);
     l_b = quad_sum(l_b);

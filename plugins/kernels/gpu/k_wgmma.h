@@ -33,6 +33,19 @@ __device__ __forceinline__ uint64_t smem_desc(const void* p, uint32_t lbo, uint3
            static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
 }
 
+// The tile as B of S = Q K^T (K-major) for the k-step of dims 16kk..: two core matrices 128 bytes
+// apart along the dims, (D / 8) * 128 apart along the keys.
+template <int D>
+__device__ __forceinline__ uint64_t tile_desc_k_major(const void* tile, int kk) {
+    return smem_desc(static_cast<const char*>(tile) + kk * 2 * 128, 128, (D / 8) * 128);
+}
+// The tile as B of O = P V (MN-major, transpose bit) for the k-step of keys 16kk..: two row groups
+// (D / 8) * 128 apart along the keys, dims 128 apart.
+template <int D>
+__device__ __forceinline__ uint64_t tile_desc_mn_major(const void* tile, int kk) {
+    return smem_desc(static_cast<const char*>(tile) + kk * 2 * (D / 8) * 128, (D / 8) * 128, 128);
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Orders this thread's earlier register writes (accumulators, A fragments) before the next wgmma.
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
