@@ -32,7 +32,7 @@ using namespace mma;
 
 constexpr int kRows = 128, kKeys = 64;
 
-constexpr int kWarpsFa = 8;  // 8 warps x 16 rows = kRows
+constexpr int kWarpsFa = 8, kThreadsFa = kWarpsFa * 32;  // 8 warps x 16 rows = kRows
 
 // Element offset of (key r, dim d) in a K or V tile: padded rows for ldmatrix, or wgmma's
 // core-matrix layout (d a multiple of 8 there).
@@ -44,18 +44,38 @@ __device__ __forceinline__ int tile_offset(int r, int d) {
 template <int D, bool WG>
 constexpr int tile_elems() { return kKeys * (WG ? D : D + 8); }
 
-// One 64-position tile of K or V from the paged cache into shared memory, asynchronously;
-// positions past `last` are zero-filled (they are masked, and zeros keep them finite).
+// Where a thread's 16-byte pieces of one 64-position tile live in the paged cache (element
+// offsets, kv head and dim included): the block table is read once a tile for K and V both, and
+// before the barrier that precedes the tile's loads, so the reads' latency passes while the block
+// waits there. With the lookup inside the copy loop every warp stalled between each table read
+// and its cp.async, four times a tile for K and again for V (prefill 4,096: 29.9k -> 31.9k tok/s).
+template <int D>
+struct TileSrc {
+    static constexpr int kPieces = kKeys * D / 8 / kThreadsFa;
+    static_assert(kKeys * D / 8 % kThreadsFa == 0, "a tile's 16-byte pieces spread evenly over the threads");
+    int64_t off[kPieces];
+};
+
+template <int D>
+__device__ __forceinline__ TileSrc<D> tile_src(const int32_t* table, int j0, int last, const FlashGeom& g, int kvh) {
+    TileSrc<D> src;
+#pragma unroll
+    for (int i = 0; i < TileSrc<D>::kPieces; ++i) {
+        const int e = threadIdx.x + i * kThreadsFa, r = e / (D / 8), d = (e % (D / 8)) * 8;
+        const int jj = min(j0 + r, last);  // past the last position: a valid address, zero-filled
+        src.off[i] = (paged_row(table, jj, g.block, g.block_shift) * g.n_head_kv + kvh) * D + d;
+    }
+    return src;
+}
+
+// One tile of K or V into shared memory, asynchronously; positions past `last` are zero-filled
+// (they are masked, and zeros keep them finite).
 template <int D, bool WG>
-__device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const int32_t* table, int j0, int last,
-                                          const FlashGeom& g, int kvh) {
-    for (int e = threadIdx.x; e < kKeys * D / 8; e += kWarpsFa * 32) {
-        const int r = e / (D / 8), d = (e % (D / 8)) * 8;
-        const int j = j0 + r;
-        const bool ok = j <= last;
-        const int jj = ok ? j : last;
-        const int64_t slot = (paged_row(table, jj, g.block, g.block_shift) * g.n_head_kv + kvh) * D + d;
-        cp_async16(&dst[tile_offset<D, WG>(r, d)], cache + slot, ok);
+__device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const TileSrc<D>& src, int j0, int last) {
+#pragma unroll
+    for (int i = 0; i < TileSrc<D>::kPieces; ++i) {
+        const int e = threadIdx.x + i * kThreadsFa, r = e / (D / 8), d = (e % (D / 8)) * 8;
+        cp_async16(&dst[tile_offset<D, WG>(r, d)], cache + src.off[i], j0 + r <= last);
     }
 }
 
@@ -139,7 +159,7 @@ __device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const uint32_t (&p
 }
 
 template <int D, bool WG>
-__global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
+__global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
                                                          const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
                                                          const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
                                                          float* __restrict__ y, FlashGeom g) {
@@ -174,8 +194,10 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     const int p_first = pos[r0], p_last = pos[r1 - 1];
 
     // Q tile -> bf16 in shared memory (rows past the sequence are zero), then into registers.
-    for (int e = threadIdx.x; e < kRows * D / 4; e += blockDim.x) {
-        const int r = e / (D / 4), d = (e % (D / 4)) * 4;
+    // Unrolled with the block size known, so a thread's loads all go out before its first store.
+#pragma unroll
+    for (int i = 0; i < kRows * D / 4 / kThreadsFa; ++i) {
+        const int e = threadIdx.x + i * kThreadsFa, r = e / (D / 4), d = (e % (D / 4)) * 4;
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
         if (r0 + r < r1) v = *reinterpret_cast<const float4*>(q + static_cast<int64_t>(r0 + r) * g.q_pitch + static_cast<int64_t>(h) * D + d);
         *reinterpret_cast<uint2*>(&smem[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
@@ -211,14 +233,19 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
     // S(j+1) run. Outstanding groups at the top of every iteration: K(j), V(j), in that order.
     const int j_begin = g.window > 0 ? max(0, p_first - g.window + 1) : 0;
     const int j_first = (j_begin / kKeys) * kKeys;
-    load_tile<D, WG>(sk(0), kc, table, j_first, p_last, g, kvh);
-    cp_async_commit();
-    load_tile<D, WG>(sv(0), vc, table, j_first, p_last, g, kvh);
-    cp_async_commit();
+    {
+        const TileSrc<D> src = tile_src<D>(table, j_first, p_last, g, kvh);
+        load_tile<D, WG>(sk(0), kc, src, j_first, p_last);
+        cp_async_commit();
+        load_tile<D, WG>(sv(0), vc, src, j_first, p_last);
+        cp_async_commit();
+    }
     for (int j0 = j_first, buf = 0; j0 <= p_last; j0 += kKeys, buf ^= 1) {
         const bool more = j0 + kKeys <= p_last;
+        TileSrc<D> next;  // the next tile's table reads go out before the wait
+        if (more) next = tile_src<D>(table, j0 + kKeys, p_last, g, kvh);
         tile_landed<WG>();  // K(j)
-        if (more) load_tile<D, WG>(sk(buf ^ 1), kc, table, j0 + kKeys, p_last, g, kvh);
+        if (more) load_tile<D, WG>(sk(buf ^ 1), kc, next, j0 + kKeys, p_last);
         cp_async_commit();
         // Warps whose rows all end before this tile (the diagonal tiles of the block's first
         // rows) skip it; they still take part in the barriers and loads. With wgmma the
@@ -285,7 +312,7 @@ __global__ void __launch_bounds__(kWarpsFa * 32) k_flash(const float* __restrict
             rescale_o(o, ca, cb);
         }
         tile_landed<WG>();  // V(j) (K(j+1) may still be in flight)
-        if (more) load_tile<D, WG>(sv(buf ^ 1), vc, table, j0 + kKeys, p_last, g, kvh);
+        if (more) load_tile<D, WG>(sv(buf ^ 1), vc, next, j0 + kKeys, p_last);
         cp_async_commit();
         if (mma_active) pv_tile<D, WG>(o, pa16, sv(buf), lane);
     }
@@ -321,7 +348,7 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
         // Above the default 48 KiB of dynamic shared memory a kernel must ask for it, once.
         static const gpuError_t attr = gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
         if (attr != gpuSuccess) return RAD_E_INTERNAL;
-        gpu_launch(kernel, grid, kWarpsFa * 32, smem, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
+        gpu_launch(kernel, grid, kThreadsFa, smem, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
                                                static_cast<const gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data),
                                                static_cast<const int32_t*>(cu->data), static_cast<const int32_t*>(bt->data),
                                                static_cast<float*>(y->data), geo);
