@@ -51,6 +51,20 @@ __global__ void k_glu(const float* x, int64_t px, float* y, int64_t py, int64_t 
     }
 }
 
+// The same, 4 columns a thread by 16-byte loads and stores (dim, px and py multiples of 4, x and
+// y 16-byte aligned): each value is computed exactly as in k_glu.
+template <int Kind>
+__global__ void k_glu4(const float* x, int64_t px, float* y, int64_t py, int64_t dim) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t i = blockIdx.y;
+    for (int64_t d = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; d < dim; d += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
+        const float4 g = *reinterpret_cast<const float4*>(x + i * px + d), u = *reinterpret_cast<const float4*>(x + i * px + dim + d);
+        auto act = [](float v) { return Kind == 0 ? silu(v) : gelu_tanh(v); };
+        *reinterpret_cast<float4*>(y + i * py + d) = make_float4(act(g.x) * u.x, act(g.y) * u.y, act(g.z) * u.z, act(g.w) * u.w);
+    }
+}
+
 __global__ void k_gelu(const float* x, int64_t px, float* y, int64_t py, int64_t dim, int tanh_form) {
     gpu_grid_wait();
     gpu_grid_release();
@@ -109,8 +123,10 @@ static int glu(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 1);
     if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
-    gpu_launch(k_glu<Kind>, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
-                                                             static_cast<float*>(y->data), pitch_elems(y), dim);
+    const bool vec = dim % 4 == 0 && pitch_elems(x) % 4 == 0 && pitch_elems(y) % 4 == 0 && reinterpret_cast<uintptr_t>(x->data) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(y->data) % 16 == 0;
+    gpu_launch(vec ? k_glu4<Kind> : k_glu<Kind>, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
+               static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();
 }
 int swiglu(const RadArgs* a) { return glu<0>(a); }

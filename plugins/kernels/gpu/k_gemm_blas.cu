@@ -29,6 +29,27 @@ __global__ void k_narrow(const float* x, int64_t px, T* out, int64_t K) {
     }
 }
 
+// The same, 8 values a thread: two 16-byte loads, one 16-byte store (K % 8 == 0, px % 4 == 0, x
+// 16-byte aligned). One value a thread left ~2 KiB in flight an SM at a time; a 4,096-token
+// prefill narrows ~0.65 GB a layer before its four cuBLASLt products.
+template <typename T>
+__global__ void k_narrow8(const float* x, int64_t px, T* out, int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t m = blockIdx.y;
+    for (int64_t k = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8; k < K; k += static_cast<int64_t>(gridDim.x) * blockDim.x * 8) {
+        const float4 a = *reinterpret_cast<const float4*>(x + m * px + k), b = *reinterpret_cast<const float4*>(x + m * px + k + 4);
+        const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        union { T h[8]; uint4 u; } o;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+            if constexpr (std::is_same_v<T, gpu_bf16>) o.h[e] = gpu_f32_to_bf16(v[e]);
+            else o.h[e] = gpu_f32_to_f16(v[e]);
+        }
+        *reinterpret_cast<uint4*>(out + m * K + k) = o.u;
+    }
+}
+
 template <typename W>
 __global__ void k_add_bias(float* y, int64_t py, const W* bias, int64_t N) {
     gpu_grid_wait();
@@ -151,7 +172,10 @@ int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
             const uint64_t xb_bytes = (static_cast<uint64_t>(M * K) * 2 + 255) / 256 * 256;
             if (kWorkspace + xb_bytes <= a->scratch_bytes) {
                 W* xb = reinterpret_cast<W*>(ws + kWorkspace);
-                gpu_launch(k_narrow<W>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
+                if (K % 8 == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0)
+                    gpu_launch(k_narrow8<W>, dim3(static_cast<unsigned>(ceil_div(K, 256 * 8)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
+                else
+                    gpu_launch(k_narrow<W>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
                 rc = lt_matmul(std::is_same_v<W, gpu_bf16> ? CUDA_R_16BF : CUDA_R_16F, w->data, xb, K, yp, py, M, N, K, ws, s);
             }
         }
