@@ -19,6 +19,11 @@
 #   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
+#   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
+#            duration, pipe use and the warps' stall reasons
+#   kb       rad-kbench on the 8B shapes, only the ops of KB_OPS (default gemm,attention), with speed
+#   envab    rad-enginebench AB_ARGS under each environment setting of AB_SET ("VAR=a VAR=b ..."),
+#            the whole list AB_ROUNDS times (default 2) so that pairs sit next to each other in time
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
 # bench/peers/llamacpp-pack.sh):
 #   peers-build   starts bench/peers/llamacpp-build.sh detached (CPU tree, then CUDA sm_90a; several
@@ -283,6 +288,27 @@ for stage in "$@"; do
       RADIANCE_GPU_GEMV_EARLY=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/gemv_early=$v: /"
     done 2>&1 | tee "$OUTD/earlyab.log" ;;
+  ncuflash)  # where the prefill attention kernel's time goes: one k_flash launch of a 4,096-token prefill
+    L2=/tmp/llama8b-2l
+    if [[ ! -s $L2.rad ]]; then
+      python3 "$root/tools/golden/make_random_llama.py" $L2 --layers 2 > /dev/null 2>&1
+      "$B/bin/rad-convert" $L2 -o $L2.rad 2>&1 | tail -1
+    fi
+    ncu --kernel-name regex:k_flash --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy \
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active" \
+      "$B/bin/rad-enginebench" $L2.rad --placement device --prefill 4096 --decode , --in 128 --out 8 > "$OUTD/ncuflash.txt" 2>&1
+    grep -E "k_flash|Duration|Throughput|Busy|Issue|Occupancy|Registers|stalled|pipe|Warp Cycles" "$OUTD/ncuflash.txt" |
+      awk '$NF + 0 > 0.05 || !/stalled/' | head -60 ;;
+  kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS, libgpu rows only
+    "$B/bin/rad-kbench" --shape llama3.1-8b --ops "${KB_OPS:-gemm,attention}" --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
+      tee -a "$OUTD/kb.log" ;;
+  envab)  # A/B switches, interleaved: AB_SET="VAR=0 VAR=1", AB_ARGS (rad-enginebench's), AB_ROUNDS
+    for round in $(seq "${AB_ROUNDS:-2}"); do
+      for setting in ${AB_SET:?envab needs AB_SET}; do
+        env "$setting" "$B/bin/rad-enginebench" $M8.rad --placement device ${AB_ARGS:---prefill 4096 --decode 1 --in 128 --out 64} 2>&1 |
+          grep -E "^(decode|prefill)" | sed "s/^/round $round $setting: /"
+      done
+    done 2>&1 | tee -a "$OUTD/envab.log" ;;
   decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
     ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
