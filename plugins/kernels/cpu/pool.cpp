@@ -24,27 +24,35 @@
 namespace cpu {
 namespace {
 
+// The published job is a seqlock: the region's caller (one at a time, under `region`) makes
+// `seq` odd, writes the fields, then makes it even; a worker reads an even `seq`, the fields, and
+// `seq` again, and retries when it moved. No mutex on the way in: with the job copied under a
+// mutex, 15 workers woken at once queued on it (and on its futex) at every region, which is
+// most of what a 16-thread decode step's ~200 regions cost beyond the arithmetic.
 struct Job {
     TaskFn fn = nullptr;
     void* ctx = nullptr;
     int64_t n = 0;
     int workers = 0;  // worker indices below this take part
-    uint64_t seq = 0;
 };
 
 struct Pool {
     int size = 1;
     std::atomic<int> forced{0};
     std::mutex region;  // one region at a time
-    std::mutex mu;      // guards job, sleeping, stop, threads
+    std::mutex mu;      // guards threads and the sleep handshake
     std::condition_variable cv;
     std::vector<std::thread> threads;
-    std::atomic<uint64_t> seq{0};  // the published job's number; spun on by idle workers
-    Job job;
+    std::atomic<uint64_t> seq{0};  // even: job seq / 2 published; odd: being written
+    std::atomic<TaskFn> fn{nullptr};
+    std::atomic<void*> ctx{nullptr};
+    std::atomic<int64_t> n{0};
+    std::atomic<int> workers{0};
     std::atomic<int64_t> next{0};
     std::atomic<int> done{0};
-    int sleeping = 0;
-    bool stop = false;
+    std::atomic<int> sleeping{0};
+    std::atomic<bool> stop{false};
+    std::chrono::microseconds spin{60};  // how long an idle worker polls before it sleeps
     bool initialised = false;
 };
 
@@ -61,6 +69,33 @@ void drain(const Job& j, std::atomic<int64_t>& next) {
     for (int64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < j.n;) j.fn(j.ctx, t);
 }
 
+void publish(Pool& P, const Job& j) {
+    const uint64_t s = P.seq.load(std::memory_order_relaxed);
+    P.seq.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    P.fn.store(j.fn, std::memory_order_relaxed);
+    P.ctx.store(j.ctx, std::memory_order_relaxed);
+    P.n.store(j.n, std::memory_order_relaxed);
+    P.workers.store(j.workers, std::memory_order_relaxed);
+    P.seq.store(s + 2, std::memory_order_release);
+}
+
+// The job published as `s` (even), or false when `seq` moved while it was read.
+bool read_job(const Pool& P, uint64_t s, Job& j) {
+    j.fn = P.fn.load(std::memory_order_relaxed);
+    j.ctx = P.ctx.load(std::memory_order_relaxed);
+    j.n = P.n.load(std::memory_order_relaxed);
+    j.workers = P.workers.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return P.seq.load(std::memory_order_relaxed) == s;
+}
+
+// A published job newer than `seen` (an even seq), or `seen` itself.
+uint64_t newer(const Pool& P, uint64_t seen) {
+    const uint64_t s = P.seq.load(std::memory_order_acquire);
+    return s != seen && s % 2 == 0 ? s : seen;
+}
+
 void worker_main(Pool& P, int index, uint64_t seen) {
     t_in_region = true;
     using clock = std::chrono::steady_clock;
@@ -68,22 +103,25 @@ void worker_main(Pool& P, int index, uint64_t seen) {
         // Decode issues regions back to back with a few microseconds between them: spin that
         // long before sleeping, no longer (the machine is shared).
         const auto t0 = clock::now();
-        for (int spins = 1; P.seq.load(std::memory_order_acquire) == seen; ++spins) {
+        uint64_t s = newer(P, seen);
+        for (int spins = 1; s == seen && !P.stop.load(std::memory_order_relaxed); ++spins, s = newer(P, seen)) {
             CPU_PAUSE();
-            if (spins % 128 == 0 && clock::now() - t0 > std::chrono::microseconds(60)) break;
+            if (spins % 128 == 0 && clock::now() - t0 > P.spin) break;
         }
-        Job j;
-        {
+        if (s == seen) {
+            // Asleep until a caller publishes: `sleeping` is raised before `seq` is read again
+            // and the caller reads `sleeping` after publishing (both sequentially consistent),
+            // so either this thread sees the new job or the caller sees it asleep and notifies.
             std::unique_lock<std::mutex> lk(P.mu);
-            while (P.seq.load(std::memory_order_relaxed) == seen && !P.stop) {
-                ++P.sleeping;
-                P.cv.wait(lk);
-                --P.sleeping;
-            }
-            if (P.stop) return;
-            j = P.job;
-            seen = j.seq;
+            P.sleeping.fetch_add(1, std::memory_order_seq_cst);
+            while ((s = newer(P, seen)) == seen && !P.stop.load(std::memory_order_seq_cst)) P.cv.wait(lk);
+            P.sleeping.fetch_sub(1, std::memory_order_relaxed);
         }
+        if (P.stop.load(std::memory_order_acquire)) return;
+        if (s == seen) continue;
+        Job j;
+        if (!read_job(P, s, j)) continue;  // a newer job is being written: take that one
+        seen = s;
         if (index < j.workers) {
             drain(j, P.next);
             P.done.fetch_add(1, std::memory_order_release);
@@ -114,6 +152,11 @@ void pool_init() {
         if (end != e && *end == '\0' && v > 0 && v <= 1024) n = static_cast<int>(v);
     }
     P.size = n;
+    if (const char* e = std::getenv("RADIANCE_CPU_SPIN_US")) {
+        char* end = nullptr;
+        long v = std::strtol(e, &end, 10);
+        if (end != e && *end == '\0' && v >= 0 && v <= 1000000) P.spin = std::chrono::microseconds(v);
+    }
 }
 
 void pool_shutdown() {
@@ -122,13 +165,12 @@ void pool_shutdown() {
     std::vector<std::thread> ts;
     {
         std::lock_guard<std::mutex> lk(P.mu);
-        P.stop = true;
+        P.stop.store(true, std::memory_order_seq_cst);
         ts.swap(P.threads);
     }
     P.cv.notify_all();
     for (auto& t : ts) t.join();
-    std::lock_guard<std::mutex> lk(P.mu);
-    P.stop = false;
+    P.stop.store(false, std::memory_order_seq_cst);
 }
 
 int pool_size() { return pool().size; }
@@ -159,18 +201,20 @@ void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx) {
     std::unique_lock<std::mutex> region(P.region, std::try_to_lock);
     if (!region.owns_lock()) return serial();  // another thread's region holds the pool
     const int workers = threads - 1;
-    Job j;
-    {
+    if (static_cast<int>(P.threads.size()) < workers) {  // only regions (holding `region`) grow it
         std::lock_guard<std::mutex> lk(P.mu);
         while (static_cast<int>(P.threads.size()) < workers)
             P.threads.emplace_back(worker_main, std::ref(P), static_cast<int>(P.threads.size()),
                                    P.seq.load(std::memory_order_relaxed));
-        P.next.store(0, std::memory_order_relaxed);
-        P.done.store(0, std::memory_order_relaxed);
-        j = Job{fn, ctx, n_tasks, workers, P.seq.load(std::memory_order_relaxed) + 1};
-        P.job = j;
-        P.seq.store(j.seq, std::memory_order_release);
-        if (P.sleeping) P.cv.notify_all();
+    }
+    const Job j{fn, ctx, n_tasks, workers};
+    P.next.store(0, std::memory_order_relaxed);
+    P.done.store(0, std::memory_order_relaxed);
+    publish(P, j);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // the publication before the read of `sleeping`
+    if (P.sleeping.load(std::memory_order_relaxed) > 0) {
+        std::lock_guard<std::mutex> lk(P.mu);
+        P.cv.notify_all();
     }
     t_in_region = true;
     drain(j, P.next);

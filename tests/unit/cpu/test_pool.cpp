@@ -3,6 +3,7 @@
 // deadlocking, the forced count overrides the size heuristic, and the pool restarts after
 // shutdown.
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -32,6 +33,28 @@ TEST_CASE("every task runs exactly once", "[pool]") {
             auto counts = run_counts(n, threads);
             for (int c : counts) REQUIRE(c == 1);
         }
+}
+
+TEST_CASE("back-to-back regions of changing widths run every task once", "[pool]") {
+    // Workers outside a narrow region read the job while the next one may be published: the
+    // seqlock must never hand a worker a mix of two jobs (which would run tasks twice or never).
+    std::vector<std::atomic<int>> hits(64);
+    for (int rep = 0; rep < 20000; ++rep) {
+        const int threads = 2 + rep % 6;
+        const int64_t n = 1 + rep % 64;
+        cpu::parallel_for(n, threads, [&](int64_t t) { hits[static_cast<size_t>(t)].fetch_add(1, std::memory_order_relaxed); });
+        for (int64_t t = 0; t < n; ++t) REQUIRE(hits[static_cast<size_t>(t)].exchange(0) == 1);
+    }
+}
+
+TEST_CASE("sleeping workers wake for the next region", "[pool]") {
+    // Longer than the workers' spin between regions: they sleep, and each region must wake them
+    // (a lost wake-up would leave the caller waiting for its workers forever).
+    for (int rep = 0; rep < 20; ++rep) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto counts = run_counts(32, 4);
+        for (int c : counts) REQUIRE(c == 1);
+    }
 }
 
 TEST_CASE("a region opened inside a task runs inline", "[pool]") {
