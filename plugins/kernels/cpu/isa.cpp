@@ -100,10 +100,18 @@ void isa_init() {
         // Intel by default; RADIANCE_CPU_PREFETCH=0/1 decides elsewhere (docs/PERFORMANCE.md).
         g_decode_prefetch = !g_feat.intel;
         if (const char* e = std::getenv("RADIANCE_CPU_PREFETCH")) g_decode_prefetch = std::strcmp(e, "0") != 0;
+        if (const char* e = std::getenv("RADIANCE_CPU_GEMV_ROWS")) g_decode_rows = std::strcmp(e, "0") != 0;
+        if (const char* e = std::getenv("RADIANCE_CPU_GEMV_AHEAD")) {
+            char* end = nullptr;
+            const long v = std::strtol(e, &end, 10);
+            if (end != e && *end == '\0' && v >= 0 && v <= (1 << 20)) g_decode_rows_ahead = static_cast<int>(v);
+        }
     });
 }
 
 bool g_decode_prefetch = true;
+bool g_decode_rows = true;
+int g_decode_rows_ahead = 2048;
 
 bool isa_supported(int level) { return level >= 0 && level < kIsaCount && g_supported[level]; }
 int isa_level() { return g_level.load(std::memory_order_relaxed); }
