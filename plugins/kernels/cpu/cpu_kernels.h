@@ -139,7 +139,7 @@ void isa_init();
 // Whether decode tiles prefetch the next tile's weight lines: on except on Intel CPUs (measured:
 // helps on Zen 3, hurts on a 16-thread Xeon); RADIANCE_CPU_PREFETCH=0/1 overrides.
 extern bool g_decode_prefetch;
-// Whether decode at one or two x rows walks w a row at a time (one contiguous stream a slice)
+// Whether decode (at most 8 x rows) walks w a row at a time (one contiguous stream a slice)
 // instead of in register tiles of kNR rows; RADIANCE_CPU_GEMV_ROWS=0 keeps the tiles.
 extern bool g_decode_rows;
 // How far ahead (bytes) that row walk prefetches w into cache; 0: none. RADIANCE_CPU_GEMV_AHEAD.
