@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cpu_kernels.h"
+#include "env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -101,11 +102,7 @@ void isa_init() {
         g_decode_prefetch = !g_feat.intel;
         if (const char* e = std::getenv("RADIANCE_CPU_PREFETCH")) g_decode_prefetch = std::strcmp(e, "0") != 0;
         if (const char* e = std::getenv("RADIANCE_CPU_GEMV_ROWS")) g_decode_rows = std::strcmp(e, "0") != 0;
-        if (const char* e = std::getenv("RADIANCE_CPU_GEMV_AHEAD")) {
-            char* end = nullptr;
-            const long v = std::strtol(e, &end, 10);
-            if (end != e && *end == '\0' && v >= 0 && v <= (1 << 20)) g_decode_rows_ahead = static_cast<int>(v);
-        }
+        g_decode_rows_ahead = static_cast<int>(env_long("RADIANCE_CPU_GEMV_AHEAD", 0, 1 << 20, g_decode_rows_ahead));
     });
 }
 

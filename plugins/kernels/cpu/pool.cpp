@@ -1,6 +1,8 @@
 // pool.cpp: the persistent thread pool behind parallel_run, and avx_par_force.
 #include "pool.h"
 
+#include "env.h"
+
 #include <radiance/rad_plugin.h>
 #include <sched.h>
 
@@ -145,18 +147,8 @@ void pool_init() {
     std::lock_guard<std::mutex> lk(P.mu);
     if (P.initialised) return;
     P.initialised = true;
-    int n = machine_threads();
-    if (const char* e = std::getenv("RADIANCE_THREADS")) {
-        char* end = nullptr;
-        long v = std::strtol(e, &end, 10);
-        if (end != e && *end == '\0' && v > 0 && v <= 1024) n = static_cast<int>(v);
-    }
-    P.size = n;
-    if (const char* e = std::getenv("RADIANCE_CPU_SPIN_US")) {
-        char* end = nullptr;
-        long v = std::strtol(e, &end, 10);
-        if (end != e && *end == '\0' && v >= 0 && v <= 1000000) P.spin = std::chrono::microseconds(v);
-    }
+    P.size = static_cast<int>(env_long("RADIANCE_THREADS", 1, 1024, machine_threads()));
+    P.spin = std::chrono::microseconds(env_long("RADIANCE_CPU_SPIN_US", 0, 1000000, P.spin.count()));
 }
 
 void pool_shutdown() {

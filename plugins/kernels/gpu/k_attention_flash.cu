@@ -104,12 +104,10 @@ template <int D, bool WG>
 __device__ __forceinline__ void qk_tile(float (&sc)[kKeys / 8][4], const uint32_t (&qa)[D / 16][4], const gpu_bf16* kt, int lane) {
     if constexpr (WG) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        wgmma::fence();
+        wgmma::chain_and_wait(sc, [&] {
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::tile_desc_k_major<D>(kt, kk), kk > 0);
-        wgmma::commit();
-        wgmma::wait<0>();
-        wgmma::fence_operands(sc);
+            for (int kk = 0; kk < D / 16; ++kk) wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::tile_desc_k_major<D>(kt, kk), kk > 0);
+        });
 #endif
         return;
     }
@@ -133,15 +131,13 @@ template <int D, bool WG>
 __device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const uint32_t (&pa16)[kKeys / 16][4], const gpu_bf16* vt, int lane) {
     if constexpr (WG) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        wgmma::fence();  // o was rescaled, pa16 written, since the last wgmma
+        wgmma::chain_and_wait(o, [&] {  // o was rescaled, pa16 written, since the last chain
 #pragma unroll
-        for (int kk = 0; kk < kKeys / 16; ++kk) {
-            if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
-            else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
-        }
-        wgmma::commit();
-        wgmma::wait<0>();
-        wgmma::fence_operands(o);
+            for (int kk = 0; kk < kKeys / 16; ++kk) {
+                if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+                else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+            }
+        });
 #endif
         return;
     }

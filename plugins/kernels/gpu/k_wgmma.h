@@ -64,6 +64,18 @@ __device__ __forceinline__ void fence_operands(float (&d)[NT][4]) {
         asm volatile("" : "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])::"memory");
 }
 
+// One chain of wgmma issued by `issue`, committed and waited for: the fence orders the registers
+// written since the last chain (accumulators, A fragments) before it, and the accumulators d are
+// pinned after the wait.
+template <int NT, class Issue>
+__device__ __forceinline__ void chain_and_wait(float (&d)[NT][4], Issue&& issue) {
+    fence();
+    issue();
+    commit();
+    wait<0>();
+    fence_operands(d);
+}
+
 // Generated wrappers (accumulate = 0: d = a * B; 1: d += a * B).
 // d (64 x 64, f32) (+)= a (64 x 16, bf16, this warp's 16 rows in registers) * B (64 columns of 16 k, smem descriptor).
 template <int TRANS_B>
