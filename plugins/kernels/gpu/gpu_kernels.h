@@ -6,6 +6,9 @@
 
 namespace gpu {
 
+// The card's multiprocessors (device.cpp).
+int sm_count();
+
 // Elementwise and row ops (k_elementwise.cu).
 int embed(const RadArgs* a);
 int add(const RadArgs* a);

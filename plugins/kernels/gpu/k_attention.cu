@@ -18,8 +18,6 @@
 
 namespace gpu {
 
-int sm_count();  // device.cpp
-
 namespace {
 
 constexpr int kWarps = 4;

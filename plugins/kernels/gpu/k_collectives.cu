@@ -32,8 +32,6 @@
 
 namespace gpu {
 
-int sm_count();  // device.cpp
-
 namespace {
 
 constexpr int kMaxRanks = 8;

@@ -17,8 +17,6 @@
 
 namespace gpu {
 
-int sm_count();  // device.cpp
-
 namespace {
 
 // NaN loses to everything and +inf ties with the largest float, as the host sampler maps them.
