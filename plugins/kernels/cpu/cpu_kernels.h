@@ -144,6 +144,11 @@ extern bool g_decode_prefetch;
 extern bool g_decode_rows;
 // How far ahead (bytes) that row walk prefetches w into cache; 0: none. RADIANCE_CPU_GEMV_AHEAD.
 extern int g_decode_rows_ahead;
+// The fewest 12-row tiles of w a decode task streams (RADIANCE_CPU_DECODE_TILES, default 4).
+// At 16 the 1B shape's narrow projections (N = 2048-3072) made one task per thread, so a thread
+// a busy VM slowed held up every region; with 4, three or four tasks a thread let the others take
+// its share: tg128 on the H200 host's 16 cores 36.5-44.2 -> 39.4-45.5 tok/s (docs/PERFORMANCE.md).
+extern int g_decode_min_tiles;
 const char* isa_features();  // e.g. "avx2 fma f16c", for a human
 
 }  // namespace cpu

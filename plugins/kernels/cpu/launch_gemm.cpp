@@ -70,10 +70,12 @@ void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
     const int64_t m_blocks = (g.M + m_block - 1) / m_block;
     const int64_t tiles = (g.N + nr - 1) / nr;
     // Several tasks per thread (dynamic scheduling evens out a core taken by another process),
-    // each at least 16 tiles (192 rows of w) wide; in prefill at most 21 tiles (252 rows), so
-    // a slice's K block of w stays in L2 (252 x 512 x 4 B = 504 KiB at f32).
+    // each at least 16 tiles (192 rows of w; in decode g_decode_min_tiles, 48 rows) wide; in
+    // prefill at most 21 tiles (252 rows), so a slice's K block of w stays in L2 (252 x 512 x 4 B
+    // = 504 KiB at f32).
     const int64_t want = std::max<int64_t>(1, (int64_t{threads} * 8 + m_blocks - 1) / m_blocks);
-    int64_t slices = std::min<int64_t>(want, std::max<int64_t>(1, tiles / 16));
+    const int64_t min_tiles = g.M <= 8 ? g_decode_min_tiles : 16;
+    int64_t slices = std::min<int64_t>(want, std::max<int64_t>(1, tiles / min_tiles));
     if (g.M > 8) slices = std::max<int64_t>(slices, (tiles + 20) / 21);
     if (m_blocks * slices < threads) slices = std::min<int64_t>(tiles, (threads + m_blocks - 1) / m_blocks);
     const int64_t per_slice = (tiles + slices - 1) / slices * nr;
