@@ -2,6 +2,7 @@
 #include "pool.h"
 
 #include "env.h"
+#include "numa.h"
 
 #include <radiance/rad_plugin.h>
 #include <sched.h>
@@ -55,6 +56,7 @@ struct Pool {
     std::atomic<int> sleeping{0};
     std::atomic<bool> stop{false};
     std::chrono::microseconds spin{60};  // how long an idle worker polls before it sleeps
+    std::vector<NumaNode> nodes;          // two or more, or none (numa.h)
     bool initialised = false;
 };
 
@@ -66,6 +68,15 @@ Pool& pool() {
 }
 
 thread_local bool t_in_region = false;  // set on workers and on a caller inside its region
+thread_local bool t_interleaved = false;  // this thread's allocations already spread over the nodes
+
+// On a machine of several nodes: this thread allocates interleaved over them (once), and worker
+// `index` (-1: a region's caller, left unbound) runs on its node's CPUs.
+void join_nodes(const Pool& P, int index) {
+    if (P.nodes.empty()) return;
+    if (!t_interleaved) t_interleaved = interleave_memory(P.nodes);
+    if (const int n = worker_node(index, P.nodes.size()); n >= 0) bind_to_node(P.nodes[static_cast<size_t>(n)]);
+}
 
 void drain(const Job& j, std::atomic<int64_t>& next) {
     for (int64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < j.n;) j.fn(j.ctx, t);
@@ -100,6 +111,7 @@ uint64_t newer(const Pool& P, uint64_t seen) {
 
 void worker_main(Pool& P, int index, uint64_t seen) {
     t_in_region = true;
+    join_nodes(P, index);
     using clock = std::chrono::steady_clock;
     for (;;) {
         // Decode issues regions back to back with a few microseconds between them: spin that
@@ -132,12 +144,8 @@ void worker_main(Pool& P, int index, uint64_t seen) {
 }
 
 int machine_threads() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0) return n;
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
+    const size_t n = allowed_cpus().size();
+    return n > 0 ? static_cast<int>(n) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
@@ -149,6 +157,11 @@ void pool_init() {
     P.initialised = true;
     P.size = static_cast<int>(env_long("RADIANCE_THREADS", 1, 1024, machine_threads()));
     P.spin = std::chrono::microseconds(env_long("RADIANCE_CPU_SPIN_US", 0, 1000000, P.spin.count()));
+    if (env_long("RADIANCE_CPU_NUMA", 0, 1, 1) == 1) {
+        std::vector<NumaNode> nodes = numa_nodes("/sys/devices/system/node", allowed_cpus());
+        if (nodes.size() > 1) P.nodes = std::move(nodes);
+    }
+    join_nodes(P, -1);  // the opening thread: the container's pages it reads in spread too
 }
 
 void pool_shutdown() {
@@ -192,6 +205,7 @@ void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx) {
     Pool& P = pool();
     std::unique_lock<std::mutex> region(P.region, std::try_to_lock);
     if (!region.owns_lock()) return serial();  // another thread's region holds the pool
+    join_nodes(P, -1);  // the caller's first touches of the weights spread over the nodes too
     const int workers = threads - 1;
     if (static_cast<int>(P.threads.size()) < workers) {  // only regions (holding `region`) grow it
         std::lock_guard<std::mutex> lk(P.mu);
