@@ -1,4 +1,6 @@
-// gemm cases: decode (M = 1..9, across the M <= 8 band of cpu_gemm_decode) and prefill shapes of
+// gemm cases: decode (M = 1..9, across the M <= 8 band of cpu_gemm_decode), short prompts on
+// both sides of the row walk's limit (23-25 rows: blocks of 8 x rows over 16-row chunks of w,
+// ragged in both), and prefill shapes of
 // real models (Qwen2.5-0.5B: 896 / 4864 / vocab 151936; 2048; 4096), every weight dtype, bias,
 // pitched views, and odd sizes that leave tails in every vector width and tile and cross the K
 // blocks (256, 512), w slices (288 rows) and m groups (512 rows) of the prefill kernels.
@@ -37,6 +39,9 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
     for (int64_t M : {1, 17}) gemm(g, out, M, 128, 896, RAD_BF16, true);  // k / v projections
     for (int64_t M : {2, 5, 8, 9}) gemm(g, out, M, 896, 896, RAD_BF16, true);
     gemm(g, out, 3, 37, 1001, RAD_F32, true);
+    gemm(g, out, 23, 37, 1001, RAD_BF16, true);
+    gemm(g, out, 24, 896, 896, RAD_BF16, false);
+    gemm(g, out, 25, 61, 896, RAD_F16, true);
     gemm(g, out, 17, 37, 1001, RAD_F16, false);
     gemm(g, out, 1, 1, 7, RAD_BF16, false);
     gemm(g, out, 64, 5, 3, RAD_BF16, true);

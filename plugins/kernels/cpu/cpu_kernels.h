@@ -149,6 +149,11 @@ extern int g_decode_rows_ahead;
 // a busy VM slowed held up every region; with 4, three or four tasks a thread let the others take
 // its share: tg128 on the H200 host's 16 cores 36.5-44.2 -> 39.4-45.5 tok/s (docs/PERFORMANCE.md).
 extern int g_decode_min_tiles;
+// The most rows of x the row walk serves (default 24, at least 8, RADIANCE_CPU_ROW_WALK_ROWS);
+// more go to the packed prefill kernel. On the 2-core Xeon VM (Qwen2.5-0.5B shape) it prefilled
+// 12 / 16 / 24-token prompts 1.7-3.1x / 1.4x / 1.1x faster than the packed kernel, whose packing
+// and edge tiles weigh most at small M, and 32 / 64 tokens 0.88x / 0.74x as fast.
+extern int g_row_walk_rows;
 const char* isa_features();  // e.g. "avx2 fma f16c", for a human
 
 }  // namespace cpu

@@ -104,6 +104,7 @@ void isa_init() {
         if (const char* e = std::getenv("RADIANCE_CPU_GEMV_ROWS")) g_decode_rows = std::strcmp(e, "0") != 0;
         g_decode_rows_ahead = static_cast<int>(env_long("RADIANCE_CPU_GEMV_AHEAD", 0, 1 << 20, g_decode_rows_ahead));
         g_decode_min_tiles = static_cast<int>(env_long("RADIANCE_CPU_DECODE_TILES", 1, 1 << 20, g_decode_min_tiles));
+        g_row_walk_rows = static_cast<int>(env_long("RADIANCE_CPU_ROW_WALK_ROWS", 8, 4096, g_row_walk_rows));
     });
 }
 
@@ -111,6 +112,7 @@ bool g_decode_prefetch = true;
 bool g_decode_rows = true;
 int g_decode_rows_ahead = 2048;
 int g_decode_min_tiles = 4;
+int g_row_walk_rows = 24;
 
 bool isa_supported(int level) { return level >= 0 && level < kIsaCount && g_supported[level]; }
 int isa_level() { return g_level.load(std::memory_order_relaxed); }

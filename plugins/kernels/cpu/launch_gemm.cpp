@@ -74,7 +74,7 @@ void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
     // prefill at most 21 tiles (252 rows), so a slice's K block of w stays in L2 (252 x 512 x 4 B
     // = 504 KiB at f32).
     const int64_t want = std::max<int64_t>(1, (int64_t{threads} * 8 + m_blocks - 1) / m_blocks);
-    const int64_t min_tiles = g.M <= 8 ? g_decode_min_tiles : 16;
+    const int64_t min_tiles = g.M <= g_row_walk_rows ? g_decode_min_tiles : 16;
     int64_t slices = std::min<int64_t>(want, std::max<int64_t>(1, tiles / min_tiles));
     if (g.M > 8) slices = std::max<int64_t>(slices, (tiles + 20) / 21);
     if (m_blocks * slices < threads) slices = std::min<int64_t>(tiles, (threads + m_blocks - 1) / m_blocks);
@@ -129,7 +129,7 @@ int launch(const RadArgs* a, bool decode) {
     if (kt.gemm_bf16dot && g.wdt == RAD_BF16) {  // level 3
         static thread_local std::vector<uint16_t> packed;
         run_blocks(g, bf16dot_kernel(g, packed), decode ? g.M : kMBlock);
-    } else if (decode || g.M <= 8) {
+    } else if (decode || g.M <= g_row_walk_rows) {
         run_blocks(g, kt.gemm, g.M);
     } else {
         run_packed(g);
