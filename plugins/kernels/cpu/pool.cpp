@@ -5,7 +5,6 @@
 #include "numa.h"
 
 #include <radiance/rad_plugin.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
