@@ -19,6 +19,7 @@
 #   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
+#   httpab   the HTTP stage at 64 / 256 clients under each --max-batch-tokens of HTTP_TOKENS (the step's token budget)
 #   cpu16env llama.cpp's tg128 and libcpu's under each setting of CPU_AB_SET, interleaved (CPU_AB_ROUNDS)
 #   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
 #            duration, pipe use and the warps' stall reasons
@@ -426,6 +427,18 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
         --prompt-tokens 128 --output-tokens 128 2>&1 | sed "s/^/http c=$c: /"
     done 2>&1 | tee "$OUTD/http.log"
     kill $spid; wait $spid 2>/dev/null ;;
+  httpab)  # the front end's token budget a step at 64 / 256 clients: radiance serve --placement device with each --max-batch-tokens of HTTP_TOKENS (default 512 2048 8192), radbench 4 requests a client, 128 in / 128 out
+    for tb in ${HTTP_TOKENS:-512 2048 8192}; do
+      "$B/bin/radiance" serve --model $M8.rad --placement device --port 8089 --max-seqs 256 --max-ctx 512 --max-queue 1024 \
+        --max-batch-tokens "$tb" > "$OUTD/serve-$tb.log" 2>&1 &
+      spid=$!
+      for _ in $(seq 1 90); do curl -sf http://127.0.0.1:8089/ready >/dev/null && break; sleep 2; done
+      for c in 64 256; do
+        python3 "$root/tools/radbench/radbench.py" --url http://127.0.0.1:8089 --concurrency $c --requests $((4 * c)) \
+          --prompt-tokens 128 --output-tokens 128 2>&1 | sed "s/^/httpab tokens=$tb c=$c: /"
+      done
+      kill $spid; wait $spid 2>/dev/null
+    done 2>&1 | tee "$OUTD/httpab.log" ;;
   cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, decode walk, prefetch, spin and thread count
     cpu16_prep llama3.2-1b >/dev/null 2>&1
     trap 'peers_resume; exit 143' TERM INT
