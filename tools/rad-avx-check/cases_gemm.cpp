@@ -42,6 +42,10 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
     gemm(g, out, 23, 37, 1001, RAD_BF16, true);
     gemm(g, out, 24, 896, 896, RAD_BF16, false);
     gemm(g, out, 25, 61, 896, RAD_F16, true);
+    // AMX tiles where the CPU has them (bf16, K a multiple of 32): ragged x rows and w columns,
+    // bias, and groups of 32 x rows at K = 4,864
+    gemm(g, out, 40, 100, 64, RAD_BF16, true);
+    gemm(g, out, 130, 96, 4864, RAD_BF16, true);
     gemm(g, out, 17, 37, 1001, RAD_F16, false);
     gemm(g, out, 1, 1, 7, RAD_BF16, false);
     gemm(g, out, 64, 5, 3, RAD_BF16, true);

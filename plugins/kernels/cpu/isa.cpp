@@ -10,6 +10,7 @@
 
 #include "cpu_kernels.h"
 #include "env.h"
+#include "gemm_amx.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -88,6 +89,7 @@ void isa_init() {
             if (!g_describe.empty()) g_describe.push_back(' ');
             g_describe.append(n);
         }
+        if (amx_available()) g_describe.append(g_describe.empty() ? "amx_bf16" : " amx_bf16");  // prefill gemm tiles
         if (g_describe.empty()) g_describe = "none";
         int level = best_level();
         // RADIANCE_CPU_ISA (scalar, avx2, avx512, avx512bf16) picks a level this machine runs:

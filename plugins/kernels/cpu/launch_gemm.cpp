@@ -1,11 +1,13 @@
 // launch_gemm.cpp: the two gemm rows. cpu_gemm_decode (M <= 8) splits only N, so every weight
-// row is streamed from memory once for all M rows. cpu_gemm (any M; M <= 8 as decode) packs x
+// row is streamed from memory once for all M rows. cpu_gemm (any M; up to g_row_walk_rows as
+// decode) runs bf16 weights on AMX tiles where the CPU has them (gemm_amx.cpp), else packs x
 // once, then splits y into groups of m-tiles by slices of N for the packed kernel. At level 3
 // (AVX512_BF16, opt-in) bf16 weights go through the dot-product kernel over x split exactly into
 // three bf16 parts, in blocks of kMBlock rows.
 #include <cstring>
 #include <vector>
 
+#include "gemm_amx.h"
 #include "launch_util.h"
 
 namespace {
@@ -62,11 +64,16 @@ BlockFn bf16dot_kernel(GemmArgs& g, std::vector<uint16_t>& packed) {
     return kt.gemm_bf16dot;
 }
 
+// Threads for a gemm of this size: one per 4 * kMinWorkPerThread multiply-adds, up to the pool.
+int gemm_threads(const GemmArgs& g) {
+    const double flops = 2.0 * static_cast<double>(g.M) * static_cast<double>(g.N) * static_cast<double>(g.K);
+    return threads_for(flops, 4 * kMinWorkPerThread);
+}
+
 // y[m-block, n-slice] tasks; `m_block` rows per block (M for decode).
 void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
     const int nr = 12;  // slices hold whole register tiles of every kernel (3 or 4 rows of w)
-    const double flops = 2.0 * static_cast<double>(g.M) * static_cast<double>(g.N) * static_cast<double>(g.K);
-    const int threads = threads_for(flops, 4 * kMinWorkPerThread);
+    const int threads = gemm_threads(g);
     const int64_t m_blocks = (g.M + m_block - 1) / m_block;
     const int64_t tiles = (g.N + nr - 1) / nr;
     // Several tasks per thread (dynamic scheduling evens out a core taken by another process),
@@ -93,6 +100,15 @@ struct PackJob {
 };
 void pack_tiles(const PackJob& j, int64_t t0, int64_t t1) { kernels().pack_x(*j.g, j.xt, t0, t1); }
 
+// The columns from `done` on that gemm_amx left (fewer than 32): the row-walk / tile kernel, one
+// task per block of 8 x rows.
+void amx_tail(const GemmArgs& g, int64_t done) {
+    const int64_t blocks = (g.M + 7) / 8;
+    parallel_for(blocks, std::min<int>(gemm_threads(g), static_cast<int>(blocks)), [&](int64_t b) {
+        kernels().gemm(g, b * 8, std::min(g.M, b * 8 + 8), done, g.N);
+    });
+}
+
 // Prefill: x packed once (in parallel over m-tiles), then (m-tile group, w slice) tasks.
 void run_packed(const GemmArgs& g) {
     const KernelTable& kt = kernels();
@@ -102,8 +118,7 @@ void run_packed(const GemmArgs& g) {
     xt.resize(static_cast<size_t>(kblocks * tiles * kc * mt));
     for_rows(tiles, static_cast<double>(mt * g.K), pack_tiles, PackJob{&g, xt.data()});
 
-    const double flops = 2.0 * static_cast<double>(g.M) * static_cast<double>(g.N) * static_cast<double>(g.K);
-    const int threads = threads_for(flops, 4 * kMinWorkPerThread);
+    const int threads = gemm_threads(g);
     const int64_t units = (g.N + kSliceUnit - 1) / kSliceUnit;
     int64_t groups = (tiles * mt + kMaxGroupRows - 1) / kMaxGroupRows;
     // Slices: as wide as L2 allows, narrower when that leaves threads without a few tasks each.
@@ -131,6 +146,8 @@ int launch(const RadArgs* a, bool decode) {
         run_blocks(g, bf16dot_kernel(g, packed), decode ? g.M : kMBlock);
     } else if (decode || g.M <= g_row_walk_rows) {
         run_blocks(g, kt.gemm, g.M);
+    } else if (const int64_t done = isa_level() >= kIsaAvx512 ? gemm_amx(g, gemm_threads(g)) : 0; done > 0) {
+        if (done < g.N) amx_tail(g, done);
     } else {
         run_packed(g);
     }
