@@ -10,7 +10,6 @@
 #include "gemm_amx.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "env.h"
@@ -45,44 +44,52 @@ struct TileConfig {
     uint8_t rows[16] = {};
 };
 
-uint16_t bf16_truncate(float v) {
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return static_cast<uint16_t>(u >> 16);
-}
-float bf16_value(uint16_t h) {
-    const uint32_t u = static_cast<uint32_t>(h) << 16;
-    float v;
-    std::memcpy(&v, &u, 4);
-    return v;
-}
-
 struct Packed {
     const GemmArgs* g;
     uint16_t* xp;        // [x block of 16 rows][K step][part][16 pair rows][16 x rows][2]
     int64_t steps;       // K / 32
 };
 
-// x rows of blocks [b0, b1) into xp; rows past M are zeros.
-void pack_blocks(const Packed& p, int64_t b0, int64_t b1) {
+__attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16], __m512 (&t)[16]);
+
+// x rows of blocks [b0, b1) into xp; rows past M are zeros. Per row and K step, 32 values split
+// into their three parts (each the top 16 bits of what the parts before leave), the pairs of
+// each part gathered into 16 words (AVX512BW word permute), then 16 rows of words transposed into
+// the tile's pair rows.
+__attribute__((target("avx512f,avx512bw"))) void pack_blocks(const Packed& p, int64_t b0, int64_t b1) {
     const GemmArgs& g = *p.g;
+    const __m512i top = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    // word 2kk of the result: the top half of value 2kk (16-bit element 4kk + 1 of the two inputs
+    // seen as 64 words); word 2kk + 1: the top half of value 2kk + 1 (element 4kk + 3)
+    alignas(64) uint16_t pick[32];
+    for (int kk = 0; kk < 16; ++kk) {
+        pick[2 * kk] = static_cast<uint16_t>(4 * kk + 1);
+        pick[2 * kk + 1] = static_cast<uint16_t>(4 * kk + 3);
+    }
+    const __m512i idx = _mm512_load_si512(pick);
     for (int64_t b = b0; b < b1; ++b)
-        for (int64_t r = 0; r < kTile; ++r) {
-            const int64_t m = b * kTile + r;
-            const float* x = m < g.M ? g.x.row(m) : nullptr;
-            for (int64_t s = 0; s < p.steps; ++s) {
-                uint16_t* tile = p.xp + ((b * p.steps + s) * kParts) * kTileElems;
-                for (int64_t k = 0; k < kStep; ++k) {
-                    const float v = x ? x[s * kStep + k] : 0.0f;
-                    const uint16_t hi = bf16_truncate(v);
-                    const float rest = v - bf16_value(hi);
-                    const uint16_t mid = bf16_truncate(rest);
-                    const uint16_t lo = bf16_truncate(rest - bf16_value(mid));
-                    const int64_t at = (k / 2) * (2 * kTile) + r * 2 + k % 2;  // pair row k/2, column r
-                    tile[at] = hi;
-                    tile[kTileElems + at] = mid;
-                    tile[2 * kTileElems + at] = lo;
+        for (int64_t s = 0; s < p.steps; ++s) {
+            __m512 rows[kParts][16], cols[16];
+            for (int64_t r = 0; r < kTile; ++r) {
+                const int64_t m = b * kTile + r;
+                __m512 v0 = _mm512_setzero_ps(), v1 = _mm512_setzero_ps();
+                if (m < g.M) {
+                    v0 = _mm512_loadu_ps(g.x.row(m) + s * kStep);
+                    v1 = _mm512_loadu_ps(g.x.row(m) + s * kStep + 16);
                 }
+                for (int part = 0; part < kParts; ++part) {
+                    const __m512 h0 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v0), top));
+                    const __m512 h1 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v1), top));
+                    rows[part][r] = _mm512_castsi512_ps(
+                        _mm512_permutex2var_epi16(_mm512_castps_si512(h0), idx, _mm512_castps_si512(h1)));
+                    v0 = _mm512_sub_ps(v0, h0);  // exact: h is v with its low mantissa bits cleared
+                    v1 = _mm512_sub_ps(v1, h1);
+                }
+            }
+            uint16_t* tile = p.xp + ((b * p.steps + s) * kParts) * kTileElems;
+            for (int part = 0; part < kParts; ++part) {
+                transpose16(rows[part], cols);
+                for (int kk = 0; kk < 16; ++kk) _mm512_storeu_ps(tile + part * kTileElems + kk * 2 * kTile, cols[kk]);
             }
         }
 }
@@ -132,13 +139,8 @@ __attribute__((target("amx-tile"))) void tiles_on() {
 }
 __attribute__((target("amx-tile"))) void tiles_off() { _tile_release(); }
 
-// c (16 x 16, row i = w row n0 + i, column j = x row) into y rows m0.. (up to `rows` of them),
-// columns n0..n0 + 16, plus the bias: a 16 x 16 transpose in registers (three shuffle stages),
-// then one 16-wide store a row.
-__attribute__((target("avx512f"))) void write_transposed(const float* c, const GemmArgs& g, int64_t m0, int64_t rows,
-                                                         int64_t n0) {
-    __m512 r[16], t[16];
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_load_ps(c + i * kTile);
+// r (16 rows of 16 32-bit values) into t = r transposed, in three shuffle stages.
+__attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16], __m512 (&t)[16]) {
     for (int i = 0; i < 16; i += 2) {  // 2 x 2 blocks of single values
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -160,6 +162,15 @@ __attribute__((target("avx512f"))) void write_transposed(const float* c, const G
         t[4 + o] = _mm512_shuffle_f32x4(b, d, 0x88);    // lane 1
         t[12 + o] = _mm512_shuffle_f32x4(b, d, 0xdd);   // lane 3
     }
+}
+
+// c (16 x 16, row i = w row n0 + i, column j = x row) into y rows m0.. (up to `rows` of them),
+// columns n0..n0 + 16, plus the bias: transposed in registers, then one 16-wide store a row.
+__attribute__((target("avx512f"))) void write_transposed(const float* c, const GemmArgs& g, int64_t m0, int64_t rows,
+                                                         int64_t n0) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_load_ps(c + i * kTile);
+    transpose16(r, t);
     __m512 bias = _mm512_setzero_ps();
     if (g.bias) {
         alignas(64) float bv[kTile];
