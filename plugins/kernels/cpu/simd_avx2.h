@@ -36,6 +36,18 @@ struct VAvx2 {
         const R s = _mm256_set1_ps(-0.0f);
         return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sgn));
     }
+    // The W vectors a[0..8) into one whose lane i is the sum of a[i]'s lanes (a reduction tree:
+    // pairs of lanes, then of 64-bit halves, then of the two 128-bit halves).
+    CPU_VFN R hsum_rows(const R* a) {
+        R u[4], v[2];
+        for (int i = 0; i < 4; ++i)
+            u[i] = _mm256_add_ps(_mm256_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+        for (int i = 0; i < 2; ++i) {
+            const __m256d x = _mm256_castps_pd(u[2 * i]), y = _mm256_castps_pd(u[2 * i + 1]);
+            v[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+        }
+        return _mm256_add_ps(_mm256_permute2f128_ps(v[0], v[1], 0x20), _mm256_permute2f128_ps(v[0], v[1], 0x31));
+    }
     CPU_VFN float hsum(R v) {
         __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         x = _mm_add_ps(x, _mm_movehl_ps(x, x));

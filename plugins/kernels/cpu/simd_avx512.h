@@ -39,6 +39,21 @@ struct VAvx512 {
         return _mm512_castsi512_ps(
             _mm512_ternarylogic_epi32(s, _mm512_castps_si512(sgn), _mm512_castps_si512(mag), 0xCA));
     }
+    // The W vectors a[0..16) into one whose lane i is the sum of a[i]'s lanes: pairs of lanes and
+    // then 64-bit halves within each 128-bit lane (lane L of v[i] then holds a[4i..4i+4)'s partial
+    // sums), then a 4 x 4 transpose-add of the 128-bit lanes.
+    CPU_VFN R hsum_rows(const R* a) {
+        R u[8], v[4];
+        for (int i = 0; i < 8; ++i)
+            u[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+        for (int i = 0; i < 4; ++i) {
+            const __m512d x = _mm512_castps_pd(u[2 * i]), y = _mm512_castps_pd(u[2 * i + 1]);
+            v[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+        }
+        const R x01 = _mm512_add_ps(_mm512_shuffle_f32x4(v[0], v[1], 0x88), _mm512_shuffle_f32x4(v[0], v[1], 0xdd));
+        const R x23 = _mm512_add_ps(_mm512_shuffle_f32x4(v[2], v[3], 0x88), _mm512_shuffle_f32x4(v[2], v[3], 0xdd));
+        return _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88), _mm512_shuffle_f32x4(x01, x23, 0xdd));
+    }
     CPU_VFN float hsum(R v) {
         __m256 x = _mm256_add_ps(_mm512_castps512_ps256(v),
                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));

@@ -30,6 +30,7 @@ struct VScalar {
     CPU_VFN R abs(R a) { return std::fabs(a); }
     CPU_VFN R copysign(R mag, R sgn) { return std::copysign(mag, sgn); }
     CPU_VFN float hsum(R v) { return v; }
+    CPU_VFN R hsum_rows(const R* a) { return a[0]; }
     CPU_VFN float hmax(R v) { return v; }
     CPU_VFN R exp(R x) { return std::exp(x); }
     CPU_VFN R swap_pairs(R v) { return v; }  // never called: one lane holds no pair (body_rope.inc)
