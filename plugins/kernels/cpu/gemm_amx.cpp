@@ -44,54 +44,76 @@ struct TileConfig {
     uint8_t rows[16] = {};
 };
 
-struct Packed {
-    const GemmArgs* g;
-    uint16_t* xp;        // [x block of 16 rows][K step][part][16 pair rows][16 x rows][2]
-    int64_t steps;       // K / 32
-};
-
-__attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16], __m512 (&t)[16]);
-
-// x rows of blocks [b0, b1) into xp; rows past M are zeros. Per row and K step, 32 values split
-// into their three parts (each the top 16 bits of what the parts before leave), the pairs of
-// each part gathered into 16 words (AVX512BW word permute), then 16 rows of words transposed into
-// the tile's pair rows.
-__attribute__((target("avx512f,avx512bw"))) void pack_blocks(const Packed& p, int64_t b0, int64_t b1) {
-    const GemmArgs& g = *p.g;
-    const __m512i top = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
-    // word 2kk of the result: the top half of value 2kk (16-bit element 4kk + 1 of the two inputs
-    // seen as 64 words); word 2kk + 1: the top half of value 2kk + 1 (element 4kk + 3)
-    alignas(64) uint16_t pick[32];
-    for (int kk = 0; kk < 16; ++kk) {
-        pick[2 * kk] = static_cast<uint16_t>(4 * kk + 1);
-        pick[2 * kk + 1] = static_cast<uint16_t>(4 * kk + 3);
+// r (16 rows of 16 32-bit values) into t = r transposed, in three shuffle stages.
+__attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16], __m512 (&t)[16]) {
+    for (int i = 0; i < 16; i += 2) {  // 2 x 2 blocks of single values
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
     }
-    const __m512i idx = _mm512_load_si512(pick);
-    for (int64_t b = b0; b < b1; ++b)
-        for (int64_t s = 0; s < p.steps; ++s) {
-            __m512 rows[kParts][16], cols[16];
-            for (int64_t r = 0; r < kTile; ++r) {
-                const int64_t m = b * kTile + r;
-                __m512 v0 = _mm512_setzero_ps(), v1 = _mm512_setzero_ps();
-                if (m < g.M) {
-                    v0 = _mm512_loadu_ps(g.x.row(m) + s * kStep);
-                    v1 = _mm512_loadu_ps(g.x.row(m) + s * kStep + 16);
-                }
-                for (int part = 0; part < kParts; ++part) {
-                    const __m512 h0 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v0), top));
-                    const __m512 h1 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v1), top));
-                    rows[part][r] = _mm512_castsi512_ps(
-                        _mm512_permutex2var_epi16(_mm512_castps_si512(h0), idx, _mm512_castps_si512(h1)));
-                    v0 = _mm512_sub_ps(v0, h0);  // exact: h is v with its low mantissa bits cleared
-                    v1 = _mm512_sub_ps(v1, h1);
-                }
+    for (int i = 0; i < 16; i += 4)  // 4 x 4 blocks (pairs of values)
+        for (int h = 0; h < 2; ++h) {
+            const __m512d a = _mm512_castps_pd(t[i + h]), b = _mm512_castps_pd(t[i + 2 + h]);
+            r[i + h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+            r[i + 2 + h] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        }
+    // Now 128-bit lane L of r[4B + q] holds column 4L + o(q) of rows 4B..4B+3, o = (0, 2, 1, 3):
+    // a 4 x 4 transpose of lanes over B puts column 4L + o(q) of all 16 rows in one register.
+    for (int q = 0; q < 4; ++q) {
+        const int o = q == 1 ? 2 : q == 2 ? 1 : q;
+        const __m512 a = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88), b = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xdd);
+        const __m512 c2 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88), d = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xdd);
+        t[o] = _mm512_shuffle_f32x4(a, c2, 0x88);       // lane 0 of each
+        t[8 + o] = _mm512_shuffle_f32x4(a, c2, 0xdd);   // lane 2
+        t[4 + o] = _mm512_shuffle_f32x4(b, d, 0x88);    // lane 1
+        t[12 + o] = _mm512_shuffle_f32x4(b, d, 0xdd);   // lane 3
+    }
+}
+
+// Word 2kk of the pack's permute: the top half of value 2kk (16-bit element 4kk + 1 of the two
+// inputs seen as 64 words); word 2kk + 1: the top half of value 2kk + 1 (element 4kk + 3).
+struct PairPick {
+    alignas(64) uint16_t w[32];
+    constexpr PairPick() : w{} {
+        for (int kk = 0; kk < 16; ++kk) {
+            w[2 * kk] = static_cast<uint16_t>(4 * kk + 1);
+            w[2 * kk + 1] = static_cast<uint16_t>(4 * kk + 3);
+        }
+    }
+};
+constexpr PairPick kPairPick;
+
+// x rows of block b (16 rows; rows past M are zeros) into xp, laid out
+// [x block][K step][part][16 pair rows][16 x rows][2]. Per row and K step, 32 values split into
+// their three parts (each the top 16 bits of what the parts before leave), the pairs of each
+// part gathered into 16 words (AVX512BW word permute), then 16 rows of words transposed into the
+// tile's pair rows.
+__attribute__((target("avx512f,avx512bw"))) void pack_block(const GemmArgs& g, uint16_t* xp, int64_t steps, int64_t b) {
+    const __m512i top = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    const __m512i idx = _mm512_load_si512(kPairPick.w);
+    for (int64_t s = 0; s < steps; ++s) {
+        __m512 rows[kParts][16], cols[16];
+        for (int64_t r = 0; r < kTile; ++r) {
+            const int64_t m = b * kTile + r;
+            __m512 v0 = _mm512_setzero_ps(), v1 = _mm512_setzero_ps();
+            if (m < g.M) {
+                v0 = _mm512_loadu_ps(g.x.row(m) + s * kStep);
+                v1 = _mm512_loadu_ps(g.x.row(m) + s * kStep + 16);
             }
-            uint16_t* tile = p.xp + ((b * p.steps + s) * kParts) * kTileElems;
             for (int part = 0; part < kParts; ++part) {
-                transpose16(rows[part], cols);
-                for (int kk = 0; kk < 16; ++kk) _mm512_storeu_ps(tile + part * kTileElems + kk * 2 * kTile, cols[kk]);
+                const __m512 h0 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v0), top));
+                const __m512 h1 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v1), top));
+                rows[part][r] = _mm512_castsi512_ps(
+                    _mm512_permutex2var_epi16(_mm512_castps_si512(h0), idx, _mm512_castps_si512(h1)));
+                v0 = _mm512_sub_ps(v0, h0);  // exact: h is v with its low mantissa bits cleared
+                v1 = _mm512_sub_ps(v1, h1);
             }
         }
+        uint16_t* tile = xp + ((b * steps + s) * kParts) * kTileElems;
+        for (int part = 0; part < kParts; ++part) {
+            transpose16(rows[part], cols);
+            for (int kk = 0; kk < 16; ++kk) _mm512_storeu_ps(tile + part * kTileElems + kk * 2 * kTile, cols[kk]);
+        }
+    }
 }
 
 // C tiles 0-3 over every K step for w rows [n, n + 32) and x blocks xb, xb + 1. Tile numbers are
@@ -139,31 +161,6 @@ __attribute__((target("amx-tile"))) void tiles_on() {
 }
 __attribute__((target("amx-tile"))) void tiles_off() { _tile_release(); }
 
-// r (16 rows of 16 32-bit values) into t = r transposed, in three shuffle stages.
-__attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16], __m512 (&t)[16]) {
-    for (int i = 0; i < 16; i += 2) {  // 2 x 2 blocks of single values
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4)  // 4 x 4 blocks (pairs of values)
-        for (int h = 0; h < 2; ++h) {
-            const __m512d a = _mm512_castps_pd(t[i + h]), b = _mm512_castps_pd(t[i + 2 + h]);
-            r[i + h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-            r[i + 2 + h] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-        }
-    // Now 128-bit lane L of r[4B + q] holds column 4L + o(q) of rows 4B..4B+3, o = (0, 2, 1, 3):
-    // a 4 x 4 transpose of lanes over B puts column 4L + o(q) of all 16 rows in one register.
-    for (int q = 0; q < 4; ++q) {
-        const int o = q == 1 ? 2 : q == 2 ? 1 : q;
-        const __m512 a = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88), b = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xdd);
-        const __m512 c2 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88), d = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xdd);
-        t[o] = _mm512_shuffle_f32x4(a, c2, 0x88);       // lane 0 of each
-        t[8 + o] = _mm512_shuffle_f32x4(a, c2, 0xdd);   // lane 2
-        t[4 + o] = _mm512_shuffle_f32x4(b, d, 0x88);    // lane 1
-        t[12 + o] = _mm512_shuffle_f32x4(b, d, 0xdd);   // lane 3
-    }
-}
-
 // c (16 x 16, row i = w row n0 + i, column j = x row) into y rows m0.. (up to `rows` of them),
 // columns n0..n0 + 16, plus the bias: transposed in registers, then one 16-wide store a row.
 __attribute__((target("avx512f"))) void write_transposed(const float* c, const GemmArgs& g, int64_t m0, int64_t rows,
@@ -183,7 +180,7 @@ __attribute__((target("avx512f"))) void write_transposed(const float* c, const G
 struct Task {
     const GemmArgs* g;
     const uint16_t* xp;
-    int64_t steps, x_blocks, group_blocks, groups, n_cols, per_slice;
+    int64_t steps, x_blocks, group_blocks;
 };
 
 // y for x rows of group gi and w rows [n0, n1) (multiples of 32 below n_cols).
@@ -235,23 +232,22 @@ int64_t gemm_amx(const GemmArgs& g, int threads) {
     const int64_t x_blocks = ((g.M + kTile - 1) / kTile + 1) / 2 * 2;  // even: tasks take blocks in pairs
     static thread_local std::vector<uint16_t> packed;
     packed.resize(static_cast<size_t>(x_blocks * steps * kParts * kTileElems));  // pack_blocks writes all of it
-    const Packed p{&g, packed.data(), steps};
-    parallel_for(x_blocks, threads, [&](int64_t b) { pack_blocks(p, b, b + 1); });
+    uint16_t* xp = packed.data();  // the caller's buffer: `packed` is thread-local, the pack runs on the pool
+    parallel_for(x_blocks, threads, [&](int64_t b) { pack_block(g, xp, steps, b); });
 
-    Task t{&g, packed.data(), steps, x_blocks, 0, 0, g.N / kBlock * kBlock, 0};
     const int64_t group_rows = std::clamp<int64_t>(kGroupBytes / (g.K * 2 * kParts) / kBlock * kBlock, kBlock, kMaxGroupRows);
-    t.group_blocks = group_rows / kTile;
-    t.groups = (x_blocks + t.group_blocks - 1) / t.group_blocks;
+    const Task t{&g, xp, steps, x_blocks, group_rows / kTile};
+    const int64_t groups = (x_blocks + t.group_blocks - 1) / t.group_blocks, n_cols = g.N / kBlock * kBlock;
     // Slices of w: a few per thread over all groups, each a whole number of 32-row blocks.
-    const int64_t col_blocks = t.n_cols / kBlock;
-    const int64_t slices = std::min(col_blocks, std::max<int64_t>(1, (int64_t{threads} * 4 + t.groups - 1) / t.groups));
-    t.per_slice = (col_blocks + slices - 1) / slices * kBlock;
-    parallel_for(t.groups * slices, threads, [&](int64_t task) {
-        const int64_t gi = task % t.groups, s = task / t.groups;
-        const int64_t n0 = s * t.per_slice, n1 = std::min(t.n_cols, n0 + t.per_slice);
+    const int64_t col_blocks = n_cols / kBlock;
+    const int64_t slices = std::min(col_blocks, std::max<int64_t>(1, (int64_t{threads} * 4 + groups - 1) / groups));
+    const int64_t per_slice = (col_blocks + slices - 1) / slices * kBlock;
+    parallel_for(groups * slices, threads, [&](int64_t task) {
+        const int64_t gi = task % groups, s = task / groups;
+        const int64_t n0 = s * per_slice, n1 = std::min(n_cols, n0 + per_slice);
         if (n0 < n1) run_task(t, gi, n0, n1);
     });
-    return t.n_cols;
+    return n_cols;
 }
 
 #else  // not x86-64: no AMX
