@@ -109,6 +109,10 @@ peers_resume() {
   for p in $(peers_session_pids); do kill -CONT "$p" 2>/dev/null; done
   echo "peers: llama.cpp build resumed"
 }
+# A measurement that needs the cores (or the host thread launching steps) to itself: the build
+# stays stopped until quiet_end, and a TERM or INT meanwhile resumes it before exiting.
+quiet_begin() { trap 'peers_resume; exit 143' TERM INT; peers_pause; }
+quiet_end() { peers_resume; trap - TERM INT; }
 trap peers_resume EXIT
 peers_resume  # a build left stopped by a call that was killed mid-measurement
 peers_progress() {  # the build's last progress mark and last message
@@ -238,12 +242,10 @@ for stage in "$@"; do
     peers_tokenizers && cp "$RADTOK"/llama3/* $M8/  # a tokenizer in the container, for serving it
     "$B/bin/rad-convert" $M8 -o $M8.rad 2>&1 | tail -2 ;;
   bench)
-    trap 'peers_resume; exit 143' TERM INT
-    peers_pause
+    quiet_begin
     "$B/bin/rad-enginebench" $M8.rad --placement device --prefill 512,4096 --decode 1,64,256 --in 128 --out 128 2>&1 |
       grep -v "^\[info\]" | tee "$OUTD/enginebench.log"
-    peers_resume
-    trap - TERM INT ;;
+    quiet_end ;;
   hf)
     python3 "$root/bench/gpu/hf_bench.py" $M8 2>&1 | grep -v Warning | tee "$OUTD/hf.log" ;;
   profile)  # RADIANCE_PROFILE_OPS tables: one prefill of 4096, then decode at 256 and at 1 (no graphs)
@@ -309,16 +311,14 @@ for stage in "$@"; do
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops "${KB_OPS:-gemm,attention}" --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
       tee -a "$OUTD/kb.log" ;;
   envab)  # A/B switches, interleaved: AB_SET="VAR=0 VAR=1,OTHER=2" (commas join variables of one setting), AB_ARGS (rad-enginebench's), AB_ROUNDS
-    trap 'peers_resume; exit 143' TERM INT
-    peers_pause  # a llama.cpp build still running would contend for the host thread that launches steps
+    quiet_begin  # a llama.cpp build still running would contend for the host thread that launches steps
     for round in $(seq "${AB_ROUNDS:-2}"); do
       for setting in ${AB_SET:?envab needs AB_SET}; do
         env ${setting//,/ } "$B/bin/rad-enginebench" $M8.rad --placement device ${AB_ARGS:---prefill 4096 --decode 1 --in 128 --out 64} 2>&1 |
           grep -E "^(decode|prefill)" | sed "s/^/round $round $setting: /"
       done
     done 2>&1 | tee -a "$OUTD/envab.log"
-    peers_resume
-    trap - TERM INT ;;
+    quiet_end ;;
   decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
     ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
@@ -441,8 +441,7 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
     done 2>&1 | tee "$OUTD/httpab.log" ;;
   cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, decode walk, prefetch, spin and thread count
     cpu16_prep llama3.2-1b >/dev/null 2>&1
-    trap 'peers_resume; exit 143' TERM INT
-    peers_pause  # a llama.cpp build still running would take the cores being measured
+    quiet_begin  # a llama.cpp build still running would take the cores being measured
     for cfg in "" "RADIANCE_CPU_GEMV_ROWS=0" "RADIANCE_CPU_GEMV_AHEAD=0" "RADIANCE_CPU_GEMV_AHEAD=4096" "RADIANCE_CPU_SPIN_US=1000" \
       "RADIANCE_CPU_ISA=avx2" "RADIANCE_CPU_ISA=avx512bf16" "RADIANCE_THREADS=8" "RADIANCE_THREADS=12"; do
       r=$(env RADIANCE_THREADS=16 $cfg "$B/bin/rad-enginebench" /tmp/cpu16-llama3.2-1b.rad --placement host --prefill "" --decode 1 --in 16 --out 64 2>&1 | awk '$1 == "decode" {print $4}')
@@ -451,14 +450,12 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
     echo "cpu16ab per-op times, decode at 16 threads:" | tee -a "$OUTD/cpu16ab.log"
     RADIANCE_THREADS=16 RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" /tmp/cpu16-llama3.2-1b.rad --placement host --prefill "" \
       --decode 1 --in 16 --out 32 2>&1 | grep -v '^\[info\]' | head -40 | tee -a "$OUTD/cpu16ab.log"
-    peers_resume
-    trap - TERM INT ;;
+    quiet_end ;;
   cpu16env)  # libcpu settings A/B beside llama.cpp: per round llama-bench tg128 (-t 16), then radiance's tg under each setting of CPU_AB_SET (commas join variables), CPU_AB_ROUNDS rounds, 1B shape
     peers_tokenizers
     cpu16_prep llama3.2-1b >/dev/null 2>&1
     if peers_wait cpu "${PEERS_WAIT_S:-360}"; then
-      trap 'peers_resume; exit 143' TERM INT
-      peers_pause
+      quiet_begin
       for round in $(seq "${CPU_AB_ROUNDS:-3}"); do
         lc=$(LD_LIBRARY_PATH=$cuda_lib timeout 300 /tmp/llamacpp-cpu/bin/llama-bench -m /tmp/cpu16-llama3.2-1b-bf16.gguf -t 16 -p 0 -n 128 -r 3 -o md 2>&1 |
           awk -F'|' 'NF > 3 && $(NF-2) ~ /tg128/ {print $(NF-1)}')
@@ -468,8 +465,7 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
           echo "cpu16env round $round $setting: tg tok/s $r"
         done
       done 2>&1 | tee "$OUTD/cpu16env.log"
-      peers_resume
-      trap - TERM INT
+      quiet_end
     fi ;;
   cpu16-prep)
     peers_tokenizers
@@ -481,11 +477,9 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
       ready=()
       for m in ${CPU16_MODELS:-llama3.2-1b}; do cpu16_prep "$m" && ready+=("$m"); done
       if (( ${#ready[@]} )) && peers_wait cpu "${PEERS_WAIT_S:-360}"; then
-        trap 'peers_resume; exit 143' TERM INT
-        peers_pause
+        quiet_begin
         for p in 1 2; do for m in "${ready[@]}"; do cpu16_pair "$m" $p; done; done
-        peers_resume
-        trap - TERM INT
+        quiet_end
       fi
     } 2>&1 | tee "$OUTD/cpu16.log" ;;
   esac
