@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <climits>
 #include <cstring>
 #include <sstream>
@@ -152,6 +153,10 @@ struct Engine::Impl {
     // RADIANCE_PROFILE_OPS=1: every launch waited for and timed, a table per op at the end
     bool profile = false;
     std::map<std::string, std::pair<int64_t, double>> op_time;
+    // RADIANCE_SKIP_OPS=rope,add_rms_norm: those ops are not launched at all. A measuring aid only
+    // (the outputs are wrong): what an op costs inside a recorded decode step, launch gaps included,
+    // which no per-kernel profile shows
+    std::set<std::string> skip_ops;
     ~Impl();
     // step state
     const RadBatch* batch = nullptr;
@@ -573,6 +578,7 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     if (d.geom.ranged.empty()) bi = 0;
     if (bi >= p.bands.size()) return fail(where + ": no band for " + std::to_string(n), RAD_E_SHAPE);
     LaunchBand& band = p.bands[bi];
+    if (!skip_ops.empty() && skip_ops.count(d.geom.op)) return RAD_OK;
     RadTensor tensors[16];
     if (n_opds > 16) return fail(where + ": too many operands", RAD_E_ARG);
     for (int i = 0; i < n_opds; ++i) {
@@ -654,6 +660,15 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (const char* p = std::getenv("RADIANCE_PROFILE_OPS"); p && *p && std::strcmp(p, "0") != 0) {
         m.profile = true;
         m.opts.graphs = false;  // a graph would hide the launches
+    }
+    if (const char* p = std::getenv("RADIANCE_SKIP_OPS"); p && *p) {
+        std::string list = p;
+        for (size_t at = 0; at <= list.size();) {
+            const size_t comma = std::min(list.find(',', at), list.size());
+            if (comma > at) m.skip_ops.insert(list.substr(at, comma - at));
+            at = comma + 1;
+        }
+        std::fprintf(stderr, "[warn] RADIANCE_SKIP_OPS=%s: those ops are not launched; outputs are wrong (timing aid)\n", p);
     }
     m.registry = std::move(registry);
     const core::Registry& reg = *m.registry;
