@@ -88,6 +88,40 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
         c.bytes = 2 * N * K * 2 + M * K * 4 + M * N * 4;
         out.push_back(std::move(c));
     }
+    // The decode-path fusions on the layer's shapes: the output and down projections added into
+    // the residual (gemm_add), the norm before the qkv projection (with a bias, as Qwen2's) and
+    // before the gated MLP (rms_norm_gemm, rms_norm_gemm_swiglu).
+    const float k_scale = 1.0f / std::sqrt(static_cast<float>(d.hidden));
+    for (int64_t M : ms) {
+        for (int64_t K : {d.heads * d.head_dim, d.ff}) {
+            const int64_t N = d.hidden;
+            if (M * N * K > (int64_t{1} << 33)) continue;
+            Case c = make_case("gemm_add", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " bf16",
+                               {pi("M", M), pi("N", N), pi("K", K), ps("wdtype", "bf16")},
+                               {f32(f, {M, K}), wgt(f, RAD_BF16, {N, K}, 1.0f / std::sqrt(static_cast<float>(K))), Operand{},
+                                f32(f, {M, N}, true)},
+                               N * K * 2 + M * K * 4 + M * N * 8);
+            c.flops = 2 * M * N * K;
+            out.push_back(std::move(c));
+        }
+        const int64_t K = d.hidden, N = (d.heads + 2 * d.kv_heads) * d.head_dim;
+        std::vector<Param> norm_params = {pi("M", M), pi("N", N), pi("K", K), pf("eps", 1e-5), ps("wdtype", "bf16")};
+        Case c = make_case("rms_norm_gemm", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " bias",
+                           norm_params,
+                           {f32(f, {M, K}), wgt(f, RAD_BF16, {K}, 1.0f), wgt(f, RAD_BF16, {N, K}, k_scale),
+                            wgt(f, RAD_BF16, {N}, 0.1f), f32(f, {M, N}, true)},
+                           N * K * 2 + M * K * 4 + M * N * 4);
+        c.flops = 2 * M * N * K;
+        out.push_back(std::move(c));
+        if (M * 2 * d.ff * K > (int64_t{1} << 33)) continue;
+        norm_params[1] = pi("N", d.ff);
+        c = make_case("rms_norm_gemm_swiglu", "M=" + std::to_string(M) + " N=2x" + std::to_string(d.ff) + " K=" + std::to_string(K),
+                      norm_params,
+                      {f32(f, {M, K}), wgt(f, RAD_BF16, {K}, 1.0f), wgt(f, RAD_BF16, {2 * d.ff, K}, k_scale), f32(f, {M, d.ff}, true)},
+                      2 * d.ff * K * 2 + M * K * 4 + M * d.ff * 4);
+        c.flops = 4 * M * d.ff * K;
+        out.push_back(std::move(c));
+    }
 }
 
 // n_seq sequences of q_len rows each at the end of a ctx-long context; with n_decode > 0 that

@@ -198,6 +198,9 @@ struct Chain {
 };
 int run_add_norm(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_add_rms_norm(a, f[0], f[1]); }
 int run_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_gemm_swiglu(a, f[0], f[1]); }
+int run_gemm_add(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_gemm_add(a, f[0], f[1]); }
+int run_rms_norm_gemm(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm(a, f[0], f[1]); }
+int run_rms_norm_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm_swiglu(a, f[0], f[1]); }
 
 bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
     if (replaces == "add,rms_norm") {
@@ -220,6 +223,31 @@ bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
         c->parts = {gemm, act};
         c->run = run_gemm_swiglu;
         c->product = static_cast<uint64_t>(M * 2 * N) * 4;
+        return true;
+    }
+    if (replaces == "gemm,add") {
+        const int64_t M = param_of(k, "M").i, N = param_of(k, "N").i;
+        Case gemm, add;
+        gemm.op = "gemm";
+        gemm.params = {param_of(k, "M"), param_of(k, "N"), param_of(k, "K"), param_of(k, "wdtype")};
+        add.op = "add";
+        add.params = {with_int("n", M), with_int("dim", N)};
+        c->parts = {gemm, add};
+        c->run = run_gemm_add;
+        c->product = static_cast<uint64_t>(M * N) * 4;
+        return true;
+    }
+    if (replaces == "rms_norm,gemm" || replaces == "rms_norm,gemm_swiglu") {
+        const int64_t M = param_of(k, "M").i, K = param_of(k, "K").i;
+        Case norm, next;
+        norm.op = "rms_norm";
+        norm.params = {with_int("n", M), with_int("dim", K), param_of(k, "eps"), param_of(k, "wdtype")};
+        if (param_of(k, "unit_offset").i) norm.params.push_back(param_of(k, "unit_offset"));
+        next.op = replaces == "rms_norm,gemm" ? "gemm" : "gemm_swiglu";
+        next.params = {param_of(k, "M"), param_of(k, "N"), param_of(k, "K"), param_of(k, "wdtype")};
+        c->parts = {norm, next};
+        c->run = replaces == "rms_norm,gemm" ? run_rms_norm_gemm : run_rms_norm_gemm_swiglu;
+        c->product = static_cast<uint64_t>(M * K) * 4;
         return true;
     }
     return false;

@@ -17,6 +17,16 @@ namespace {
 int cpu_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, cpu_add, cpu_rms_norm); }
 int cpu_gemm_swiglu_decode(const RadArgs* a) { return rad_compose_gemm_swiglu(a, cpu_gemm_decode, cpu_swiglu); }
 int cpu_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, cpu_gemm, cpu_swiglu); }
+// The decode-path fusions (gemm_add, rms_norm_gemm, rms_norm_gemm_swiglu) the same way: a card
+// saves a launch and a round trip with each, the host nothing, so their chains serve them here.
+int cpu_gemm_add_decode(const RadArgs* a) { return rad_compose_gemm_add(a, cpu_gemm_decode, cpu_add); }
+int cpu_gemm_add(const RadArgs* a) { return rad_compose_gemm_add(a, cpu_gemm, cpu_add); }
+int cpu_rms_norm_gemm_decode(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, cpu_rms_norm, cpu_gemm_decode); }
+int cpu_rms_norm_gemm(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, cpu_rms_norm, cpu_gemm); }
+int cpu_rms_norm_gemm_swiglu_decode(const RadArgs* a) {
+    return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu_decode);
+}
+int cpu_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
@@ -24,6 +34,10 @@ const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};  // libref's block: on
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons) \
     {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn}
+// A fused op served by its chain of libcpu rows (rad_compose.h), which rad-kbench checks it against.
+#define CHAIN(name, op, fn, what, shape, prio, cons, ncons, scratch, chain)                                         \
+    {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn, \
+     nullptr, nullptr, scratch, nullptr, nullptr, chain}
 
 const RadKernelInfo rows[] = {
     ROW("cpu_embed", "embed", cpu_embed, "vectorised row gather and widen", "any", 0, c_float_weights, 1),
@@ -50,6 +64,19 @@ const RadKernelInfo rows[] = {
     {"cpu_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "cpu_gemm then cpu_swiglu", "any M", "f32 activations; f32/bf16/f16 weights",
      RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, cpu_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr, nullptr,
      "gemm,swiglu"},
+    CHAIN("cpu_gemm_add_decode", "gemm_add", cpu_gemm_add_decode, "cpu_gemm_decode then cpu_add", "M <= 8", 1, c_decode, 2,
+          rad_compose_gemm_add_scratch, "gemm,add"),
+    CHAIN("cpu_gemm_add", "gemm_add", cpu_gemm_add, "cpu_gemm then cpu_add", "any M", 0, c_float_weights, 1,
+          rad_compose_gemm_add_scratch, "gemm,add"),
+    CHAIN("cpu_rms_norm_gemm_decode", "rms_norm_gemm", cpu_rms_norm_gemm_decode, "cpu_rms_norm then cpu_gemm_decode", "M <= 8", 1,
+          c_decode, 2, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
+    CHAIN("cpu_rms_norm_gemm", "rms_norm_gemm", cpu_rms_norm_gemm, "cpu_rms_norm then cpu_gemm", "any M", 0, c_float_weights, 1,
+          rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
+    CHAIN("cpu_rms_norm_gemm_swiglu_decode", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu_decode,
+          "cpu_rms_norm then cpu_gemm_swiglu_decode", "M <= 8", 1, c_decode, 2, rad_compose_rms_norm_gemm_swiglu_scratch,
+          "rms_norm,gemm_swiglu"),
+    CHAIN("cpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu, "cpu_rms_norm then cpu_gemm_swiglu",
+          "any M", 0, c_float_weights, 1, rad_compose_rms_norm_gemm_swiglu_scratch, "rms_norm,gemm_swiglu"),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

@@ -12,12 +12,19 @@ namespace {
 
 int ref_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, ref_add, ref_rms_norm); }
 int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_gemm, ref_swiglu); }
+int ref_gemm_add(const RadArgs* a) { return rad_compose_gemm_add(a, ref_gemm, ref_add); }
+int ref_rms_norm_gemm(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, ref_rms_norm, ref_gemm); }
+int ref_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, ref_rms_norm, ref_gemm_swiglu); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
 
 #define ROW(name, op, fn, cons, ncons) \
     {name, op, op, "reference " op, "any", "f32 activations", RAD_DOMAIN_HOST, 0, cons, ncons, 0, fn}
+// A fused op as its chain of reference rows (rad_compose.h).
+#define CHAIN(name, op, fn, scratch, chain)                                                                              \
+    {name, op, op, "reference " chain, "any", "f32 activations", RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, fn, nullptr, \
+     nullptr, scratch, nullptr, nullptr, chain}
 
 const RadKernelInfo rows[] = {
     ROW("ref_embed", "embed", ref_embed, c_float_weights, 1),
@@ -39,6 +46,10 @@ const RadKernelInfo rows[] = {
      0, c_float_weights, 1, 0, ref_add_rms_norm, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
     {"ref_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "reference gemm then swiglu", "any", "f32 activations", RAD_DOMAIN_HOST, 0,
      c_float_weights, 1, 0, ref_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr, nullptr, "gemm,swiglu"},
+    CHAIN("ref_gemm_add", "gemm_add", ref_gemm_add, rad_compose_gemm_add_scratch, "gemm,add"),
+    CHAIN("ref_rms_norm_gemm", "rms_norm_gemm", ref_rms_norm_gemm, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
+    CHAIN("ref_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", ref_rms_norm_gemm_swiglu, rad_compose_rms_norm_gemm_swiglu_scratch,
+          "rms_norm,gemm_swiglu"),
 };
 
 }  // namespace

@@ -96,6 +96,19 @@ static const RadParamSpec rad_op_gemm_swiglu_params[] = {
     RAD_PI("M", RAD_REQUIRED), RAD_PI("N", RAD_REQUIRED), RAD_PI("K", RAD_REQUIRED), RAD_PS("wdtype", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_gemm_swiglu_opds[] = {{"x", RAD_OPD_IN, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
 
+static const RadParamSpec rad_op_gemm_add_params[] = {
+    RAD_PI("M", RAD_REQUIRED), RAD_PI("N", RAD_REQUIRED), RAD_PI("K", RAD_REQUIRED), RAD_PS("wdtype", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_gemm_add_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"bias", RAD_OPD_WEIGHT, 1}, {"y", RAD_OPD_INOUT, 0}};
+
+static const RadParamSpec rad_op_rms_norm_gemm_params[] = {
+    RAD_PI("M", RAD_REQUIRED), RAD_PI("N", RAD_REQUIRED), RAD_PI("K", RAD_REQUIRED), RAD_PF("eps", RAD_REQUIRED),
+    RAD_PI("unit_offset", RAD_OPTIONAL), RAD_PS("wdtype", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_rms_norm_gemm_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"nw", RAD_OPD_WEIGHT, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"bias", RAD_OPD_WEIGHT, 1}, {"y", RAD_OPD_OUT, 0}};
+static const RadOperandSpec rad_op_rms_norm_gemm_swiglu_opds[] = {
+    {"x", RAD_OPD_IN, 0}, {"nw", RAD_OPD_WEIGHT, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
+
 /* The vocabulary, in the order docs/OPS.md lists it. */
 static const RadOpSchema rad_ops_conventional[] = {
     {"embed", rad_op_embed_params, RAD_N_OF(rad_op_embed_params), rad_op_embed_opds, RAD_N_OF(rad_op_embed_opds),
@@ -132,6 +145,13 @@ static const RadOpSchema rad_ops_conventional[] = {
      RAD_N_OF(rad_op_add_rms_norm_opds), "x = x + r, then y = rms_norm(x) (the residual add and the next norm)"},
     {"gemm_swiglu", rad_op_gemm_swiglu_params, RAD_N_OF(rad_op_gemm_swiglu_params), rad_op_gemm_swiglu_opds,
      RAD_N_OF(rad_op_gemm_swiglu_opds), "y = silu(x . w[:N]^T) * (x . w[N:]^T): a stacked [gate|up] projection and swiglu"},
+    {"gemm_add", rad_op_gemm_add_params, RAD_N_OF(rad_op_gemm_add_params), rad_op_gemm_add_opds,
+     RAD_N_OF(rad_op_gemm_add_opds), "y = y + (x . w^T + bias): a projection added into the residual stream"},
+    {"rms_norm_gemm", rad_op_rms_norm_gemm_params, RAD_N_OF(rad_op_rms_norm_gemm_params), rad_op_rms_norm_gemm_opds,
+     RAD_N_OF(rad_op_rms_norm_gemm_opds), "y = rms_norm(x, nw) . w^T + bias: a norm and the projection after it"},
+    {"rms_norm_gemm_swiglu", rad_op_rms_norm_gemm_params, RAD_N_OF(rad_op_rms_norm_gemm_params),
+     rad_op_rms_norm_gemm_swiglu_opds, RAD_N_OF(rad_op_rms_norm_gemm_swiglu_opds),
+     "y = gemm_swiglu(rms_norm(x, nw), w): a norm and the gated MLP's projection after it"},
 };
 #define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
 
