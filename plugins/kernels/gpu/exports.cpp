@@ -69,6 +69,16 @@ const RadKernelInfo rows[] = {
           "any", c_float_weights, 1, nullptr, "add,rms_norm"),
     FUSED("gpu_gemm_swiglu", "gemm_swiglu", gpu::gemm_swiglu, "gate and up rows per warp, silu(gate)*up in the epilogue (M <= 8); "
           "cuBLASLt then swiglu", "any M", c_float_weights, 1, gpu::gemm_swiglu_scratch, "gemm,swiglu"),
+    FUSED("gpu_gemm_add", "gemm_add", gpu::gemm_add, "the product added into y in the gemv's epilogue (M <= 2); the chain",
+          "any M", c_float_weights, 1, gpu::gemm_add_scratch, "gemm,add"),
+    // These two scale the gemv's sums by 1 / rms at the end (M <= 2): the chain's value up to
+    // rounding, so they name no chain and rad-kbench checks them against libref.
+    FUSED("gpu_rms_norm_gemm", "rms_norm_gemm", gpu::rms_norm_gemm,
+          "x * nw multiplied and x^2 summed in one pass, the sums scaled by 1 / rms (M <= 2); the chain", "any M",
+          c_float_weights, 1, gpu::rms_norm_gemm_scratch, nullptr),
+    FUSED("gpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", gpu::rms_norm_gemm_swiglu,
+          "the same norm in gemm_swiglu's gemv (M <= 2); the chain", "any M", c_float_weights, 1,
+          gpu::rms_norm_gemm_swiglu_scratch, nullptr),
     ROW("gpu_argmax", "argmax", gpu::argmax, "blocks per row (few rows) or a block per row, lowest index of the largest value",
         "any", 0, nullptr, 0, nullptr, gpu::argmax_scratch),
     ROW("gpu_sample", "sample", gpu::sample, "block per row: radix-select thresholds for top_k / top_p, min_p, a prefix-sum draw",

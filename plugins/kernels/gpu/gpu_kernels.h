@@ -48,10 +48,21 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
 // Matrix products (k_gemm.cu): a weight-streaming kernel for few rows, cuBLASLt for the rest.
 int gemm_rows(const RadArgs* a);
 int gemm_blas(const RadArgs* a);
+// y += the product without a bias through cuBLASLt's beta (gemm_add's many rows); RAD_E_UNSUPPORTED
+// where that does not run, before y is touched.
+int gemm_blas_add(const RadArgs* a);
 uint64_t gemm_blas_scratch(const RadArgs* geom);
 // gemm_swiglu: a fused weight-streaming kernel for few rows, cuBLASLt + swiglu for the rest.
 int gemm_swiglu(const RadArgs* a);
 uint64_t gemm_swiglu_scratch(const RadArgs* geom);
+// The decode-path fusions (one or two rows in one weight-streaming launch, the chain otherwise):
+// gemm_add (y += the product), rms_norm_gemm and rms_norm_gemm_swiglu (the norm in the prologue).
+int gemm_add(const RadArgs* a);
+uint64_t gemm_add_scratch(const RadArgs* geom);
+int rms_norm_gemm(const RadArgs* a);
+uint64_t rms_norm_gemm_scratch(const RadArgs* geom);
+int rms_norm_gemm_swiglu(const RadArgs* a);
+uint64_t rms_norm_gemm_swiglu_scratch(const RadArgs* geom);
 // add_rms_norm (k_norm.cu): one block per row, the sum kept in registers.
 int add_rms_norm(const RadArgs* a);
 

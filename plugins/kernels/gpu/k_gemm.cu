@@ -54,11 +54,22 @@ __device__ __forceinline__ void load_chunks(uint4 (&raw)[U][R], const uint4* con
             raw[u][r] = !GUARD || at + STEP * u < chunks ? __ldg(wrow[r] + at + STEP * u) : make_uint4(0, 0, 0, 0);
 }
 
+// A gemv's norm of its x rows (rms_norm_gemm): each x value times the norm weight (or 1 + it)
+// as it is multiplied, and the sum of the squares of the x values it saw, row by row; the rows'
+// 1 / rms scales the sums at the end.
+template <typename W, int M>
+struct RowNorm {
+    const W* w;
+    int unit;
+    float ss[M];
+};
+
 // acc[m][r] += x row m's VN values of `chunk` times weight row r's 16 bytes raw[r], for every m
-// and r (each accumulator sees the same additions in the same order in both gemv kernels).
-template <typename W, int M, int R>
+// and r (each accumulator sees the same additions in the same order in both gemv kernels). With
+// a norm, the x values are weighted by the norm's weight first and their squares summed.
+template <typename W, int M, int R, bool NORM = false>
 __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw)[R], const float* __restrict__ x, int64_t px,
-                                           int64_t chunk) {
+                                           int64_t chunk, RowNorm<W, M>* norm = nullptr) {
     constexpr int VN = Vec<W>::kN;
     float xv[M][VN];
 #pragma unroll
@@ -69,6 +80,17 @@ __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw
             const float4 t = __ldg(xp + q);
             xv[m][4 * q] = t.x; xv[m][4 * q + 1] = t.y; xv[m][4 * q + 2] = t.z; xv[m][4 * q + 3] = t.w;
         }
+    }
+    if constexpr (NORM) {
+        float g[VN];
+        widen16<W>(__ldg(reinterpret_cast<const uint4*>(norm->w) + chunk), g);
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+#pragma unroll
+            for (int e = 0; e < VN; ++e) {
+                norm->ss[m] += xv[m][e] * xv[m][e];
+                xv[m][e] *= norm->unit ? 1.0f + g[e] : g[e];
+            }
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -84,7 +106,7 @@ __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw
 // M rows of x (compile-time), R weight rows per warp. Vector path needs K % VN == 0 and aligned
 // rows. GLU (gemm_swiglu): w stacks [gate | up] of N rows each; a warp's first R/2 rows are gate
 // rows n0.., its last R/2 the matching up rows N + n0.., and it writes silu(gate) * up.
-template <typename W, int M, int R, bool GLU = false>
+template <typename W, int M, int R, bool GLU = false, bool ADD = false>
 __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K,
                                               bool early) {
@@ -146,7 +168,10 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 const float s = gpu_warp_sum(acc[m][r]);
-                if (lane == 0 && n0 + r < N) y[m * py + n0 + r] = s + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+                if (lane == 0 && n0 + r < N) {
+                    const float v = s + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+                    y[m * py + n0 + r] = ADD ? y[m * py + n0 + r] + v : v;  // ADD: gemm_add's epilogue
+                }
             }
     }
 }
@@ -162,10 +187,25 @@ constexpr int kBlockThreads = 256;
 // U: chunk steps a thread has loaded ahead, U * R loads of 16 bytes, twice (double buffered).
 // U = 1 halves the registers a thread holds in flight so that four blocks fit on an SM instead
 // of two (same bytes in flight an SM, and a block's exit leaves three streaming instead of one).
-template <typename W, int M, int R, bool GLU = false, int U = 2>
+//
+// The decode-path fusions:
+// NORM (rms_norm_gemm, rms_norm_gemm_swiglu): x is the norm's input. The block multiplies
+// x * nw by the weights and sums x^2 on the way (it reads every x value once), then scales its
+// columns by the row's 1 / rms: y = rs * sum_k (x_k nw_k) w_nk (+ bias), the chain's value up to
+// rounding (rs factored out of the sum), with no pass over x before the weights stream. A first
+// version that made rs first, in rms_norm's exact order, cost each block a round trip and two
+// barriers before its first product: batch-1 decode 232 -> 213 tok/s (8B shape, H200).
+// ADD (gemm_add): y = y + the product (the chain's bytes), y the residual stream; a block's y
+// values load right after the wait, not at the end.
+struct GemvFuse {
+    const void* norm_w;  // NORM: the norm's weight (the projection's dtype)
+    float eps;
+    int unit;
+};
+template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
 __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py,
-                                                              int64_t N, int64_t K, bool early) {
+                                                              int64_t N, int64_t K, bool early, GemvFuse fuse) {
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
@@ -179,6 +219,12 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     gpu_grid_wait();
     gpu_grid_release();
     if (!early) load(cur, c);
+    RowNorm<W, M> norm{static_cast<const W*>(fuse.norm_w), fuse.unit, {}};
+    float resid = 0.0f;  // ADD: the y value this thread's epilogue adds to, loaded while the weights stream
+    if constexpr (ADD) {
+        const int m = threadIdx.x / COLS, r = threadIdx.x % COLS;
+        if (threadIdx.x < M * COLS && n0 + r < N) resid = y[m * py + n0 + r];
+    }
     float acc[M][R];
 #pragma unroll
     for (int m = 0; m < M; ++m)
@@ -191,7 +237,7 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             if (c + T * u >= chunks) break;
-            accumulate<W, M, R>(acc, cur[u], x, px, c + T * u);
+            accumulate<W, M, R, NORM>(acc, cur[u], x, px, c + T * u, &norm);
         }
         if (more) {
 #pragma unroll
@@ -200,7 +246,8 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
                 for (int r = 0; r < R; ++r) cur[u][r] = nxt[u][r];
         }
     }
-    __shared__ float part[WARPS][M * R];
+    constexpr int SLOTS = M * R + (NORM ? M : 0);  // the columns' partial sums, then the rows' sums of squares
+    __shared__ float part[WARPS][SLOTS];
     const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
 #pragma unroll
     for (int m = 0; m < M; ++m)
@@ -209,6 +256,13 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
             const float v = gpu_warp_sum(acc[m][r]);
             if (lane == 0) part[warp][m * R + r] = v;
         }
+    if constexpr (NORM) {
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            const float v = gpu_warp_sum(norm.ss[m]);
+            if (lane == 0) part[warp][M * R + m] = v;
+        }
+    }
     __syncthreads();
     auto column = [&](int o) {
         float v = 0.0f;
@@ -219,10 +273,13 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     for (int o = threadIdx.x; o < M * COLS; o += T) {
         const int m = o / COLS, r = o % COLS;
         if (n0 + r >= N) continue;
+        // NORM: the row's 1 / rms, as rms_norm makes it from the sum of squares
+        const float rs = NORM ? 1.0f / sqrtf(column(M * R + m) / static_cast<float>(K) + fuse.eps) : 1.0f;
         if constexpr (GLU) {
-            y[m * py + n0 + r] = silu(column(m * R + r)) * column(m * R + r + COLS);
+            y[m * py + n0 + r] = silu(rs * column(m * R + r)) * (rs * column(m * R + r + COLS));
         } else {
-            y[m * py + n0 + r] = column(m * R + r) + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+            const float v = (NORM ? rs * column(m * R + r) : column(m * R + r)) + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
+            y[m * py + n0 + r] = ADD ? resid + v : v;  // o < T: resid is this thread's
         }
     }
 }
@@ -242,8 +299,11 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
     if (threadIdx.x % 32 == 0) y[m * py + n] = s + (bias ? gpu_to_f32(bias[n]) : 0.0f);
 }
 
-template <typename W, int M, bool GLU>
-void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
+// RAD_E_UNSUPPORTED where a fusion has no kernel: NORM past two rows or with the warp kernel
+// asked for (ADD has both kernels).
+template <typename W, int M, bool GLU, bool NORM = false, bool ADD = false>
+int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s,
+                const GemvFuse& fuse) {
     static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
     // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel at one or two rows too (an A/B switch)
     static const bool warp_kernel = env_flag("RADIANCE_GPU_GEMV_WARP");
@@ -256,22 +316,29 @@ void launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y
             // One chunk step in flight a thread, four blocks an SM: batch-1 decode 218 -> 231 tok/s
             // on the 8B shape (H200); RADIANCE_GPU_GEMV_U1=0 keeps two steps, two blocks (an A/B switch)
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
-            gpu_launch(u1 ? k_gemv_block<W, M, R, GLU, 1> : k_gemv_block<W, M, R, GLU, 2>, static_cast<unsigned>((N + COLS - 1) / COLS),
-                       kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early);
-            return;
+            // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
+            gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
+                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, fuse);
+            return RAD_OK;
         }
     }
+    if constexpr (NORM) {
+        return RAD_E_UNSUPPORTED;
+    } else {
     // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
     constexpr int R = M <= 2 ? 2 : 4;
     constexpr int COLS = GLU ? R / 2 : R;
     const int64_t warps = (N + COLS - 1) / COLS;
-    gpu_launch(k_gemv<W, M, R, GLU>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K, early);
+    gpu_launch(k_gemv<W, M, R, GLU, ADD>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K, early);
+    return RAD_OK;
+    }
 }
 
-// N: output columns (for GLU, the rows of each half of the stacked weight).
-template <typename W, bool GLU = false>
+// N: output columns (for GLU, the rows of each half of the stacked weight). With a fusion (NORM,
+// ADD), RAD_E_UNSUPPORTED where no kernel makes its chain's bytes, for the caller to compose.
+template <typename W, bool GLU = false, bool NORM = false, bool ADD = false>
 int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
-         int64_t K) {
+         int64_t K, const GemvFuse& fuse = {}) {
     const auto* xp = static_cast<const float*>(x->data);
     const auto* wp = static_cast<const W*>(w->data);
     const W* bp = bias ? static_cast<const W*>(bias->data) : nullptr;
@@ -281,22 +348,34 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
     constexpr int VN = Vec<W>::kN;
     const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(wp) % 16 == 0;
+    if constexpr (NORM || ADD) {
+        if (!vec || M > (NORM ? 2 : 8)) return RAD_E_UNSUPPORTED;
+    }
+    if constexpr (NORM) {  // the norm's weight is read 16 bytes at a time
+        if (reinterpret_cast<uintptr_t>(fuse.norm_w) % 16) return RAD_E_UNSUPPORTED;
+    }
     if (!vec || M > 8) {
         if (GLU) return RAD_E_UNSUPPORTED;  // the caller composes gemm and swiglu
         gpu_launch(k_gemv_scalar<W>, static_cast<unsigned>((M * N + 7) / 8), 256, 0, s, xp, px, wp, bp, yp, py, M, N, K);
         return launched();
     }
-    switch (M) {
-    case 1: launch_gemv<W, 1, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 2: launch_gemv<W, 2, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 3: launch_gemv<W, 3, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 4: launch_gemv<W, 4, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 5: launch_gemv<W, 5, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 6: launch_gemv<W, 6, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    case 7: launch_gemv<W, 7, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
-    default: launch_gemv<W, 8, GLU>(xp, px, wp, bp, yp, py, N, K, s); break;
+    int rc = RAD_OK;
+    if constexpr (NORM) {
+        rc = M == 1 ? launch_gemv<W, 1, GLU, NORM>(xp, px, wp, bp, yp, py, N, K, s, fuse)
+                    : launch_gemv<W, 2, GLU, NORM>(xp, px, wp, bp, yp, py, N, K, s, fuse);
+    } else {
+        switch (M) {
+        case 1: rc = launch_gemv<W, 1, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        case 2: rc = launch_gemv<W, 2, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        case 3: rc = launch_gemv<W, 3, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        case 4: rc = launch_gemv<W, 4, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        case 5: rc = launch_gemv<W, 5, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        case 6: rc = launch_gemv<W, 6, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        case 7: rc = launch_gemv<W, 7, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        default: rc = launch_gemv<W, 8, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
+        }
     }
-    return launched();
+    return rc == RAD_OK ? launched() : rc;
 }
 
 }  // namespace
@@ -318,6 +397,48 @@ int gemm_swiglu(const RadArgs* a) {
     }
     return rad_compose_gemm_swiglu(a, gemm_blas, swiglu);  // the product first in scratch, gemm_blas's own after
 }
+
+// The decode-path fusions, each the same bytes as its chain of this library's rows (rad_compose.h;
+// rad-kbench checks them against it): gemm_add in the gemv's epilogue up to 8 rows, through
+// cuBLASLt's beta past that (no bias), else the chain; the norms in the gemv's prologue for one or
+// two rows, else the chain (the norm kernel, then the product).
+uint64_t gemm_add_scratch(const RadArgs* geom) { return rad_compose_gemm_add_scratch(geom) + gemm_blas_scratch(geom); }
+
+int gemm_add(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
+    RadTensor* y = rad_arg_out(a, 3);
+    if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
+    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
+    int rc = M <= 8 ? with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), false, false, true>(a, x, w, bias, y, M, N, K); })
+                    : gemm_blas_add(a);
+    if (rc != RAD_E_UNSUPPORTED) return rc;
+    return rad_compose_gemm_add(a, M <= 8 ? gemm_rows : gemm_blas, add);
+}
+
+uint64_t rms_norm_gemm_scratch(const RadArgs* geom) { return rad_compose_rms_norm_gemm_scratch(geom) + gemm_blas_scratch(geom); }
+uint64_t rms_norm_gemm_swiglu_scratch(const RadArgs* geom) {
+    return rad_compose_rms_norm_gemm_scratch(geom) + gemm_swiglu_scratch(geom);
+}
+
+// rms_norm_gemm (bias) and rms_norm_gemm_swiglu (GLU, no bias): x, the norm weight, w, [bias,] y.
+template <bool GLU>
+int rms_norm_then(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *nw = rad_arg_in(a, 1), *w = rad_arg_in(a, 2);
+    const RadTensor* bias = GLU ? nullptr : rad_arg_in(a, 3);
+    RadTensor* y = rad_arg_out(a, GLU ? 3 : 4);
+    if (!x || !nw || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
+    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
+    if (nw->dtype == w->dtype) {
+        const GemvFuse fuse{nw->data, static_cast<float>(rad_args_getf(a, "eps")),
+                            static_cast<int>(rad_args_geti_or(a, "unit_offset", 0))};
+        const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), GLU, true>(a, x, w, bias, y, M, N, K, fuse); });
+        if (rc != RAD_E_UNSUPPORTED) return rc;
+    }
+    if constexpr (GLU) return rad_compose_rms_norm_gemm_swiglu(a, rms_norm, gemm_swiglu);
+    else return rad_compose_rms_norm_gemm(a, rms_norm, M <= 8 ? gemm_rows : gemm_blas);
+}
+int rms_norm_gemm(const RadArgs* a) { return rms_norm_then<false>(a); }
+int rms_norm_gemm_swiglu(const RadArgs* a) { return rms_norm_then<true>(a); }
 
 int gemm_rows(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);

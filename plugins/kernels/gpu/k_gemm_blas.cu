@@ -112,9 +112,11 @@ struct LtCall {
     }
 };
 
-// y (column-major N x M, ld py) = w^T (w column-major K x N, ld K) . xb (column-major K x M, ld ldb).
+// y (column-major N x M, ld py) = w^T (w column-major K x N, ld K) . xb (column-major K x M, ld ldb),
+// plus y's own values where accumulate (beta 1: the epilogue's one rounding of y + product is
+// the add kernel's).
 int lt_matmul(cudaDataType_t wt, const void* w, const void* xb, int64_t ldb, float* y, int64_t py, int64_t M, int64_t N,
-              int64_t K, void* workspace, gpuStream_t s) {
+              int64_t K, void* workspace, gpuStream_t s, bool accumulate = false) {
     cublasLtHandle_t h = blas_handle();
     if (!h) return RAD_E_INTERNAL;
     LtCall c;
@@ -150,14 +152,17 @@ int lt_matmul(cudaDataType_t wt, const void* w, const void* xb, int64_t ldb, flo
         algo = it->second;
     }
     const float one = 1.0f, zero = 0.0f;
-    const auto st = cublasLtMatmul(h, c.op, &one, w, c.a, xb, c.b, &zero, y, c.d, y, c.d, &algo, workspace, kWorkspace, s);
+    const auto st =
+        cublasLtMatmul(h, c.op, &one, w, c.a, xb, c.b, accumulate ? &one : &zero, y, c.d, y, c.d, &algo, workspace, kWorkspace, s);
     return st == CUBLAS_STATUS_SUCCESS ? RAD_OK : RAD_E_INTERNAL;
 }
 #endif
 
+// accumulate (gemm_add without a bias): y += the product through cuBLASLt's beta, where it runs;
+// RAD_E_UNSUPPORTED otherwise, before anything is written to y.
 template <typename W>
 int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
-         int64_t K) {
+         int64_t K, bool accumulate = false) {
     gpuStream_t s = stream_of(a);
     const auto* xp = static_cast<const float*>(x->data);
     auto* yp = static_cast<float*>(y->data);
@@ -167,7 +172,7 @@ int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
     auto* ws = static_cast<uint8_t*>(a->scratch);
     if (ws && a->scratch_bytes >= kWorkspace) {
         if constexpr (std::is_same_v<W, float>) {
-            rc = lt_matmul(CUDA_R_32F, w->data, xp, px, yp, py, M, N, K, ws, s);
+            rc = lt_matmul(CUDA_R_32F, w->data, xp, px, yp, py, M, N, K, ws, s, accumulate);
         } else {
             const uint64_t xb_bytes = (static_cast<uint64_t>(M * K) * 2 + 255) / 256 * 256;
             if (kWorkspace + xb_bytes <= a->scratch_bytes) {
@@ -176,11 +181,13 @@ int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
                     gpu_launch(k_narrow8<W>, dim3(static_cast<unsigned>(ceil_div(K, 256 * 8)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
                 else
                     gpu_launch(k_narrow<W>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
-                rc = lt_matmul(std::is_same_v<W, gpu_bf16> ? CUDA_R_16BF : CUDA_R_16F, w->data, xb, K, yp, py, M, N, K, ws, s);
+                rc = lt_matmul(std::is_same_v<W, gpu_bf16> ? CUDA_R_16BF : CUDA_R_16F, w->data, xb, K, yp, py, M, N, K, ws, s,
+                               accumulate);
             }
         }
     }
 #endif
+    if (accumulate) return rc == RAD_OK ? launched() : RAD_E_UNSUPPORTED;
     if (rc != RAD_OK)
         gpu_launch(k_gemm_tiled<W>, dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s, 
             xp, px, static_cast<const W*>(w->data), yp, py, M, N, K);
@@ -203,6 +210,14 @@ int gemm_blas(const RadArgs* a) {
     if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     return with_float_type(w->dtype, [&](auto t) { return blas<decltype(t)>(a, x, w, bias, y, M, N, K); });
+}
+
+int gemm_blas_add(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
+    RadTensor* y = rad_arg_out(a, 3);
+    if (bias) return RAD_E_UNSUPPORTED;  // the chain adds the bias before the residual: its own rounding
+    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
+    return with_float_type(w->dtype, [&](auto t) { return blas<decltype(t)>(a, x, w, nullptr, y, M, N, K, true); });
 }
 
 }  // namespace gpu
