@@ -4,6 +4,7 @@
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,10 @@ struct Layer {
     rad_weight w_attn_norm, w_ffn_norm;
     // Fused (Model::fused): op_ffn_norm, and op_attn_norm past layer 0, are add_rms_norm (the
     // residual add before them folded in), and the add ops are absent. Unfused: plain norms, and
-    // op_add_attn / op_add_ffn close the attention and the MLP.
-    rad_op op_attn_norm, op_ffn_norm, op_add_attn = RAD_NULL_HANDLE, op_add_ffn = RAD_NULL_HANDLE;
+    // op_add_attn / op_add_ffn close the attention and the MLP. With Model::decode_fusions none
+    // of the four: the blocks norm their input and add into x themselves.
+    rad_op op_attn_norm = RAD_NULL_HANDLE, op_ffn_norm = RAD_NULL_HANDLE, op_add_attn = RAD_NULL_HANDLE,
+           op_add_ffn = RAD_NULL_HANDLE;
     AttnBlock attn;
     MlpBlock mlp;
 };
@@ -36,6 +39,11 @@ struct Model {
     // add); op_final_add then adds the last layer's MLP output, which no norm folds in
     bool fused = false;
     rad_op op_final_add = RAD_NULL_HANDLE;
+    // One rank, and a loaded library serves gemm_add, rms_norm_gemm and rms_norm_gemm_swiglu on
+    // these shapes (docs/OPS.md): the qkv and [gate|up] projections norm the residual stream x
+    // themselves and the output and down projections add into it, so a layer issues no norm or
+    // add of its own (two launches and two round trips fewer a layer in decode on a card)
+    bool decode_fusions = false;
     std::vector<Layer> layers;
 };
 
@@ -74,6 +82,21 @@ rad_op add_norm(RadBuilder* b, rad_weight w) {
     return h;
 }
 
+// Whether the loaded libraries serve the decode-path fusions on this model's shapes (asked with
+// the embedding's dtype; a layer whose weights then differ fails its declaration, as with
+// add_rms_norm).
+bool serves_decode_fusions(RadBuilder* b, int64_t qkv_rows, int64_t q_width, int64_t ff, const char* wd) {
+    auto normed = [&](const char* name, int64_t N) {
+        return rad_op_resolved(b, op(b, name, {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", N), RAD_INT("K", m.n_embd),
+                                               RAD_F64("eps", m.eps), RAD_STR("wdtype", wd)})) != 0;
+    };
+    auto adds = [&](int64_t K) {
+        return rad_op_resolved(b, op(b, "gemm_add", {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", m.n_embd), RAD_INT("K", K),
+                                                     RAD_STR("wdtype", wd)})) != 0;
+    };
+    return normed("rms_norm_gemm", qkv_rows) && normed("rms_norm_gemm_swiglu", ff) && adds(q_width) && adds(ff);
+}
+
 // x += tmp: the residual add, where no norm folds it in.
 rad_op residual_add(RadBuilder* b) {
     rad_op h = op(b, "add", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
@@ -86,6 +109,22 @@ rad_op plain_norm(RadBuilder* b, rad_weight w) {
     rad_op h = norm(b, w);
     uses(b, h, {m.b_x}, {m.b_h});
     return h;
+}
+
+// The norm before the MLP where the blocks do not fold it in: add_rms_norm where a library
+// serves it (decided at layer 0), else the residual add and a plain norm. False (and the
+// declaration failed) where add_rms_norm resolved for one layer and not another.
+bool declare_ffn_norm(RadBuilder* b, Layer& L, int l) {
+    if (l == 0) m.fused = (L.op_ffn_norm = add_norm(b, L.w_ffn_norm)) != RAD_NULL_HANDLE;
+    else if (m.fused) L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
+    if (!m.fused) {
+        L.op_add_attn = residual_add(b);
+        L.op_ffn_norm = plain_norm(b, L.w_ffn_norm);
+    } else if (L.op_ffn_norm == RAD_NULL_HANDLE || L.op_attn_norm == RAD_NULL_HANDLE) {
+        rad_decl_fail(b, "add_rms_norm resolved for one layer and not another (weights of other dtypes?)");
+        return false;
+    }
+    return true;
 }
 
 int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
@@ -151,6 +190,10 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.op_embed = op(b, "embed", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_INT("vocab", m.n_vocab),
                                  RAD_STR("wdtype", wdtype(b, m.w_tok))}, {m.w_tok});
     uses(b, m.op_embed, {}, {m.b_x});
+    // RADIANCE_DECODE_FUSIONS=0 keeps the norm and add ops (an A/B switch for measuring)
+    const char* ab = std::getenv("RADIANCE_DECODE_FUSIONS");
+    m.decode_fusions = world == 1 && !(ab && std::string(ab) == "0") &&
+                       serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
     for (int l = 0; l < meta->n_layers; ++l) {
@@ -159,7 +202,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         map(b, name + "attn_norm.weight", RAD_MAP_COPY, {hf + "input_layernorm.weight"});
         RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, l);
         L.w_attn_norm = rad_decl_weight(b, (name + "attn_norm.weight").c_str(), &wn);
-        L.op_attn_norm = m.fused && l > 0 ? add_norm(b, L.w_attn_norm) : plain_norm(b, L.w_attn_norm);
+        if (!m.decode_fusions) L.op_attn_norm = m.fused && l > 0 ? add_norm(b, L.w_attn_norm) : plain_norm(b, L.w_attn_norm);
 
         AttnConfig ac;
         ac.layer = l;
@@ -176,18 +219,16 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.world = world;
         ac.hf_prefix = hf + "self_attn.";
         ac.name = name;
-        L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
+        if (m.decode_fusions) {  // x in and out: the residual stream
+            ac.norm_w = L.w_attn_norm;
+            ac.norm_eps = m.eps;
+            ac.residual_out = true;
+        }
+        L.attn.declare(b, ac, m.decode_fusions ? AttnBuffers{m.b_x, m.b_qkv, m.b_attn, m.b_x} : AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp},
+                       m.kv);
         map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
         L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
-        if (l == 0) m.fused = (L.op_ffn_norm = add_norm(b, L.w_ffn_norm)) != RAD_NULL_HANDLE;
-        else if (m.fused) L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
-        if (!m.fused) {
-            L.op_add_attn = residual_add(b);
-            L.op_ffn_norm = plain_norm(b, L.w_ffn_norm);
-        } else if (L.op_ffn_norm == RAD_NULL_HANDLE || L.op_attn_norm == RAD_NULL_HANDLE) {
-            rad_decl_fail(b, "add_rms_norm resolved for one layer and not another (weights of other dtypes?)");
-            return RAD_E_UNSUPPORTED;
-        }
+        if (!m.decode_fusions && !declare_ffn_norm(b, L, l)) return RAD_E_UNSUPPORTED;
         MlpConfig mc;
         mc.layer = l;
         mc.n_embd = m.n_embd;
@@ -197,8 +238,13 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         mc.rank = rank;
         mc.hf_prefix = hf + "mlp.";
         mc.name = name;
-        L.mlp.declare(b, mc, MlpBuffers{m.b_h, m.b_gu, m.b_act, m.b_tmp});
-        if (!m.fused) L.op_add_ffn = residual_add(b);
+        if (m.decode_fusions) {
+            mc.norm_w = L.w_ffn_norm;
+            mc.norm_eps = m.eps;
+            mc.residual_out = true;
+        }
+        L.mlp.declare(b, mc, m.decode_fusions ? MlpBuffers{m.b_x, m.b_gu, m.b_act, m.b_x} : MlpBuffers{m.b_h, m.b_gu, m.b_act, m.b_tmp});
+        if (!m.fused && !m.decode_fusions) L.op_add_ffn = residual_add(b);
     }
     if (m.fused) m.op_final_add = residual_add(b);
 
@@ -250,6 +296,11 @@ void step(RadCtx* c, const RadBatch* bt) {
     RAD_ISSUE_N(c, m.op_embed, n, rad_raw(bt->token_ids, RAD_I32, n), rad_w(m.w_tok), rad_brows(m.b_x, n));
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const Layer& L = m.layers[l];
+        if (m.decode_fusions) {  // each block norms x as it reads it and adds its output into x
+            L.attn.step(c, bt);
+            L.mlp.step(c, bt);
+            continue;
+        }
         if (m.fused && l > 0)  // the previous layer's MLP output joins the residual here
             RAD_ISSUE_N(c, L.op_attn_norm, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_w(L.w_attn_norm), rad_brows(m.b_h, n));
         else

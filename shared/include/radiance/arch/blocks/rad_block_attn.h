@@ -25,6 +25,13 @@ struct AttnConfig {
     int world = 1;                 // tensor-parallel ranks: heads are split across them
     std::string hf_prefix;         // e.g. "model.layers.3.self_attn."
     std::string name;              // e.g. "blk.3."
+    // Decode-path fusions the model chose (it checked that a loaded library serves them): with
+    // norm_w, `in` is the residual stream and the qkv projection norms it itself (rms_norm_gemm,
+    // eps norm_eps); with residual_out the output projection adds into `out` (gemm_add), which
+    // is then the residual stream (one rank only: a rank's product is a partial sum).
+    rad_weight norm_w = RAD_NULL_HANDLE;
+    double norm_eps = 1e-6;
+    bool residual_out = false;
 };
 
 // Buffers the block works in; declared once by the model and shared by its layers.
@@ -83,8 +90,14 @@ struct AttnBlock {
             wb.row_unit = static_cast<int32_t>(c.head_dim);
             b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
         }
-        op_qkv = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
-                                RAD_STR("wdtype", wdtype(b, w_qkv))}, {w_qkv});
+        if (c.norm_w != RAD_NULL_HANDLE) {
+            op_qkv = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
+                                             RAD_F64("eps", c.norm_eps), RAD_STR("wdtype", wdtype(b, w_qkv))}, {c.norm_w, w_qkv});
+            if (!rad_op_resolved(b, op_qkv)) rad_decl_fail(b, ("rms_norm_gemm does not resolve for " + n + "attn_qkv").c_str());
+        } else {
+            op_qkv = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
+                                    RAD_STR("wdtype", wdtype(b, w_qkv))}, {w_qkv});
+        }
         uses(b, op_qkv, {bufs.in}, {bufs.qkv});
         if (c.qk_norm) {
             map(b, n + "attn_q_norm.weight", RAD_MAP_COPY, {p + "q_norm.weight"});
@@ -112,9 +125,14 @@ struct AttnBlock {
         map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
         RadWeightDecl wo = weight(c.n_embd, full_q, RAD_SHARD_COL, c.layer);
         w_o = rad_decl_weight(b, (n + "attn_output.weight").c_str(), &wo);
-        op_o = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", q_width()),
-                              RAD_STR("wdtype", wdtype(b, w_o))}, {w_o});
-        uses(b, op_o, {bufs.attn}, {bufs.out});
+        op_o = op(b, c.residual_out ? "gemm_add" : "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd),
+                                                            RAD_INT("K", q_width()), RAD_STR("wdtype", wdtype(b, w_o))}, {w_o});
+        if (c.residual_out) {
+            if (!rad_op_resolved(b, op_o)) rad_decl_fail(b, ("gemm_add does not resolve for " + n + "attn_output").c_str());
+            uses(b, op_o, {bufs.attn, bufs.out}, {bufs.out});
+        } else {
+            uses(b, op_o, {bufs.attn}, {bufs.out});
+        }
         if (c.world > 1) {  // each rank holds a partial sum of the output projection
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});
@@ -124,8 +142,12 @@ struct AttnBlock {
     void step(RadCtx* ctx, const RadBatch* bt) const {
         const int64_t n = bt->n_tok;
         const int64_t qw = q_width(), kw = kv_width();
-        RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
-                    rad_brows(bufs.qkv, n));
+        if (c.norm_w != RAD_NULL_HANDLE)
+            RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(c.norm_w), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
+                        rad_brows(bufs.qkv, n));
+        else
+            RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
+                        rad_brows(bufs.qkv, n));
         if (c.qk_norm) {
             RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));

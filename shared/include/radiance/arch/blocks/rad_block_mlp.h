@@ -14,6 +14,12 @@ struct MlpConfig {
     const char* act = "swiglu";  // or "geglu"
     std::string hf_prefix;       // e.g. "model.layers.3.mlp."
     std::string name;            // e.g. "blk.3."
+    // Decode-path fusions, as AttnConfig's: with norm_w (swiglu only) the [gate|up] projection
+    // norms the residual stream `in` itself (rms_norm_gemm_swiglu); with residual_out the down
+    // projection adds into `out` (gemm_add).
+    rad_weight norm_w = RAD_NULL_HANDLE;
+    double norm_eps = 1e-6;
+    bool residual_out = false;
 };
 
 struct MlpBuffers {
@@ -50,7 +56,14 @@ struct MlpBlock {
         w_down = rad_decl_weight(b, (n + "ffn_down.weight").c_str(), &wd);
         // SwiGLU fused into its projection where a loaded library serves it (one launch, and the
         // [gate|up] product never leaves the kernel on a card); the pair otherwise.
-        if (std::string(c.act) == "swiglu") {
+        if (c.norm_w != RAD_NULL_HANDLE) {
+            op_gu_act = op(b, "rms_norm_gemm_swiglu", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd),
+                                                       RAD_F64("eps", c.norm_eps), RAD_STR("wdtype", wdtype(b, w_gu))},
+                           {c.norm_w, w_gu});
+            if (std::string(c.act) != "swiglu" || !rad_op_resolved(b, op_gu_act))
+                rad_decl_fail(b, ("rms_norm_gemm_swiglu does not resolve for " + n + "ffn_gate_up").c_str());
+            uses(b, op_gu_act, {bufs.in}, {bufs.act});
+        } else if (std::string(c.act) == "swiglu") {
             op_gu_act = op(b, "gemm_swiglu", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd),
                                               RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
             if (rad_op_resolved(b, op_gu_act)) uses(b, op_gu_act, {bufs.in}, {bufs.act});
@@ -63,9 +76,14 @@ struct MlpBlock {
             op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
             uses(b, op_act, {bufs.gu}, {bufs.act});
         }
-        op_down = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd), RAD_INT("K", ff()),
-                                 RAD_STR("wdtype", wdtype(b, w_down))}, {w_down});
-        uses(b, op_down, {bufs.act}, {bufs.out});
+        op_down = op(b, c.residual_out ? "gemm_add" : "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd),
+                                                               RAD_INT("K", ff()), RAD_STR("wdtype", wdtype(b, w_down))}, {w_down});
+        if (c.residual_out) {
+            if (!rad_op_resolved(b, op_down)) rad_decl_fail(b, ("gemm_add does not resolve for " + n + "ffn_down").c_str());
+            uses(b, op_down, {bufs.act, bufs.out}, {bufs.out});
+        } else {
+            uses(b, op_down, {bufs.act}, {bufs.out});
+        }
         if (c.world > 1) {
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});
@@ -74,7 +92,9 @@ struct MlpBlock {
 
     void step(RadCtx* ctx, const RadBatch* bt) const {
         const int64_t n = bt->n_tok;
-        if (op_gu_act != RAD_NULL_HANDLE) {
+        if (c.norm_w != RAD_NULL_HANDLE) {
+            RAD_ISSUE_N(ctx, op_gu_act, n, rad_brows(bufs.in, n), rad_w(c.norm_w), rad_w(w_gu), rad_brows(bufs.act, n));
+        } else if (op_gu_act != RAD_NULL_HANDLE) {
             RAD_ISSUE_N(ctx, op_gu_act, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_brows(bufs.act, n));
         } else {
             RAD_ISSUE_N(ctx, op_gu, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_none(), rad_brows(bufs.gu, n));
