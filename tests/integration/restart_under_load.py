@@ -13,6 +13,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -185,6 +186,9 @@ def main():
     for f in failures:
         print("FAIL", f)
     print(f"{checks - min(checks, len(failures))} passed, {len(failures)} failed")
+    if not failures:  # the cache and the server's log are kept only where they explain a failure
+        shutil.rmtree(cache, ignore_errors=True)
+        os.remove(f"{cache}.log")
     sys.exit(1 if failures else 0)
 
 

@@ -7,41 +7,23 @@
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
-#include "radiance/convert/convert.h"
+#include "converted_llama.h"
 #include "worker_group.h"
 
 using namespace radiance;
 using namespace std::chrono;
 using Catch::Matchers::Contains;
-namespace fs = std::filesystem;
 
 namespace {
 
-std::string converted_llama() {
-    static std::string path = [] {
-        std::string out = (fs::temp_directory_path() / ("rad_workers_" + std::to_string(getpid()) + ".rad")).string();
-        core::LoadOptions lo;
-        lo.homes = {RAD_BUILD_HOME_DIR};
-        core::Registry reg = core::Registry::load(lo);
-        convert::ConvertOptions o;
-        o.src = SHARED_LLAMA;
-        o.out = out;
-        std::ostringstream log;
-        convert::convert(reg, o, log);
-        return out;
-    }();
-    return path;
-}
 
 frontend::GroupOptions options(bool grpc) {
     frontend::GroupOptions go;
     go.world_size = 1;
-    go.model_path = converted_llama();
+    go.model_path = testing::converted_llama();
     go.worker_binary = WORKER_BIN;
     go.radiance_home = RAD_BUILD_HOME_DIR;
     go.accept_reference = true;
@@ -85,10 +67,12 @@ TEST_CASE("workers join, plan and step over shared memory and over gRPC", "[work
 }
 
 TEST_CASE("a worker killed with SIGKILL is detected within a second, named by rank, pid and signal", "[workers]") {
-    frontend::WorkerGroup g(options(false));
+    // The state the event callback writes is declared before the group, so it outlives the
+    // group's shutdown, which still reports events.
     std::mutex mu;
     std::vector<frontend::RankEvent> events;
     steady_clock::time_point down_at;
+    frontend::WorkerGroup g(options(false));
     g.on_rank_event([&](const frontend::RankEvent& e) {
         std::lock_guard<std::mutex> lk(mu);
         events.push_back(e);
@@ -117,10 +101,10 @@ TEST_CASE("a worker killed with SIGKILL is detected within a second, named by ra
 TEST_CASE("a stopped (hung) worker is detected by its missing heartbeat", "[workers]") {
     auto go = options(false);
     go.heartbeat_timeout = milliseconds(500);
-    frontend::WorkerGroup g(go);
-    int pid = 0;
+    int pid = 0;  // declared before the group: its shutdown still reports events
     std::string cause;
     std::mutex mu;
+    frontend::WorkerGroup g(go);
     g.on_rank_event([&](const frontend::RankEvent& e) {
         std::lock_guard<std::mutex> lk(mu);
         if (e.state == frontend::RankState::Ready) pid = e.pid;
@@ -128,7 +112,18 @@ TEST_CASE("a stopped (hung) worker is detected by its missing heartbeat", "[work
     });
     g.start();
     REQUIRE(g.wait_ready(seconds(60)));
-    REQUIRE(kill(pid, SIGSTOP) == 0);
+    // The Ready event may reach the callback just after wait_ready returns; a pid of 0 would
+    // stop this whole process group.
+    int stopped = 0;
+    for (int i = 0; i < 500 && stopped <= 0; ++i) {
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            stopped = pid;
+        }
+        if (stopped <= 0) std::this_thread::sleep_for(milliseconds(10));
+    }
+    REQUIRE(stopped > 0);
+    REQUIRE(kill(stopped, SIGSTOP) == 0);
     for (int i = 0; i < 200 && g.states()[0] != frontend::RankState::Down; ++i) std::this_thread::sleep_for(milliseconds(10));
     REQUIRE(g.states()[0] == frontend::RankState::Down);
     std::lock_guard<std::mutex> lk(mu);
