@@ -7,6 +7,7 @@
 #   hf       transformers on the same checkpoint (bench/gpu/hf_bench.py)
 #   kbench   rad-kbench on the 8B shapes (libgpu and libcpu against libref, speed column)
 #   ncu      per-kernel times of decode steps through Nsight Compute
+#   timeline what each kernel adds to a recorded decode step at batch 1 and 64 (RADIANCE_GPU_TIMELINE stamps)
 #   copybw   the card's device-to-device copy bandwidth (the decode roofline's denominator)
 #   golden8b transformers' float32 reference for the 8B checkpoint (tools/golden/golden_for_checkpoint.py),
 #            then rad-golden --model on it: one card, and two ranks on two cards when there are two
@@ -248,6 +249,14 @@ for stage in "$@"; do
     quiet_end ;;
   hf)
     python3 "$root/bench/gpu/hf_bench.py" $M8 2>&1 | grep -v Warning | tee "$OUTD/hf.log" ;;
+  timeline)  # RADIANCE_GPU_TIMELINE: what each kernel adds to a recorded decode step (launch gaps included), batch 1 then 64
+    quiet_begin
+    for args in "--decode 1 --out 64" "--decode 64 --out 32"; do
+      echo "--- $args"
+      RADIANCE_GPU_TIMELINE=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill 16 --in 128 $args 2>&1 |
+        grep -E "^(decode|prefill)|\[timeline\]" | head -45
+    done 2>&1 | tee -a "$OUTD/timeline.log"
+    quiet_end ;;
   profile)  # RADIANCE_PROFILE_OPS tables: one prefill of 4096, then decode at 256 and at 1 (no graphs)
     for args in "--prefill 4096 --decode ''" "--prefill '' --decode 256 --out 16" "--prefill '' --decode 1 --out 32"; do
       echo "--- $args"

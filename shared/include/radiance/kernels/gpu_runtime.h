@@ -199,6 +199,8 @@ __device__ __forceinline__ void gpu_grid_release() {
 #endif
 }
 
+#include "gpu_timeline.h"
+
 template <typename... P, typename... A>
 inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
 #if RAD_GPU_CUDA
@@ -212,7 +214,9 @@ inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+    const gpuError_t rc = cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
+    gpu_timeline::after_launch(reinterpret_cast<const void*>(kernel), s);  // RADIANCE_GPU_TIMELINE only
+    return rc;
 #else
     hipLaunchKernelGGL(kernel, grid, block, smem, s, static_cast<P>(args)...);
     return hipGetLastError();
