@@ -5,6 +5,7 @@
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
 #   hf       transformers on the same checkpoint (bench/gpu/hf_bench.py)
+#   hfcompile transformers' batch-1 decode with a static cache and torch.compile (hf_bench.py --static-compile)
 #   kbench   rad-kbench on the 8B shapes (libgpu and libcpu against libref, speed column)
 #   ncu      per-kernel times of decode steps through Nsight Compute
 #   timeline what each kernel adds to a recorded decode step at batch 1 and 64 (RADIANCE_GPU_TIMELINE stamps)
@@ -249,6 +250,8 @@ for stage in "$@"; do
     quiet_end ;;
   hf)
     python3 "$root/bench/gpu/hf_bench.py" $M8 2>&1 | grep -v Warning | tee "$OUTD/hf.log" ;;
+  hfcompile)  # transformers' batch-1 decode with a static cache and torch.compile (reduce-overhead), beside sdpa's eager one
+    python3 "$root/bench/gpu/hf_bench.py" $M8 --prefill "" --static-compile 2>&1 | grep -v Warning | tail -4 | tee "$OUTD/hfcompile.log" ;;
   timeline)  # RADIANCE_GPU_TIMELINE: what each kernel adds to a recorded decode step (launch gaps included), batch 1 then 64
     quiet_begin
     for args in "--decode 1 --out 64" "--decode 64 --out 32"; do
