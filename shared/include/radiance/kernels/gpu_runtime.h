@@ -199,21 +199,29 @@ __device__ __forceinline__ void gpu_grid_release() {
 #endif
 }
 
-#include "gpu_timeline.h"
-
-template <typename... P, typename... A>
-inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
 #if RAD_GPU_CUDA
+// A launch that may be scheduled while the kernel before it drains (attr: its one attribute).
+inline cudaLaunchConfig_t gpu_pdl_config(dim3 grid, dim3 block, size_t smem, gpuStream_t s, cudaLaunchAttribute* attr) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
+    return cfg;
+}
+#endif
+
+#include "gpu_timeline.h"
+
+template <typename... P, typename... A>
+inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
+#if RAD_GPU_CUDA
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = gpu_pdl_config(grid, block, smem, s, &attr);
     const gpuError_t rc = cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
     gpu_timeline::after_launch(reinterpret_cast<const void*>(kernel), s);  // RADIANCE_GPU_TIMELINE only
     return rc;

@@ -1,4 +1,5 @@
-// gpu_timeline.h: RADIANCE_GPU_TIMELINE=1, a measuring aid for device libraries (CUDA builds).
+// gpu_timeline.h: RADIANCE_GPU_TIMELINE=1, a measuring aid for device libraries (CUDA builds;
+// included by gpu_runtime.h, whose gpu_pdl_config it uses).
 //
 // Nsight Systems is not on the H200 machines this project measures on, and a per-kernel
 // profile (Nsight Compute) runs kernels one at a time, so neither shows what a kernel adds to a
@@ -83,15 +84,8 @@ inline void after_launch(const void* kernel, cudaStream_t s) {
         slot = st.next++ % kSlots;
         st.kernel[slot] = kernel;
     }
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(1);
-    cfg.blockDim = dim3(1);
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = gpu_pdl_config(dim3(1), dim3(1), 0, s, &attr);
     cudaLaunchKernelEx(&cfg, k_stamp<0>, st.dev, slot);
 }
 

@@ -125,14 +125,7 @@ struct AttnBlock {
         map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
         RadWeightDecl wo = weight(c.n_embd, full_q, RAD_SHARD_COL, c.layer);
         w_o = rad_decl_weight(b, (n + "attn_output.weight").c_str(), &wo);
-        op_o = op(b, c.residual_out ? "gemm_add" : "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd),
-                                                            RAD_INT("K", q_width()), RAD_STR("wdtype", wdtype(b, w_o))}, {w_o});
-        if (c.residual_out) {
-            if (!rad_op_resolved(b, op_o)) rad_decl_fail(b, ("gemm_add does not resolve for " + n + "attn_output").c_str());
-            uses(b, op_o, {bufs.attn, bufs.out}, {bufs.out});
-        } else {
-            uses(b, op_o, {bufs.attn}, {bufs.out});
-        }
+        op_o = out_projection(b, c.residual_out, c.max_tok, c.n_embd, q_width(), w_o, bufs.attn, bufs.out, n + "attn_output");
         if (c.world > 1) {  // each rank holds a partial sum of the output projection
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});

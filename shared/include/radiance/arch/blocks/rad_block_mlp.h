@@ -76,14 +76,7 @@ struct MlpBlock {
             op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
             uses(b, op_act, {bufs.gu}, {bufs.act});
         }
-        op_down = op(b, c.residual_out ? "gemm_add" : "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_embd),
-                                                               RAD_INT("K", ff()), RAD_STR("wdtype", wdtype(b, w_down))}, {w_down});
-        if (c.residual_out) {
-            if (!rad_op_resolved(b, op_down)) rad_decl_fail(b, ("gemm_add does not resolve for " + n + "ffn_down").c_str());
-            uses(b, op_down, {bufs.act, bufs.out}, {bufs.out});
-        } else {
-            uses(b, op_down, {bufs.act}, {bufs.out});
-        }
+        op_down = out_projection(b, c.residual_out, c.max_tok, c.n_embd, ff(), w_down, bufs.act, bufs.out, n + "ffn_down");
         if (c.world > 1) {
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});
