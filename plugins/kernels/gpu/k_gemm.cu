@@ -322,20 +322,17 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             return RAD_OK;
         }
     }
-    if constexpr (NORM) {
-        return RAD_E_UNSUPPORTED;
-    } else {
+    if constexpr (NORM) return RAD_E_UNSUPPORTED;  // the warp kernel has no norm
     // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
     constexpr int R = M <= 2 ? 2 : 4;
     constexpr int COLS = GLU ? R / 2 : R;
     const int64_t warps = (N + COLS - 1) / COLS;
     gpu_launch(k_gemv<W, M, R, GLU, ADD>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K, early);
     return RAD_OK;
-    }
 }
 
 // N: output columns (for GLU, the rows of each half of the stacked weight). With a fusion (NORM,
-// ADD), RAD_E_UNSUPPORTED where no kernel makes its chain's bytes, for the caller to compose.
+// ADD), RAD_E_UNSUPPORTED where no fused kernel serves these rows, for the caller to compose.
 template <typename W, bool GLU = false, bool NORM = false, bool ADD = false>
 int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
          int64_t K, const GemvFuse& fuse = {}) {
@@ -398,10 +395,10 @@ int gemm_swiglu(const RadArgs* a) {
     return rad_compose_gemm_swiglu(a, gemm_blas, swiglu);  // the product first in scratch, gemm_blas's own after
 }
 
-// The decode-path fusions, each the same bytes as its chain of this library's rows (rad_compose.h;
-// rad-kbench checks them against it): gemm_add in the gemv's epilogue up to 8 rows, through
-// cuBLASLt's beta past that (no bias), else the chain; the norms in the gemv's prologue for one or
-// two rows, else the chain (the norm kernel, then the product).
+// The decode-path fusions. gemm_add, the same bytes as its chain (rad-kbench checks it against
+// gemm then add): in the gemv's epilogue up to 8 rows, through cuBLASLt's beta past that (no
+// bias), else the chain itself (rad_compose.h). The norms: in the block gemv's one pass for one or
+// two rows (the chain's value up to rounding, checked against libref), else the chain.
 uint64_t gemm_add_scratch(const RadArgs* geom) { return rad_compose_gemm_add_scratch(geom) + gemm_blas_scratch(geom); }
 
 int gemm_add(const RadArgs* a) {
