@@ -29,6 +29,7 @@ struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
     int own_row;  // 1: each row is its sequence's only one this step, and the kernel stores its k/v itself
     int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
+    int merge_early;  // 1: the split merge lets the next kernel be scheduled before its wait (prefetch_after_attention)
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };

@@ -217,6 +217,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 }
 
 __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
+    if (g.merge_early) gpu_grid_release();  // the next gemv's blocks come in now and prefetch its weights
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
@@ -348,7 +349,8 @@ uint64_t attention_scratch(const RadArgs* geom) {
     return static_cast<uint64_t>(rows * heads * (hd + 2)) * 4;
 }
 
-int attention(const RadArgs* a) {
+namespace {
+int attention_run(const RadArgs* a) {
     for (int i = 0; i < 9; ++i)
         if (!a->t[i].data) return RAD_E_ARG;
     const RadTensor *q = &a->t[0], *kc = &a->t[3], *cu = &a->t[6], *bt = &a->t[7];
@@ -383,10 +385,19 @@ int attention(const RadArgs* a) {
     g.k_pitch = pitch_elems(&a->t[1]);
     g.v_pitch = pitch_elems(&a->t[2]);
     g.y_pitch = pitch_elems(&a->t[8]);
+    g.merge_early = prefetch_after_attention() ? 1 : 0;
     if (kc->dtype != a->t[4].dtype) return RAD_E_DTYPE;
     if (kc->dtype == RAD_BF16) return run<gpu_bf16>(a, g, n);
     if (kc->dtype == RAD_F32) return run<float>(a, g, n);
     return RAD_E_DTYPE;
+}
+
+}  // namespace
+
+int attention(const RadArgs* a) {
+    const int rc = attention_run(a);
+    attention_mark() = gpu_launch_count();  // for a gemv launched next (prefetch_after_attention)
+    return rc;
 }
 
 }  // namespace gpu

@@ -217,8 +217,16 @@ inline cudaLaunchConfig_t gpu_pdl_config(dim3 grid, dim3 block, size_t smem, gpu
 
 #include "gpu_timeline.h"
 
+// Kernels this thread has launched through gpu_launch: a library compares two readings to know
+// whether anything ran in between (a gemv launched straight after attention, k_gemm.cu).
+inline uint64_t& gpu_launch_count() {
+    static thread_local uint64_t n = 0;
+    return n;
+}
+
 template <typename... P, typename... A>
 inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
+    ++gpu_launch_count();
 #if RAD_GPU_CUDA
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = gpu_pdl_config(grid, block, smem, s, &attr);
