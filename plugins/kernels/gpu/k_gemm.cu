@@ -430,14 +430,20 @@ int prefetch_stride() {
 // two rows (the chain's value up to rounding, checked against libref), else the chain.
 uint64_t gemm_add_scratch(const RadArgs* geom) { return rad_compose_gemm_add_scratch(geom) + gemm_blas_scratch(geom); }
 
-int gemm_add(const RadArgs* a) {
+// gemm's and gemm_add's operands (x, w, bias, y) through the weight-streaming kernels (ADD: y +=).
+template <bool ADD>
+int gemv_op(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
     RadTensor* y = rad_arg_out(a, 3);
     if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     const GemvFuse fuse{nullptr, 0.0f, 0, prefetch_stride()};
-    int rc = M <= 8 ? with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), false, false, true>(a, x, w, bias, y, M, N, K, fuse); })
-                    : gemm_blas_add(a);
+    return with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), false, false, ADD>(a, x, w, bias, y, M, N, K, fuse); });
+}
+
+int gemm_add(const RadArgs* a) {
+    const int64_t M = rad_args_geti(a, "M");
+    const int rc = M <= 8 ? gemv_op<true>(a) : gemm_blas_add(a);
     if (rc != RAD_E_UNSUPPORTED) return rc;
     return rad_compose_gemm_add(a, M <= 8 ? gemm_rows : gemm_blas, add);
 }
@@ -467,13 +473,6 @@ int rms_norm_then(const RadArgs* a) {
 int rms_norm_gemm(const RadArgs* a) { return rms_norm_then<false>(a); }
 int rms_norm_gemm_swiglu(const RadArgs* a) { return rms_norm_then<true>(a); }
 
-int gemm_rows(const RadArgs* a) {
-    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
-    RadTensor* y = rad_arg_out(a, 3);
-    if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
-    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
-    const GemvFuse fuse{nullptr, 0.0f, 0, prefetch_stride()};
-    return with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t)>(a, x, w, bias, y, M, N, K, fuse); });
-}
+int gemm_rows(const RadArgs* a) { return gemv_op<false>(a); }
 
 }  // namespace gpu
