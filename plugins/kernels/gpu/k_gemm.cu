@@ -197,7 +197,8 @@ constexpr int kBlockThreads = 256;
 // barriers before its first product: batch-1 decode 232 -> 213 tok/s (8B shape, H200).
 // ADD (gemm_add): y = y + the product (the chain's bytes), y the residual stream; a block's y
 // values load right after the wait, not at the end.
-struct GemvFuse {
+// What a launch adds to the plain gemv: the norm's settings (NORM) and the L2 prefetch.
+struct GemvOptions {
     const void* norm_w;  // NORM: the norm's weight (the projection's dtype)
     float eps;
     int unit;
@@ -218,7 +219,7 @@ __device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
 template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
 __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py,
-                                                              int64_t N, int64_t K, bool early, GemvFuse fuse) {
+                                                              int64_t N, int64_t K, bool early, GemvOptions opts) {
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
@@ -228,9 +229,9 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
     uint4 cur[U][R];
-    if (fuse.prefetch_stride > 0 && threadIdx.x < 2 && blockIdx.x < static_cast<unsigned>(fuse.prefetch_stride)) {
+    if (opts.prefetch_stride > 0 && threadIdx.x < 2 && blockIdx.x < static_cast<unsigned>(opts.prefetch_stride)) {
         // thread 0 the (gate) rows, thread 1 a GLU's up rows, of this block and its later-wave twins
-        for (int64_t b = blockIdx.x; b < gridDim.x; b += fuse.prefetch_stride) {
+        for (int64_t b = blockIdx.x; b < gridDim.x; b += opts.prefetch_stride) {
             const int64_t first = b * COLS, rows = N - first < COLS ? N - first : COLS;
             if (threadIdx.x == 1 && !GLU) break;
             const int64_t row0 = threadIdx.x == 1 ? N + first : first;
@@ -241,7 +242,7 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     gpu_grid_wait();
     gpu_grid_release();
     if (!early) load(cur, c);
-    RowNorm<W, M> norm{static_cast<const W*>(fuse.norm_w), fuse.unit, {}};
+    RowNorm<W, M> norm{static_cast<const W*>(opts.norm_w), opts.unit, {}};
     float resid = 0.0f;  // ADD: the y value this thread's epilogue adds to, loaded while the weights stream
     if constexpr (ADD) {
         const int m = threadIdx.x / COLS, r = threadIdx.x % COLS;
@@ -296,7 +297,7 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
         const int m = o / COLS, r = o % COLS;
         if (n0 + r >= N) continue;
         // NORM: the row's 1 / rms, as rms_norm makes it from the sum of squares
-        const float rs = NORM ? 1.0f / sqrtf(column(M * R + m) / static_cast<float>(K) + fuse.eps) : 1.0f;
+        const float rs = NORM ? 1.0f / sqrtf(column(M * R + m) / static_cast<float>(K) + opts.eps) : 1.0f;
         if constexpr (GLU) {
             y[m * py + n0 + r] = silu(rs * column(m * R + r)) * (rs * column(m * R + r + COLS));
         } else {
@@ -325,7 +326,7 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
 // asked for (ADD has both kernels).
 template <typename W, int M, bool GLU, bool NORM = false, bool ADD = false>
 int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s,
-                const GemvFuse& fuse) {
+                const GemvOptions& opts) {
     static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
     // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel at one or two rows too (an A/B switch)
     static const bool warp_kernel = env_flag("RADIANCE_GPU_GEMV_WARP");
@@ -340,7 +341,7 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
             // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
             gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, fuse);
+                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, opts);
             return RAD_OK;
         }
     }
@@ -357,7 +358,7 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
 // ADD), RAD_E_UNSUPPORTED where no fused kernel serves these rows, for the caller to compose.
 template <typename W, bool GLU = false, bool NORM = false, bool ADD = false>
 int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
-         int64_t K, const GemvFuse& fuse = {}) {
+         int64_t K, const GemvOptions& opts = {}) {
     const auto* xp = static_cast<const float*>(x->data);
     const auto* wp = static_cast<const W*>(w->data);
     const W* bp = bias ? static_cast<const W*>(bias->data) : nullptr;
@@ -371,7 +372,7 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
         if (!vec || M > (NORM ? 2 : 8)) return RAD_E_UNSUPPORTED;
     }
     if constexpr (NORM) {  // the norm's weight is read 16 bytes at a time
-        if (reinterpret_cast<uintptr_t>(fuse.norm_w) % 16) return RAD_E_UNSUPPORTED;
+        if (reinterpret_cast<uintptr_t>(opts.norm_w) % 16) return RAD_E_UNSUPPORTED;
     }
     if (!vec || M > 8) {
         if (GLU) return RAD_E_UNSUPPORTED;  // the caller composes gemm and swiglu
@@ -379,20 +380,15 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
         return launched();
     }
     int rc = RAD_OK;
-    if constexpr (NORM) {
-        rc = M == 1 ? launch_gemv<W, 1, GLU, NORM>(xp, px, wp, bp, yp, py, N, K, s, fuse)
-                    : launch_gemv<W, 2, GLU, NORM>(xp, px, wp, bp, yp, py, N, K, s, fuse);
-    } else {
-        switch (M) {
-        case 1: rc = launch_gemv<W, 1, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        case 2: rc = launch_gemv<W, 2, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        case 3: rc = launch_gemv<W, 3, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        case 4: rc = launch_gemv<W, 4, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        case 5: rc = launch_gemv<W, 5, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        case 6: rc = launch_gemv<W, 6, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        case 7: rc = launch_gemv<W, 7, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        default: rc = launch_gemv<W, 8, GLU, false, ADD>(xp, px, wp, bp, yp, py, N, K, s, fuse); break;
-        }
+    switch (M) {  // NORM stopped above past two rows
+    case 1: rc = launch_gemv<W, 1, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 2: rc = launch_gemv<W, 2, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 3: rc = launch_gemv<W, 3, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 4: rc = launch_gemv<W, 4, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 5: rc = launch_gemv<W, 5, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 6: rc = launch_gemv<W, 6, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 7: rc = launch_gemv<W, 7, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    default: rc = launch_gemv<W, 8, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
     }
     return rc == RAD_OK ? launched() : rc;
 }
@@ -437,8 +433,8 @@ int gemv_op(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 3);
     if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
-    const GemvFuse fuse{nullptr, 0.0f, 0, prefetch_stride()};
-    return with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), false, false, ADD>(a, x, w, bias, y, M, N, K, fuse); });
+    const GemvOptions opts{nullptr, 0.0f, 0, prefetch_stride()};
+    return with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), false, false, ADD>(a, x, w, bias, y, M, N, K, opts); });
 }
 
 int gemm_add(const RadArgs* a) {
@@ -462,9 +458,9 @@ int rms_norm_then(const RadArgs* a) {
     if (!x || !nw || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     if (nw->dtype == w->dtype) {
-        const GemvFuse fuse{nw->data, static_cast<float>(rad_args_getf(a, "eps")),
+        const GemvOptions opts{nw->data, static_cast<float>(rad_args_getf(a, "eps")),
                             static_cast<int>(rad_args_geti_or(a, "unit_offset", 0)), 0};
-        const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), GLU, true>(a, x, w, bias, y, M, N, K, fuse); });
+        const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), GLU, true>(a, x, w, bias, y, M, N, K, opts); });
         if (rc != RAD_E_UNSUPPORTED) return rc;
     }
     if constexpr (GLU) return rad_compose_rms_norm_gemm_swiglu(a, rms_norm, gemm_swiglu);
