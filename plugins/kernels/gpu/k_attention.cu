@@ -97,6 +97,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
+    const int live = live_splits(g, p);
+    if (z >= live) return;  // no keys (the whole block: before any barrier); k_merge skips it
     int j0, j1;
     split_range(g, p, z, j0, j1);
     const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
@@ -202,7 +204,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
         for (int d = lane; d < g.head_dim; d += 32) {
             float a = 0.0f;
             for (int w = 0; w < kWarps; ++w) a += sacc[w][h][d] * __expf(sm[w][h] - M);
-            if (g.splits == 1) {
+            if (live == 1) {
                 y[i * g.y_pitch + static_cast<int64_t>(h0 + h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
             } else {  // partial: [row][head][split] of (m, l, acc[head_dim])
                 float* pp = part + ((i * g.n_head + h0 + h) * g.splits + z) * (g.head_dim + 2);
@@ -216,7 +218,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     }
 }
 
-__global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
+__global__ void k_merge(const float* part, float* y, const int32_t* pos, const int32_t* cu, AttnGeom g) {
     if (g.merge_early) gpu_grid_release();  // the next gemv's blocks come in now and prefetch its weights
     gpu_grid_wait();
     gpu_grid_release();
@@ -225,27 +227,29 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
         const int s = seq_of_row(cu, g.n_seq, i);
         if (cu[s + 1] - cu[s] != 1) return;
     }
+    const int live = live_splits(g, pos[i]);
+    if (live == 1) return;  // the one split wrote y
     const int h = blockIdx.y;
     const int64_t stride = g.head_dim + 2;
     const float* pp = part + (i * g.n_head + h) * g.splits * stride;
     // Every split's (max, sum) at once into shared memory, then each split's weight: the loads of
     // one loop over splits after another were a chain of dependent round trips (~6 us a launch).
     __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
-    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) {
+    for (int z = threadIdx.x; z < live; z += blockDim.x) {
         mz[z] = pp[z * stride];
         lz[z] = pp[z * stride + 1];
     }
     __syncthreads();
     float M = -FLT_MAX;
-    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, mz[z]);
-    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) wz[z] = __expf(mz[z] - M);
+    for (int z = 0; z < live; ++z) M = fmaxf(M, mz[z]);
+    for (int z = threadIdx.x; z < live; z += blockDim.x) wz[z] = __expf(mz[z] - M);
     __syncthreads();
     float L = 0.0f;
-    for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
+    for (int z = 0; z < live; ++z) L += lz[z] * wz[z];
     for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
         float a = 0.0f;
 #pragma unroll 8
-        for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
+        for (int z = 0; z < live; ++z) a += pp[z * stride + 2 + d] * wz[z];
         y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
     }
 }
@@ -300,9 +304,9 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
         const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
         if (rc != RAD_E_UNSUPPORTED) {
-            if (rc == RAD_OK && g.splits > 1) {
+            if (rc == RAD_OK && g.splits > 1 && !g.cluster) {
                 gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part,
-                           static_cast<float*>(y->data), cp, g);
+                           static_cast<float*>(y->data), pp, cp, g);
                 return launched();
             }
             return rc;
@@ -335,7 +339,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, cp, g);
+    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, pp, cp, g);
     return launched();
 }
 
@@ -380,6 +384,18 @@ int attention_run(const RadArgs* a) {
         return e ? std::atoi(e) : 0;
     }();
     if (min_splits > g.splits) g.splits = std::min(min_splits, kMaxSplits);
+    // RADIANCE_GPU_ATTN_MAX_SPLITS=N lowers it (an A/B switch for measuring)
+    static const int max_splits = [] {
+        const char* e = std::getenv("RADIANCE_GPU_ATTN_MAX_SPLITS");
+        return e ? std::atoi(e) : 0;
+    }();
+    if (max_splits > 0 && max_splits < g.splits) g.splits = max_splits;
+    // RADIANCE_GPU_ATTN_LIVE_KEYS=N: a row uses only the splits that get N positions each (live_splits; 0 all)
+    static const int live_keys = [] {
+        const char* e = std::getenv("RADIANCE_GPU_ATTN_LIVE_KEYS");
+        return e ? std::atoi(e) : 0;
+    }();
+    g.live_keys = live_keys;
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);
     g.k_pitch = pitch_elems(&a->t[1]);

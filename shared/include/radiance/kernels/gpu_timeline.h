@@ -97,6 +97,8 @@ inline std::string name_of(const void* kernel) {
     char* d = abi::__cxa_demangle(raw, nullptr, nullptr, &status);
     std::string n = status == 0 && d ? d : raw;
     std::free(d);
+    // "(anonymous namespace)::" would end the name at its parenthesis below
+    for (size_t at; (at = n.find("(anonymous namespace)::")) != std::string::npos;) n.erase(at, 23);
     if (const size_t paren = n.find('('); paren != std::string::npos) n.resize(paren);
     if (n.rfind("void ", 0) == 0) n.erase(0, 5);
     return n;
