@@ -29,17 +29,13 @@ struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
     int own_row;  // 1: each row is its sequence's only one this step, and the kernel stores its k/v itself
     int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
-    int merge_early;  // 1: the split merge lets the next kernel be scheduled before its wait (prefetch_after_attention)
-    int cluster;      // 1: the splits are one thread-block cluster that merges itself into y (attention_decode_tc sets it)
-    int live_keys;    // > 0: a row uses only the splits that get at least this many positions each (live_splits)
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };
 // Decode rows on the tensor cores (k_attention_decode.cu): the GQA group's query heads as the
-// rows of an m16n8k16 tile; writes y (one split, or splits run as one cluster: then it sets
-// g.cluster and may lower g.splits) or the partials k_merge reads. RAD_E_UNSUPPORTED where it has
-// no path (HIP, an f32 cache, head_dim other than 64 / 128, groups above 16).
-int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part);
+// rows of an m16n8k16 tile; writes y (one split) or the partials k_merge reads. RAD_E_UNSUPPORTED
+// where it has no path (HIP, an f32 cache, head_dim other than 64 / 128, groups above 16).
+int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part);
 struct FlashGeom {
     int n_head, n_head_kv, block, n_seq, bt_stride, window;
     float scale, softcap;

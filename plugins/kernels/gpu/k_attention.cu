@@ -97,8 +97,6 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
-    const int live = live_splits(g, p);
-    if (z >= live) return;  // no keys (the whole block: before any barrier); k_merge skips it
     int j0, j1;
     split_range(g, p, z, j0, j1);
     const int64_t head_off = static_cast<int64_t>(kvh) * g.head_dim;
@@ -204,7 +202,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
         for (int d = lane; d < g.head_dim; d += 32) {
             float a = 0.0f;
             for (int w = 0; w < kWarps; ++w) a += sacc[w][h][d] * __expf(sm[w][h] - M);
-            if (live == 1) {
+            if (g.splits == 1) {
                 y[i * g.y_pitch + static_cast<int64_t>(h0 + h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
             } else {  // partial: [row][head][split] of (m, l, acc[head_dim])
                 float* pp = part + ((i * g.n_head + h0 + h) * g.splits + z) * (g.head_dim + 2);
@@ -218,8 +216,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     }
 }
 
-__global__ void k_merge(const float* part, float* y, const int32_t* pos, const int32_t* cu, AttnGeom g) {
-    if (g.merge_early) gpu_grid_release();  // the next gemv's blocks come in now and prefetch its weights
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
@@ -227,29 +224,27 @@ __global__ void k_merge(const float* part, float* y, const int32_t* pos, const i
         const int s = seq_of_row(cu, g.n_seq, i);
         if (cu[s + 1] - cu[s] != 1) return;
     }
-    const int live = live_splits(g, pos[i]);
-    if (live == 1) return;  // the one split wrote y
     const int h = blockIdx.y;
     const int64_t stride = g.head_dim + 2;
     const float* pp = part + (i * g.n_head + h) * g.splits * stride;
     // Every split's (max, sum) at once into shared memory, then each split's weight: the loads of
     // one loop over splits after another were a chain of dependent round trips (~6 us a launch).
     __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
-    for (int z = threadIdx.x; z < live; z += blockDim.x) {
+    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) {
         mz[z] = pp[z * stride];
         lz[z] = pp[z * stride + 1];
     }
     __syncthreads();
     float M = -FLT_MAX;
-    for (int z = 0; z < live; ++z) M = fmaxf(M, mz[z]);
-    for (int z = threadIdx.x; z < live; z += blockDim.x) wz[z] = __expf(mz[z] - M);
+    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, mz[z]);
+    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) wz[z] = __expf(mz[z] - M);
     __syncthreads();
     float L = 0.0f;
-    for (int z = 0; z < live; ++z) L += lz[z] * wz[z];
+    for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
     for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
         float a = 0.0f;
 #pragma unroll 8
-        for (int z = 0; z < live; ++z) a += pp[z * stride + 2 + d] * wz[z];
+        for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
         y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
     }
 }
@@ -304,9 +299,9 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
         const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
         if (rc != RAD_E_UNSUPPORTED) {
-            if (rc == RAD_OK && g.splits > 1 && !g.cluster) {
+            if (rc == RAD_OK && g.splits > 1) {
                 gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part,
-                           static_cast<float*>(y->data), pp, cp, g);
+                           static_cast<float*>(y->data), cp, g);
                 return launched();
             }
             return rc;
@@ -339,7 +334,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, pp, cp, g);
+    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, cp, g);
     return launched();
 }
 
@@ -353,8 +348,7 @@ uint64_t attention_scratch(const RadArgs* geom) {
     return static_cast<uint64_t>(rows * heads * (hd + 2)) * 4;
 }
 
-namespace {
-int attention_run(const RadArgs* a) {
+int attention(const RadArgs* a) {
     for (int i = 0; i < 9; ++i)
         if (!a->t[i].data) return RAD_E_ARG;
     const RadTensor *q = &a->t[0], *kc = &a->t[3], *cu = &a->t[6], *bt = &a->t[7];
@@ -390,30 +384,15 @@ int attention_run(const RadArgs* a) {
         return e ? std::atoi(e) : 0;
     }();
     if (max_splits > 0 && max_splits < g.splits) g.splits = max_splits;
-    // RADIANCE_GPU_ATTN_LIVE_KEYS=N: a row uses only the splits that get N positions each (live_splits; 0 all)
-    static const int live_keys = [] {
-        const char* e = std::getenv("RADIANCE_GPU_ATTN_LIVE_KEYS");
-        return e ? std::atoi(e) : 0;
-    }();
-    g.live_keys = live_keys;
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);
     g.k_pitch = pitch_elems(&a->t[1]);
     g.v_pitch = pitch_elems(&a->t[2]);
     g.y_pitch = pitch_elems(&a->t[8]);
-    g.merge_early = prefetch_after_attention() ? 1 : 0;
     if (kc->dtype != a->t[4].dtype) return RAD_E_DTYPE;
     if (kc->dtype == RAD_BF16) return run<gpu_bf16>(a, g, n);
     if (kc->dtype == RAD_F32) return run<float>(a, g, n);
     return RAD_E_DTYPE;
-}
-
-}  // namespace
-
-int attention(const RadArgs* a) {
-    const int rc = attention_run(a);
-    attention_mark() = gpu_launch_count();  // for a gemv launched next (prefetch_after_attention)
-    return rc;
 }
 
 }  // namespace gpu

@@ -10,24 +10,13 @@
 // mma. The warps' states merge through shared memory at the end, into y (one split) or into the
 // partials k_merge combines, in k_attend's layout (the max in natural-log units).
 //
-// Clustered (g.cluster, sm_90): the splits of one (row, kv head) are the blocks of one thread-block
-// cluster. Each leaves its merged state in its own shared memory and, after a cluster barrier,
-// merges a share of the outputs from every block's state through distributed shared memory into
-// y: no partials in global memory and no k_merge launch, whose kernel boundary and round trips
-// through L2 the batch-1 step paid in every layer.
-//
 // In decode (own_row) the row's own k and v come from the step's inputs, narrowed as the cache
 // holds them, and split 0 stores them; the first tiles of earlier positions load before
 // gpu_grid_wait (no kernel of the step writes them).
-#include <algorithm>
 #include <cfloat>
-#include <cstdlib>
 
 #include "k_mma.h"
 #include "k_paged.h"
-#if RAD_GPU_CUDA
-#include <cooperative_groups.h>
-#endif
 
 namespace gpu {
 
@@ -44,15 +33,6 @@ template <int D>
 constexpr size_t dec_smem_bytes() { return static_cast<size_t>(kQRows + 4 * kTile) * (D + 8) * sizeof(gpu_bf16); }
 static_assert(kDecWarps * kQRows * (128 + 2) * sizeof(float) <= 4 * kTile * (128 + 8) * sizeof(gpu_bf16),
               "the warps' states fit in the tile buffers");
-// Clustered: the block's state, [row][m, l, acc[D]], after the warps' states.
-template <int D>
-constexpr size_t cluster_state_offset() { return static_cast<size_t>(kDecWarps * kQRows * (D + 2)) * sizeof(float); }
-static_assert(kDecWarps * kQRows * (128 + 2) * sizeof(float) + kQRows * (128 + 2) * sizeof(float) <=
-                  (kQRows + 4 * kTile) * (128 + 8) * sizeof(gpu_bf16),
-              "the block's state fits after the warps' states");
-static_assert(kDecWarps * kQRows * (64 + 2) * sizeof(float) + kQRows * (64 + 2) * sizeof(float) <=
-                  (kQRows + 4 * kTile) * (64 + 8) * sizeof(gpu_bf16),
-              "the block's state fits after the warps' states");
 
 template <int D>
 __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __restrict__ q, const float* __restrict__ kin,
@@ -76,8 +56,6 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
-    const int live = live_splits(g, p);
-    if (z >= live && !g.cluster) return;  // no keys (the whole block: before any barrier); k_merge skips it
     int j0, j1;  // this split's keys: [j0, j1)
     split_range(g, p, z, j0, j1);
     const int n_tiles = j1 > j0 ? (j1 - j0 + kTile - 1) / kTile : 0;
@@ -252,14 +230,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
             L += sl[w * kQRows + r] * c;
             acc += so[(w * kQRows + r) * D + d] * c;
         }
-        if (g.cluster) {  // the block's state (m in log2 units) for the cluster's merge below
-            float* cs = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + cluster_state_offset<D>()) + r * (D + 2);
-            cs[2 + d] = acc;
-            if (d == 0) {
-                cs[0] = M;
-                cs[1] = L;
-            }
-        } else if (live == 1) {
+        if (g.splits == 1) {
             y[i * g.y_pitch + static_cast<int64_t>(h0 + r) * D + d] = L > 0.f ? acc / L : 0.f;
         } else {  // partial: [row][head][split] of (m, l, acc[head_dim]), m in natural-log units
             float* pp = part + ((i * g.n_head + h0 + r) * g.splits + z) * (D + 2);
@@ -270,75 +241,16 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
             }
         }
     }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (g.cluster) {
-        namespace cg = cooperative_groups;
-        cg::cluster_group cl = cg::this_cluster();
-        cl.sync();  // every block's state is in its shared memory (release / acquire across the cluster)
-        float* cs = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + cluster_state_offset<D>());
-        const int C = static_cast<int>(cl.num_blocks());
-        // Block b of the cluster takes outputs b*T, b*T + C*T, ... (T threads a block).
-        for (int e = static_cast<int>(cl.block_rank()) * kDecWarps * 32 + threadIdx.x; e < group * D; e += C * kDecWarps * 32) {
-            const int r = e / D, d = e % D;
-            float M = -FLT_MAX;
-            for (int b = 0; b < C; ++b) M = fmaxf(M, cl.map_shared_rank(cs, b)[r * (D + 2)]);
-            float L = 0.f, acc = 0.f;
-            for (int b = 0; b < C; ++b) {
-                const float* st = cl.map_shared_rank(cs, b) + r * (D + 2);
-                const float c = fast_exp2(st[0] - M);
-                L += st[1] * c;
-                acc += st[2 + d] * c;
-            }
-            y[i * g.y_pitch + static_cast<int64_t>(h0 + r) * D + d] = L > 0.f ? acc / L : 0.f;
-        }
-        cl.sync();  // no block leaves while another still reads its shared memory
-    }
-#endif
 }
 
-// The kernel for one head_dim, its attributes set once: above the default 48 KiB of dynamic
-// shared memory a kernel must ask for it, and for clusters above 8 blocks. `cluster` is the most
-// blocks a cluster of it may have (1: none): RADIANCE_GPU_ATTN_CLUSTER=N asks for up to N (an A/B
-// switch, off by default: 16-block clusters made batch-1 decode of the 8B shape 228 tok/s
-// against 247 with k_merge, H200), where the card has them (16 is Hopper's non-portable most).
+// The kernel for one head_dim. Above the default 48 KiB of dynamic shared memory a kernel must
+// ask for it, once per kernel: a static per instantiation (one inside a generic lambda was shared
+// by both head_dims, whose kernels have the same type).
 template <int D>
-struct TcKernel {
-    gpuError_t attr = gpuSuccess;
-    int cluster = 1;
-    static const TcKernel& get() {
-        static const TcKernel k = [] {
-            TcKernel t;
-            constexpr size_t smem = dec_smem_bytes<D>();
-            t.attr = gpuFuncSetAttribute(k_attend_tc<D>, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-            const char* e = std::getenv("RADIANCE_GPU_ATTN_CLUSTER");
-            const int want = e ? std::atoi(e) : 0;
-            if (t.attr != gpuSuccess || want < 2) return t;
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = dim3(1, 1, 16);
-            cfg.blockDim = dim3(kDecWarps * 32);
-            cfg.dynamicSmemBytes = smem;
-            int size = 0;
-            if (cudaFuncSetAttribute(k_attend_tc<D>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-                cudaOccupancyMaxPotentialClusterSize(&size, k_attend_tc<D>, &cfg) != cudaSuccess) {
-                (void)cudaGetLastError();  // a card without clusters: not a sticky error
-                return t;
-            }
-            t.cluster = std::min(std::min(size, want), 16);
-            if (t.cluster < 1) t.cluster = 1;
-            return t;
-        }();
-        return k;
-    }
-};
-
-template <int D>
-int launch_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part) {
-    const TcKernel<D>& kern = TcKernel<D>::get();
-    if (kern.attr != gpuSuccess) return RAD_E_INTERNAL;
-    // Splits as one cluster where the card has clusters of two or more blocks (its blocks share
-    // the keys the splits would have had: at most kern.cluster of them).
-    g.cluster = g.splits > 1 && kern.cluster > 1 ? 1 : 0;
-    if (g.cluster && g.splits > kern.cluster) g.splits = kern.cluster;
+int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part) {
+    constexpr size_t smem = dec_smem_bytes<D>();
+    static const gpuError_t attr = gpuFuncSetAttribute(k_attend_tc<D>, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (attr != gpuSuccess) return RAD_E_INTERNAL;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv), static_cast<unsigned>(g.splits));
     const auto* q = static_cast<const float*>(a->t[0].data);
     const auto *k = static_cast<const float*>(a->t[1].data), *v = static_cast<const float*>(a->t[2].data);
@@ -346,20 +258,15 @@ int launch_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part) {
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
-    const int shift = block_shift_of(g.block);
-    constexpr size_t smem = dec_smem_bytes<D>();
-    if (g.cluster)
-        gpu_launch_clustered(k_attend_tc<D>, grid, dim3(1, 1, static_cast<unsigned>(g.splits)), kDecWarps * 32, smem, stream_of(a), q,
-                             k, v, kc, vc, pos, cu, bt, y, part, g, shift);
-    else
-        gpu_launch(k_attend_tc<D>, grid, kDecWarps * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g, shift);
+    gpu_launch(k_attend_tc<D>, grid, kDecWarps * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
+               block_shift_of(g.block));
     return launched();
 }
 
 }  // namespace
 #endif
 
-int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part) {
+int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part) {
 #if RAD_GPU_CUDA
     const RadTensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *kc = &a->t[3];
     const int group = g.n_head / g.n_head_kv;

@@ -36,18 +36,4 @@ inline bool env_flag(const char* name, bool fallback = false) {
 
 constexpr int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
-// RADIANCE_GPU_PREFETCH_AFTER_ATTN=1 (an A/B switch, off until measured on a card): a decode
-// attention's split merge lets the next kernel be scheduled before its own wait, and a gemv
-// launched straight after attention (the output projection) asks L2 for all its weight rows
-// before its wait, so that they stream in while attention runs, when HBM is otherwise idle
-// (12.7 us a layer of the batch-1 step). gpu_launch_count() right after attention's launches:
-inline bool prefetch_after_attention() {
-    static const bool on = env_flag("RADIANCE_GPU_PREFETCH_AFTER_ATTN");
-    return on;
-}
-inline uint64_t& attention_mark() {
-    static thread_local uint64_t mark = ~uint64_t{0};
-    return mark;
-}
-
 }  // namespace gpu

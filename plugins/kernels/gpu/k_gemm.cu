@@ -197,25 +197,13 @@ constexpr int kBlockThreads = 256;
 // barriers before its first product: batch-1 decode 232 -> 213 tok/s (8B shape, H200).
 // ADD (gemm_add): y = y + the product (the chain's bytes), y the residual stream; a block's y
 // values load right after the wait, not at the end.
-// What a launch adds to the plain gemv: the norm's settings (NORM) and the L2 prefetch.
+// What a launch adds to the plain gemv: the norm's settings (NORM).
 struct GemvOptions {
     const void* norm_w;  // NORM: the norm's weight (the projection's dtype)
     float eps;
     int unit;
-    // > 0: blocks below it ask L2, before their wait, for the weight rows of every block b with
-    // b % prefetch_stride == blockIdx.x (the blocks resident at once cover the whole matrix):
-    // the gemv straight after attention (prefetch_after_attention, k_common.h)
-    int prefetch_stride;
 };
 
-// Asks L2 for `bytes` from p (16-byte aligned, a multiple of 16), without waiting (sm_90).
-__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-    (void)p, (void)bytes;
-#endif
-}
 template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
 __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py,
@@ -229,15 +217,6 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
     uint4 cur[U][R];
-    if (opts.prefetch_stride > 0 && threadIdx.x < 2 && blockIdx.x < static_cast<unsigned>(opts.prefetch_stride)) {
-        // thread 0 the (gate) rows, thread 1 a GLU's up rows, of this block and its later-wave twins
-        for (int64_t b = blockIdx.x; b < gridDim.x; b += opts.prefetch_stride) {
-            const int64_t first = b * COLS, rows = N - first < COLS ? N - first : COLS;
-            if (threadIdx.x == 1 && !GLU) break;
-            const int64_t row0 = threadIdx.x == 1 ? N + first : first;
-            if (rows > 0) prefetch_l2(w + row0 * K, static_cast<uint32_t>(rows * K * sizeof(W)));
-        }
-    }
     if (early) load(cur, c);  // weights are no earlier kernel's output (see k_gemv)
     gpu_grid_wait();
     gpu_grid_release();
@@ -413,13 +392,6 @@ int gemm_swiglu(const RadArgs* a) {
     return rad_compose_gemm_swiglu(a, gemm_blas, swiglu);  // the product first in scratch, gemm_blas's own after
 }
 
-// The block gemv's prefetch stride where this launch comes straight after attention and the
-// switch is on (the blocks resident at once: four an SM), else 0.
-int prefetch_stride() {
-    if (!prefetch_after_attention() || gpu_launch_count() != attention_mark()) return 0;
-    return 4 * (sm_count() > 0 ? sm_count() : 132);
-}
-
 // The decode-path fusions. gemm_add, the same bytes as its chain (rad-kbench checks it against
 // gemm then add): in the gemv's epilogue up to 8 rows, through cuBLASLt's beta past that (no
 // bias), else the chain itself (rad_compose.h). The norms: in the block gemv's one pass for one or
@@ -433,7 +405,7 @@ int gemv_op(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 3);
     if (!x || !w || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || (bias && bias->dtype != w->dtype)) return RAD_E_DTYPE;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
-    const GemvOptions opts{nullptr, 0.0f, 0, prefetch_stride()};
+    const GemvOptions opts{nullptr, 0.0f, 0};
     return with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), false, false, ADD>(a, x, w, bias, y, M, N, K, opts); });
 }
 
@@ -459,7 +431,7 @@ int rms_norm_then(const RadArgs* a) {
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     if (nw->dtype == w->dtype) {
         const GemvOptions opts{nw->data, static_cast<float>(rad_args_getf(a, "eps")),
-                            static_cast<int>(rad_args_geti_or(a, "unit_offset", 0)), 0};
+                            static_cast<int>(rad_args_geti_or(a, "unit_offset", 0))};
         const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), GLU, true>(a, x, w, bias, y, M, N, K, opts); });
         if (rc != RAD_E_UNSUPPORTED) return rc;
     }

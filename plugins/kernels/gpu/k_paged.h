@@ -24,25 +24,12 @@ __device__ __forceinline__ int64_t paged_row(const int32_t* table, int j, int bl
     return static_cast<int64_t>(table[blk]) * block + off;
 }
 
-// The splits a row at position p uses: all g.splits, or (g.live_keys > 0) only as many as give
-// each at least live_keys positions. A launch's split count is fixed where a graph records it,
-// from the longest context the block table holds; a short context so need not pay for blocks
-// with a few keys each and a merge over all of them. Blocks of later splits leave at once,
-// k_merge reads the live ones, and one live split writes y itself.
-__device__ __forceinline__ int live_splits(const AttnGeom& g, int p) {
-    if (g.live_keys <= 0 || g.splits == 1) return g.splits;
-    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
-    const int s = (p + 1 - first + g.live_keys - 1) / g.live_keys;
-    return s < 1 ? 1 : s > g.splits ? g.splits : s;
-}
-
 // Split z's keys [j0, j1) of a row at position p: the visible positions (all before p, or the
-// window's) cut into its live splits' equal chunks, the last ones empty when the row is short.
+// window's) cut into g.splits equal chunks, the last ones empty when the row is short.
 __device__ __forceinline__ void split_range(const AttnGeom& g, int p, int z, int& j0, int& j1) {
     const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
     const int len = p + 1 - first;
-    const int live = live_splits(g, p);
-    const int per = (len + live - 1) / live;
+    const int per = (len + g.splits - 1) / g.splits;
     j0 = first + z * per;
     j1 = min(p + 1, j0 + per);
 }

@@ -215,19 +215,13 @@ inline cudaLaunchConfig_t gpu_pdl_config(dim3 grid, dim3 block, size_t smem, gpu
 }
 #endif
 
+#include "gpu_carveout.h"
 #include "gpu_timeline.h"
-
-// Kernels this thread has launched through gpu_launch: a library compares two readings to know
-// whether anything ran in between (a gemv launched straight after attention, k_gemm.cu).
-inline uint64_t& gpu_launch_count() {
-    static thread_local uint64_t n = 0;
-    return n;
-}
 
 template <typename... P, typename... A>
 inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
-    ++gpu_launch_count();
 #if RAD_GPU_CUDA
+    gpu_carveout::before_launch(reinterpret_cast<const void*>(kernel));  // RADIANCE_GPU_CARVEOUT only
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = gpu_pdl_config(grid, block, smem, s, &attr);
     const gpuError_t rc = cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
@@ -238,27 +232,6 @@ inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     return hipGetLastError();
 #endif
 }
-
-#if RAD_GPU_CUDA
-// gpu_launch with the blocks grouped into thread-block clusters of `cluster` (sm_90; CUDA only:
-// HIP has no clusters), whose blocks reach each other's shared memory. Above 8 blocks a cluster
-// is non-portable: the kernel must allow it (cudaFuncAttributeNonPortableClusterSizeAllowed).
-template <typename... P, typename... A>
-inline gpuError_t gpu_launch_clustered(void (*kernel)(P...), dim3 grid, dim3 cluster, dim3 block, size_t smem, gpuStream_t s,
-                                       A&&... args) {
-    ++gpu_launch_count();
-    cudaLaunchAttribute attr[2];
-    cudaLaunchConfig_t cfg = gpu_pdl_config(grid, block, smem, s, &attr[0]);
-    attr[1].id = cudaLaunchAttributeClusterDimension;
-    attr[1].val.clusterDim.x = cluster.x;
-    attr[1].val.clusterDim.y = cluster.y;
-    attr[1].val.clusterDim.z = cluster.z;
-    cfg.numAttrs = 2;
-    const gpuError_t rc = cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
-    gpu_timeline::after_launch(reinterpret_cast<const void*>(kernel), s);
-    return rc;
-}
-#endif
 
 // bf16 and f16 widen exactly; f32 -> bf16 narrows round-to-nearest-even, as the reference does.
 __device__ __forceinline__ float gpu_to_f32(float v) { return v; }
