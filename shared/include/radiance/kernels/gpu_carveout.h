@@ -1,11 +1,11 @@
 // gpu_carveout.h: RADIANCE_GPU_CARVEOUT=N, a measuring aid for device libraries (CUDA builds;
 // included by gpu_runtime.h, whose gpu_launch calls it).
 //
-// An SM splits its 256 KiB between L1 and shared memory per kernel, and blocks of a kernel that
-// wants another split than the blocks already on an SM wait for that SM to drain. In a decode
-// step the gemvs (a few hundred bytes of shared memory, x through L1) and attention (74 KiB a
-// block) alternate, so a different split at every boundary may cost the overlap that programmatic
-// dependent launch gives. With the variable set (0..100, percent of the largest shared-memory
+// An SM splits its 256 KiB between L1 and shared memory per kernel, and (the hypothesis this aid
+// tests) blocks of a kernel that wants another split than the blocks already on an SM wait for
+// that SM to drain. In a decode step the gemvs (a few hundred bytes of shared memory, x through
+// L1) and attention (74 KiB a block) alternate, so a different split at every boundary may cost
+// the overlap that programmatic dependent launch gives. With the variable set (0..100, percent of the largest shared-memory
 // size), every kernel launched through gpu_launch asks for that one split, once per kernel.
 #pragma once
 #if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
