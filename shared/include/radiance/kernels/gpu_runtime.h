@@ -215,13 +215,11 @@ inline cudaLaunchConfig_t gpu_pdl_config(dim3 grid, dim3 block, size_t smem, gpu
 }
 #endif
 
-#include "gpu_carveout.h"
 #include "gpu_timeline.h"
 
 template <typename... P, typename... A>
 inline gpuError_t gpu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, gpuStream_t s, A&&... args) {
 #if RAD_GPU_CUDA
-    gpu_carveout::before_launch(reinterpret_cast<const void*>(kernel));  // RADIANCE_GPU_CARVEOUT only
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = gpu_pdl_config(grid, block, smem, s, &attr);
     const gpuError_t rc = cudaLaunchKernelEx(&cfg, kernel, static_cast<P>(args)...);
