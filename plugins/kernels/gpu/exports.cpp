@@ -82,7 +82,7 @@ const RadKernelInfo rows[] = {
     ROW("gpu_argmax", "argmax", gpu::argmax, "blocks per row (few rows) or a block per row, lowest index of the largest value",
         "any", 0, nullptr, 0, nullptr, gpu::argmax_scratch),
     ROW("gpu_sample", "sample", gpu::sample, "block per row: radix-select thresholds for top_k / top_p, min_p, a prefix-sum draw",
-        "any", 0, nullptr, 0, nullptr, nullptr),
+        "any", 0, nullptr, 0, nullptr, gpu::sample_scratch),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

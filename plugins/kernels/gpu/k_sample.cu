@@ -9,6 +9,13 @@
 // count for top_k and by mass for top_p; the id from a ballot walk over the ties in id order. The
 // draw sums p over the survivors per warp, and the one warp holding the target walks its span in
 // id order. Warp w owns a contiguous span of ids, read with coalesced lane strides (Span).
+//
+// RADIANCE_GPU_SAMPLE_PREFILTER=1 (off until rad-kbench's sample rows pass with it on a card):
+// rows with 0 < top_k <= 64 take a pre-filter over many blocks instead. The global top_k under
+// the order (p desc, id asc) is a subset of the union of every part's own top_k under that order,
+// so blocks of 4,096 ids each sort their (p, id) keys and keep their first top_k, and one block
+// a row sorts those candidates and applies the cuts and the draw to at most 64 tokens. Other rows
+// (no top_k, or one above 64) go the one-block way in the same launch.
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -276,11 +283,9 @@ __device__ int kth_id(const Row& r, const Span& s, Is is, int k, Shared& sh) {
     return sh.id;
 }
 
-__global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64_t px, const float* cfg, int64_t pcfg,
-                                                           const double* u, int32_t* y, int64_t vocab) {
-    gpu_grid_wait();
-    gpu_grid_release();
-    __shared__ Shared sh;
+// One row (the block's) the one-block way.
+__device__ void sample_row(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab,
+                           Shared& sh) {
     const float* c = cfg + blockIdx.x * pcfg;
     const float temperature = c[0], top_p = c[1], min_p = c[2];
     const int64_t top_k = static_cast<int64_t>(c[3]);
@@ -409,6 +414,193 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     if (threadIdx.x == 0) y[blockIdx.x] = sh.id != INT_MAX ? sh.id : fallback;
 }
 
+__global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64_t px, const float* cfg, int64_t pcfg,
+                                                           const double* u, int32_t* y, int64_t vocab) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    __shared__ Shared sh;
+    sample_row(x, px, cfg, pcfg, u, y, vocab, sh);
+}
+
+// ---- the pre-filter (RADIANCE_GPU_SAMPLE_PREFILTER) ----
+constexpr int kPreSpan = 4096;     // ids a part: its keys sort in 32 KiB of shared memory
+constexpr int kPreMaxK = 64;       // the largest top_k it serves
+constexpr int kPreMaxParts = 64;   // parts x top_k candidates sort in 32 KiB too (vocabularies up to 256k)
+
+int pre_parts(int64_t vocab) { return static_cast<int>((vocab + kPreSpan - 1) / kPreSpan); }
+uint64_t pre_scratch_bytes(int64_t n) {
+    return static_cast<uint64_t>(n > 0 ? n : 1) * kPreMaxParts * (kPreMaxK * sizeof(unsigned long long) + sizeof(float) + sizeof(int));
+}
+
+// The rows the pre-filter serves: drawn (temperature > 0) with 0 < top_k <= kPreMaxK.
+__device__ bool pre_row(const float* c) {
+    const int64_t top_k = static_cast<int64_t>(c[3]);
+    return c[0] > 0.0f && top_k > 0 && top_k <= kPreMaxK;
+}
+
+// (p, id) as one key whose descending order is "higher p first, then the lower id" (p >= 0, so its
+// bits order like p); 0 for p == 0, which no cut keeps ahead of a positive p.
+__device__ __forceinline__ unsigned long long pre_key(float p, int64_t j) {
+    return p > 0 ? (static_cast<unsigned long long>(__float_as_uint(p)) << 32) | (0xffffffffull - static_cast<uint32_t>(j)) : 0ull;
+}
+__device__ __forceinline__ float key_p(unsigned long long k) { return __uint_as_float(static_cast<uint32_t>(k >> 32)); }
+
+// keys[0, n2) into descending order (n2 a power of two), the whole block taking part.
+__device__ void sort_desc(unsigned long long* keys, int n2) {
+    for (int size = 2; size <= n2; size <<= 1)
+        for (int stride = size / 2; stride > 0; stride >>= 1) {
+            for (int t = threadIdx.x; t < n2 / 2; t += blockDim.x) {
+                const int i = 2 * stride * (t / stride) + t % stride, j = i + stride;
+                const bool desc = (i & size) == 0;  // the last merge (size == n2) is descending throughout
+                const unsigned long long a = keys[i], b = keys[j];
+                if ((a < b) == desc) {
+                    keys[i] = b;
+                    keys[j] = a;
+                }
+            }
+            __syncthreads();
+        }
+}
+
+// Block (row, part): the largest adjusted logit of the part's ids, for the row's max.
+__global__ void __launch_bounds__(kSampleThreads) k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg,
+                                                                   int64_t vocab, int parts, float* pmax) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    const float* c = cfg + blockIdx.x * pcfg;
+    if (!pre_row(c)) return;
+    const Row r{x + blockIdx.x * px, c[0], c[0] != 1.0f, 0.0f};
+    const int64_t begin = static_cast<int64_t>(blockIdx.y) * kPreSpan, end = min(vocab, begin + kPreSpan);
+    float v = -INFINITY;
+    int idx = INT_MAX;
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) better(v, idx, r.logit(j), static_cast<int>(j));
+    block_best(v, idx, sv, si);
+    if (threadIdx.x == 0) pmax[blockIdx.x * parts + blockIdx.y] = v;
+}
+
+// The row's max over its parts (every thread reads them all: at most 64, from L2).
+__device__ float pre_row_max(const float* pmax, int parts) {
+    float m = -INFINITY;
+    for (int q = 0; q < parts; ++q) m = fmaxf(m, pmax[blockIdx.x * parts + q]);
+    return m;
+}
+
+// Block (row, part): the part's first top_k keys, and its count of ids with p > 0.
+__global__ void __launch_bounds__(kSampleThreads) k_sample_pre_part(const float* x, int64_t px, const float* cfg, int64_t pcfg,
+                                                                    int64_t vocab, int parts, const float* pmax,
+                                                                    unsigned long long* cand, int* posc) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    __shared__ unsigned long long keys[kPreSpan];
+    __shared__ int slots[kSampleWarps];
+    const float* c = cfg + blockIdx.x * pcfg;
+    if (!pre_row(c)) return;
+    const float mx = pre_row_max(pmax, parts);
+    if (mx == -INFINITY) return;  // the final kernel takes argmax's token
+    const Row r{x + blockIdx.x * px, c[0], c[0] != 1.0f, mx};
+    const int64_t begin = static_cast<int64_t>(blockIdx.y) * kPreSpan, end = min(vocab, begin + kPreSpan);
+    int pos = 0;
+    for (int t = threadIdx.x; t < kPreSpan; t += blockDim.x) {
+        const int64_t j = begin + t;
+        const float p = j < end ? r.prob(j) : 0.0f;
+        pos += p > 0 ? 1 : 0;
+        keys[t] = j < end ? pre_key(p, j) : 0ull;
+    }
+    pos = block_sum(pos, slots);  // its barriers also publish keys
+    sort_desc(keys, kPreSpan);
+    const int top_k = static_cast<int>(c[3]);
+    unsigned long long* out = cand + (static_cast<int64_t>(blockIdx.x) * parts + blockIdx.y) * kPreMaxK;
+    for (int t = threadIdx.x; t < top_k; t += blockDim.x) out[t] = keys[t];
+    if (threadIdx.x == 0) posc[blockIdx.x * parts + blockIdx.y] = pos;
+}
+
+// One block a row: the pre-filter's cuts and draw where it served the row and top_k cuts (below
+// the row's count of p > 0), else the one-block way.
+__global__ void __launch_bounds__(kSampleThreads) k_sample_pre_final(const float* x, int64_t px, const float* cfg, int64_t pcfg,
+                                                                     const double* u, int32_t* y, int64_t vocab, int parts,
+                                                                     const float* pmax, const unsigned long long* cand,
+                                                                     const int* posc) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    __shared__ union {
+        Shared sh;
+        unsigned long long keys[kPreMaxParts * kPreMaxK];
+    } smem;
+    __shared__ unsigned long long top[kPreMaxK];
+    __shared__ int n_keep;
+    const float* c = cfg + blockIdx.x * pcfg;
+    const int top_k = static_cast<int>(c[3]);
+    bool fast = pre_row(c);  // block-uniform from here on: every thread reads the same values
+    if (fast) fast = pre_row_max(pmax, parts) > -INFINITY;
+    if (fast) {
+        int64_t positive = 0;
+        for (int q = 0; q < parts; ++q) positive += posc[blockIdx.x * parts + q];
+        fast = top_k < positive;
+    }
+    if (!fast) {
+        sample_row(x, px, cfg, pcfg, u, y, vocab, smem.sh);
+        return;
+    }
+    // Every part's first top_k keys, sorted: the row's top_k are the first top_k.
+    const int n_c = parts * top_k;
+    int n2 = 1;
+    while (n2 < n_c) n2 <<= 1;
+    for (int t = threadIdx.x; t < n2; t += blockDim.x)
+        smem.keys[t] = t < n_c ? cand[(static_cast<int64_t>(blockIdx.x) * parts + t / top_k) * kPreMaxK + t % top_k] : 0ull;
+    __syncthreads();
+    sort_desc(smem.keys, n2);
+    if (threadIdx.x == 0) {
+        // top_p: the shortest prefix of the top_k whose mass reaches top_p times their mass.
+        const float top_p = c[1], min_p = c[2];
+        double mass = 0;
+        for (int i = 0; i < top_k; ++i) mass += key_p(smem.keys[i]);
+        int keep = top_k;
+        if (top_p < 1.0f) {
+            const double target = static_cast<double>(fmaxf(0.0f, top_p)) * mass;
+            double cum = 0;
+            for (int i = 0; i < top_k; ++i) {
+                cum += key_p(smem.keys[i]);
+                if (cum >= target) {
+                    keep = i + 1;
+                    break;
+                }
+            }
+        }
+        // min_p: p >= min_p (the largest p is 1), again a prefix of the order
+        if (min_p > 0.0f) {
+            const float floor_p = fminf(min_p, 1.0f);
+            int m = 0;
+            while (m < keep && key_p(smem.keys[m]) >= floor_p) ++m;
+            keep = m > 0 ? m : 1;
+        }
+        n_keep = keep;
+        // the survivors again, keyed so that descending order is ascending id
+        for (int i = 0; i < kPreMaxK; ++i) {
+            const unsigned long long k = smem.keys[i];
+            top[i] = i < keep ? ((k & 0xffffffffull) << 32) | (k >> 32) : 0ull;
+        }
+    }
+    __syncthreads();
+    sort_desc(top, kPreMaxK);
+    if (threadIdx.x == 0) {
+        // The draw: the first survivor in id order whose running sum exceeds u * total.
+        const int keep = n_keep;
+        double total = 0;
+        for (int i = 0; i < keep; ++i) total += __uint_as_float(static_cast<uint32_t>(top[i]));
+        const double target = u[blockIdx.x] * total;
+        double run = 0;
+        int pick = -1;
+        for (int i = 0; i < keep && pick < 0; ++i) {
+            run += __uint_as_float(static_cast<uint32_t>(top[i]));
+            if (run > target) pick = i;
+        }
+        // rounding leaves the target at the very top: the last survivor
+        y[blockIdx.x] = static_cast<int32_t>(0xffffffffull - (top[pick < 0 ? keep - 1 : pick] >> 32));
+    }
+}
+
 }  // namespace
 
 int argmax(const RadArgs* a) {
@@ -436,6 +628,8 @@ int argmax(const RadArgs* a) {
 
 uint64_t argmax_scratch(const RadArgs* geom) { return argmax_scratch_bytes(rad_args_geti(geom, "n")); }
 
+uint64_t sample_scratch(const RadArgs* geom) { return pre_scratch_bytes(rad_args_geti(geom, "n")); }
+
 int sample(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *cfg = rad_arg_in(a, 1), *u = rad_arg_in(a, 2);
     RadTensor* y = rad_arg_out(a, 3);
@@ -444,6 +638,24 @@ int sample(const RadArgs* a) {
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
     if (vocab <= 0 || vocab > INT_MAX) return RAD_E_ARG;
     if (n <= 0) return RAD_OK;
+    static const bool prefilter = env_flag("RADIANCE_GPU_SAMPLE_PREFILTER");
+    const int parts = pre_parts(vocab);
+    if (prefilter && parts <= kPreMaxParts && a->scratch && a->scratch_bytes >= pre_scratch_bytes(n)) {
+        auto* cand = static_cast<unsigned long long*>(a->scratch);
+        auto* pmax = reinterpret_cast<float*>(cand + n * kPreMaxParts * kPreMaxK);
+        int* posc = reinterpret_cast<int*>(pmax + n * kPreMaxParts);
+        const auto* xp = static_cast<const float*>(x->data);
+        const auto* cp = static_cast<const float*>(cfg->data);
+        const int64_t pxe = pitch_elems(x), pce = pitch_elems(cfg);
+        const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(parts));
+        gpu_launch(k_sample_pre_max, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts, pmax);
+        gpu_launch(k_sample_pre_part, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts,
+                   static_cast<const float*>(pmax), cand, posc);
+        gpu_launch(k_sample_pre_final, static_cast<unsigned>(n), kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce,
+                   static_cast<const double*>(u->data), static_cast<int32_t*>(y->data), vocab, parts,
+                   static_cast<const float*>(pmax), static_cast<const unsigned long long*>(cand), static_cast<const int*>(posc));
+        return launched();
+    }
     gpu_launch(k_sample, static_cast<unsigned>(n), kSampleThreads, 0, stream_of(a), static_cast<const float*>(x->data),
                pitch_elems(x), static_cast<const float*>(cfg->data), pitch_elems(cfg), static_cast<const double*>(u->data),
                static_cast<int32_t*>(y->data), vocab);
