@@ -373,16 +373,10 @@ int attention(const RadArgs* a) {
     g.group_chunks = (group + g.group - 1) / g.group;
     g.splits = splits_for(n, static_cast<int64_t>(g.n_head_kv) * g.group_chunks, static_cast<int64_t>(g.bt_stride) * g.block);
     // RADIANCE_GPU_ATTN_MIN_SPLITS=N raises the split count (an A/B switch for measuring)
-    static const int min_splits = [] {
-        const char* e = std::getenv("RADIANCE_GPU_ATTN_MIN_SPLITS");
-        return e ? std::atoi(e) : 0;
-    }();
+    static const int min_splits = env_int("RADIANCE_GPU_ATTN_MIN_SPLITS");
     if (min_splits > g.splits) g.splits = std::min(min_splits, kMaxSplits);
     // RADIANCE_GPU_ATTN_MAX_SPLITS=N lowers it (an A/B switch for measuring)
-    static const int max_splits = [] {
-        const char* e = std::getenv("RADIANCE_GPU_ATTN_MAX_SPLITS");
-        return e ? std::atoi(e) : 0;
-    }();
+    static const int max_splits = env_int("RADIANCE_GPU_ATTN_MAX_SPLITS");
     if (max_splits > 0 && max_splits < g.splits) g.splits = max_splits;
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);

@@ -34,6 +34,12 @@ inline bool env_flag(const char* name, bool fallback = false) {
     return e && *e ? *e != '0' : fallback;
 }
 
+// A whole-number switch from the environment: unset or empty gives `fallback`.
+inline int env_int(const char* name, int fallback = 0) {
+    const char* e = std::getenv(name);
+    return e && *e ? std::atoi(e) : fallback;
+}
+
 constexpr int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
 
 }  // namespace gpu

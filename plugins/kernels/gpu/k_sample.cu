@@ -144,6 +144,9 @@ __device__ Span span_of(int64_t vocab) {
     return {begin, min(vocab, begin + per), static_cast<int>(threadIdx.x % kWarpSize)};
 }
 
+// top_k cuts only as 0 < top_k < vocab (and, the callers check, below the count of p > 0).
+__device__ __forceinline__ bool top_k_asked(int64_t top_k, int64_t vocab) { return top_k > 0 && top_k < vocab; }
+
 // Shared state of one row's block.
 struct Shared {
     unsigned long long hist[kSampleWarps][256];  // per-warp radix histograms, folded into hist[0]
@@ -311,7 +314,7 @@ __device__ void sample_row(const float* x, int64_t px, const float* cfg, int64_t
     bool by_k = false;
     float vk = 0;
     int idk = 0;
-    const bool k_asked = top_k > 0 && top_k < vocab;
+    const bool k_asked = top_k_asked(top_k, vocab);
     if (k_asked) {
         int pos = 0;
         s.each([&](int64_t j) { pos += r.prob(j) > 0 ? 1 : 0; });
@@ -441,7 +444,7 @@ uint64_t pre_scratch_bytes(int64_t n) {
 __device__ int pre_keys(const float* c, int64_t vocab) {
     if (!(c[0] > 0.0f)) return 0;
     const int64_t top_k = static_cast<int64_t>(c[3]);
-    if (top_k > 0 && top_k < vocab) return top_k <= kPreMaxK ? static_cast<int>(top_k) : 0;
+    if (top_k_asked(top_k, vocab)) return top_k <= kPreMaxK ? static_cast<int>(top_k) : 0;
     return c[1] < 1.0f ? kPreMaxK : 0;
 }
 
@@ -469,7 +472,9 @@ __device__ void sort_desc(unsigned long long* keys, int n2) {
         }
 }
 
-// Block (row, part): the largest adjusted logit of the part's ids, for the row's max.
+// Block (row, part): the largest adjusted logit (x / temperature, then sane) of the part's ids,
+// for the row's max. Not k_argmax's parts: those rank sane(x), whose best need not give the
+// largest x / temperature where infinities and the largest floats meet.
 __global__ void __launch_bounds__(kSampleThreads) k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg,
                                                                    int64_t vocab, int parts, float* pmax) {
     gpu_grid_wait();
@@ -547,8 +552,7 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample_pre_final(const float
     __shared__ int n_keep;
     const float* c = cfg + blockIdx.x * pcfg;
     const int top_k = pre_keys(c, vocab);  // the candidates a part kept
-    const int64_t k_asked = static_cast<int64_t>(c[3]);
-    const bool by_k = k_asked > 0 && k_asked < vocab;  // as pre_keys decides; else top_p alone, kPreMaxK a part
+    const bool by_k = top_k_asked(static_cast<int64_t>(c[3]), vocab);  // else top_p alone, kPreMaxK a part
     bool fast = top_k > 0;  // block-uniform from here on: every thread reads the same values
     if (fast) fast = pre_row_max(pmax, parts) > -INFINITY;
     if (fast && by_k) {
@@ -654,7 +658,10 @@ int argmax(const RadArgs* a) {
 
 uint64_t argmax_scratch(const RadArgs* geom) { return argmax_scratch_bytes(rad_args_geti(geom, "n")); }
 
-uint64_t sample_scratch(const RadArgs* geom) { return pre_scratch_bytes(rad_args_geti(geom, "n")); }
+// Only with the pre-filter on: the engine's one scratch area is sized for the largest hook.
+uint64_t sample_scratch(const RadArgs* geom) {
+    return env_flag("RADIANCE_GPU_SAMPLE_PREFILTER") ? pre_scratch_bytes(rad_args_geti(geom, "n")) : 0;
+}
 
 int sample(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *cfg = rad_arg_in(a, 1), *u = rad_arg_in(a, 2);
@@ -664,7 +671,7 @@ int sample(const RadArgs* a) {
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
     if (vocab <= 0 || vocab > INT_MAX) return RAD_E_ARG;
     if (n <= 0) return RAD_OK;
-    static const bool prefilter = env_flag("RADIANCE_GPU_SAMPLE_PREFILTER");
+    static const bool prefilter = env_flag("RADIANCE_GPU_SAMPLE_PREFILTER");  // sample_scratch asks only then
     const int parts = pre_parts(vocab);
     if (prefilter && parts <= kPreMaxParts && a->scratch && a->scratch_bytes >= pre_scratch_bytes(n)) {
         auto* cand = static_cast<unsigned long long*>(a->scratch);
