@@ -44,6 +44,10 @@ struct Model {
     // themselves and the output and down projections add into it, so a layer issues no norm or
     // add of its own (two launches and two round trips fewer a layer in decode on a card)
     bool decode_fusions = false;
+    bool rope_in_qkv = false;  // with decode_fusions: q and k rotate in the qkv projection where served
+    // With decode_fusions, where a library serves it on the head's shape: op_head is rms_norm_gemm
+    // (the final norm in the head's gemv) and op_norm is absent
+    bool head_normed = false;
     std::vector<Layer> layers;
 };
 
@@ -194,6 +198,9 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     const char* ab = std::getenv("RADIANCE_DECODE_FUSIONS");
     m.decode_fusions = world == 1 && !(ab && std::string(ab) == "0") &&
                        serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
+    // RADIANCE_ROPE_FUSION=0 keeps rope a launch of its own under the decode fusions (an A/B switch)
+    const char* rf = std::getenv("RADIANCE_ROPE_FUSION");
+    m.rope_in_qkv = m.decode_fusions && !(rf && std::string(rf) == "0");
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
     for (int l = 0; l < meta->n_layers; ++l) {
@@ -223,6 +230,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
             ac.norm_w = L.w_attn_norm;
             ac.norm_eps = m.eps;
             ac.residual_out = true;
+            ac.rope_in_qkv = m.rope_in_qkv;
         }
         L.attn.declare(b, ac, m.decode_fusions ? AttnBuffers{m.b_x, m.b_qkv, m.b_attn, m.b_x} : AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp},
                        m.kv);
@@ -258,9 +266,6 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     map(b, "output_norm.weight", RAD_MAP_COPY, {"model.norm.weight"});
     RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, -1);
     m.w_norm = rad_decl_weight(b, "output_norm.weight", &wn);
-    m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
-                                   RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
-    uses(b, m.op_norm, {m.b_xo}, {m.b_xo});
     // Under tensor parallelism an untied head is split by vocabulary rows, each rank computing its
     // span of the logits, then gathered (when a loaded library serves all_gather); a tied head
     // reads the replicated embedding table whole.
@@ -283,8 +288,20 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         d = buf2(RAD_F32, m.max_out, v_local);
         m.b_logits_local = head_out = rad_decl_buffer(b, "logits_local", &d);
     }
-    m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
-                               RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_out});
+    // RADIANCE_HEAD_FUSION=0 keeps the final norm a launch of its own (an A/B switch)
+    const char* hf = std::getenv("RADIANCE_HEAD_FUSION");
+    if (m.decode_fusions && !(hf && std::string(hf) == "0") && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
+        m.op_head = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
+                                            RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_norm, m.w_out});
+        m.head_normed = rad_op_resolved(b, m.op_head) != 0;
+    }
+    if (!m.head_normed) {
+        m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
+                                       RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
+        uses(b, m.op_norm, {m.b_xo}, {m.b_xo});
+        m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
+                                   RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_out});
+    }
     uses(b, m.op_head, {m.b_xo}, {head_out});
     if (m.op_vgather != RAD_NULL_HANDLE) uses(b, m.op_vgather, {head_out}, {m.b_logits});
     rad_declare_logits(b, m.b_logits);
@@ -319,6 +336,10 @@ void step(RadCtx* c, const RadBatch* bt) {
     if (bt->n_out <= 0) return;  // a chunk that finishes no sequence runs no head
     const int64_t o = bt->n_out;
     RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
+    if (m.head_normed) {  // one rank (decode fusions): no vocabulary gather
+        RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_norm), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+        return;
+    }
     RAD_ISSUE_N(c, m.op_norm, o, rad_brows(m.b_xo, o), rad_w(m.w_norm), rad_brows(m.b_xo, o));
     if (m.op_vgather == RAD_NULL_HANDLE) {
         RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));

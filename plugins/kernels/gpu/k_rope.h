@@ -1,0 +1,38 @@
+// k_rope.h: rope as libgpu's kernels share it. The rope row and rms_norm_gemm_rope's epilogue
+// take the same frequency table and turn a pair with the same arithmetic, so the fused op makes
+// the bytes of rms_norm_gemm followed by rope (rad-kbench checks it against that chain).
+#pragma once
+#include "k_common.h"
+
+namespace gpu {
+
+constexpr int kRopeMaxHalf = 128;  // rot_dim <= 256
+
+// libref's frequencies (rad_rope_freqs.h, computed on the host) passed to a kernel by value, so
+// no launch reads host memory and a recorded graph replays with the same frequencies.
+struct RopeTable {
+    float inv[kRopeMaxHalf];
+    float attn;  // cos / sin multiplier (yarn's attention factor)
+    int half;    // rot_dim / 2
+    int neox;    // pairs (j, j + half); else (2j, 2j + 1)
+};
+
+// The op's table for rot_dim `rot`; false where the scaling is unknown or rot_dim is past the table.
+bool rope_table(const RadArgs* a, int64_t rot, RopeTable* t);
+
+// The pair (va, vb) turned by (c, s): each product rounded before the sum (no fused multiply-add
+// for the compiler to place differently in different kernels).
+__device__ __forceinline__ float rope_first(float va, float vb, float c, float s) {
+    return __fsub_rn(__fmul_rn(va, c), __fmul_rn(vb, s));
+}
+__device__ __forceinline__ float rope_second(float va, float vb, float c, float s) {
+    return __fadd_rn(__fmul_rn(vb, c), __fmul_rn(va, s));
+}
+// cos and sin of position p's angle for pair j, times the table's multiplier.
+__device__ __forceinline__ void rope_angle(const RopeTable& t, int32_t p, int j, float& c, float& s) {
+    const float ang = static_cast<float>(p) * t.inv[j];
+    c = cosf(ang) * t.attn;
+    s = sinf(ang) * t.attn;
+}
+
+}  // namespace gpu
