@@ -113,30 +113,6 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
                            N * K * 2 + M * K * 4 + M * N * 4);
         c.flops = 2 * M * N * K;
         out.push_back(std::move(c));
-        // The same projection with q and k rotated (rms_norm_gemm_rope), at positions far enough
-        // out that an ulp of an angle shows: neox pairs with llama3 scaling and a bias, and gptj
-        // pairs plain.
-        for (const char* layout : {"neox", "gptj"}) {
-            const bool neox = layout[0] == 'n';
-            std::vector<Param> rp = norm_params;
-            for (Param p : {pi("n_head", d.heads + d.kv_heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim),
-                            pf("theta", neox ? 500000.0 : 10000.0), ps("layout", layout), ps("scaling", neox ? "llama3" : "none")})
-                rp.push_back(p);
-            if (neox)
-                for (Param p : {pf("factor", 8.0), pf("low_freq_factor", 1.0), pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)})
-                    rp.push_back(p);
-            std::vector<int32_t> pos;
-            for (int64_t i = 0; i < M; ++i) pos.push_back(static_cast<int32_t>(3001 + 977 * i));
-            c = make_case("rms_norm_gemm_rope",
-                          "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + layout +
-                              (neox ? " bias" : ""),
-                          rp,
-                          {f32(f, {M, K}), wgt(f, RAD_BF16, {K}, 1.0f), wgt(f, RAD_BF16, {N, K}, k_scale),
-                           neox ? wgt(f, RAD_BF16, {N}, 0.1f) : Operand{}, i32(f, pos), f32(f, {M, N}, true)},
-                          N * K * 2 + M * K * 4 + M * N * 4);
-            c.flops = 2 * M * N * K;
-            out.push_back(std::move(c));
-        }
         if (M * 2 * d.ff * K > (int64_t{1} << 33)) continue;
         norm_params[1] = pi("N", d.ff);
         c = make_case("rms_norm_gemm_swiglu", "M=" + std::to_string(M) + " N=2x" + std::to_string(d.ff) + " K=" + std::to_string(K),

@@ -201,7 +201,6 @@ int run_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose
 int run_gemm_add(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_gemm_add(a, f[0], f[1]); }
 int run_rms_norm_gemm(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm(a, f[0], f[1]); }
 int run_rms_norm_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm_swiglu(a, f[0], f[1]); }
-int run_rms_norm_gemm_rope(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm_rope(a, f[0], f[1]); }
 
 bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
     if (replaces == "add,rms_norm") {
@@ -249,20 +248,6 @@ bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
         c->parts = {norm, next};
         c->run = replaces == "rms_norm,gemm" ? run_rms_norm_gemm : run_rms_norm_gemm_swiglu;
         c->product = static_cast<uint64_t>(M * K) * 4;
-        return true;
-    }
-    if (replaces == "rms_norm_gemm,rope") {
-        Case proj, rope;
-        proj.op = "rms_norm_gemm";
-        rope.op = "rope";
-        rope.params.push_back(with_int("n", param_of(k, "M").i));
-        for (const Param& p : k.params) {
-            const bool rope_param = p.name != "M" && p.name != "N" && p.name != "K" && p.name != "eps" && p.name != "unit_offset" &&
-                                    p.name != "wdtype";
-            (rope_param ? rope.params : proj.params).push_back(p);
-        }
-        c->parts = {proj, rope};
-        c->run = run_rms_norm_gemm_rope;
         return true;
     }
     return false;

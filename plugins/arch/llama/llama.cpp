@@ -44,7 +44,6 @@ struct Model {
     // themselves and the output and down projections add into it, so a layer issues no norm or
     // add of its own (two launches and two round trips fewer a layer in decode on a card)
     bool decode_fusions = false;
-    bool rope_in_qkv = false;  // with decode_fusions: q and k rotate in the qkv projection where served
     // With decode_fusions, where a library serves it on the head's shape: op_head is rms_norm_gemm
     // (the final norm in the head's gemv) and op_norm is absent
     bool head_normed = false;
@@ -198,9 +197,6 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     const char* ab = std::getenv("RADIANCE_DECODE_FUSIONS");
     m.decode_fusions = world == 1 && !(ab && std::string(ab) == "0") &&
                        serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
-    // RADIANCE_ROPE_FUSION=0 keeps rope a launch of its own under the decode fusions (an A/B switch)
-    const char* rf = std::getenv("RADIANCE_ROPE_FUSION");
-    m.rope_in_qkv = m.decode_fusions && !(rf && std::string(rf) == "0");
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
     for (int l = 0; l < meta->n_layers; ++l) {
@@ -230,7 +226,6 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
             ac.norm_w = L.w_attn_norm;
             ac.norm_eps = m.eps;
             ac.residual_out = true;
-            ac.rope_in_qkv = m.rope_in_qkv;
         }
         L.attn.declare(b, ac, m.decode_fusions ? AttnBuffers{m.b_x, m.b_qkv, m.b_attn, m.b_x} : AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp},
                        m.kv);

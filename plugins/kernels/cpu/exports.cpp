@@ -17,7 +17,7 @@ namespace {
 int cpu_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, cpu_add, cpu_rms_norm); }
 int cpu_gemm_swiglu_decode(const RadArgs* a) { return rad_compose_gemm_swiglu(a, cpu_gemm_decode, cpu_swiglu); }
 int cpu_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, cpu_gemm, cpu_swiglu); }
-// The decode-path fusions (gemm_add, rms_norm_gemm, rms_norm_gemm_swiglu, rms_norm_gemm_rope) the same way: a card
+// The decode-path fusions (gemm_add, rms_norm_gemm, rms_norm_gemm_swiglu) the same way: a card
 // saves a launch and a round trip with each, the host nothing, so their chains serve them here.
 int cpu_gemm_add_decode(const RadArgs* a) { return rad_compose_gemm_add(a, cpu_gemm_decode, cpu_add); }
 int cpu_gemm_add(const RadArgs* a) { return rad_compose_gemm_add(a, cpu_gemm, cpu_add); }
@@ -27,10 +27,6 @@ int cpu_rms_norm_gemm_swiglu_decode(const RadArgs* a) {
     return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu_decode);
 }
 int cpu_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu); }
-int cpu_rms_norm_gemm_rope_decode(const RadArgs* a) {
-    return rad_compose_rms_norm_gemm_rope(a, cpu_rms_norm_gemm_decode, cpu_rope);
-}
-int cpu_rms_norm_gemm_rope(const RadArgs* a) { return rad_compose_rms_norm_gemm_rope(a, cpu_rms_norm_gemm, cpu_rope); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
@@ -81,11 +77,6 @@ const RadKernelInfo rows[] = {
           "rms_norm,gemm_swiglu"),
     CHAIN("cpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu, "cpu_rms_norm then cpu_gemm_swiglu",
           "any M", 0, c_float_weights, 1, rad_compose_rms_norm_gemm_swiglu_scratch, "rms_norm,gemm_swiglu"),
-    CHAIN("cpu_rms_norm_gemm_rope_decode", "rms_norm_gemm_rope", cpu_rms_norm_gemm_rope_decode,
-          "cpu_rms_norm_gemm_decode then cpu_rope", "M <= 8", 1, c_decode, 2, rad_compose_rms_norm_gemm_scratch,
-          "rms_norm_gemm,rope"),
-    CHAIN("cpu_rms_norm_gemm_rope", "rms_norm_gemm_rope", cpu_rms_norm_gemm_rope, "cpu_rms_norm_gemm then cpu_rope", "any M", 0,
-          c_float_weights, 1, rad_compose_rms_norm_gemm_scratch, "rms_norm_gemm,rope"),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

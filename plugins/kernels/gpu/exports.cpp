@@ -20,7 +20,6 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
-const RadConstraint c_rope_qkv[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("rot_dim", 256)};
 const RadConstraint c_peers[] = {RAD_CEQ(RAD_FACT_P2P, 1), RAD_CLE(RAD_FACT_WORLD, 8)};
 const RadConstraint c_distinct[] = {RAD_CEQ(RAD_FACT_DISTINCT, 1)};  // NCCL refuses two ranks on one card
 
@@ -80,9 +79,6 @@ const RadKernelInfo rows[] = {
     FUSED("gpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", gpu::rms_norm_gemm_swiglu,
           "the same norm in gemm_swiglu's gemv (M <= 2); the chain", "any M", c_float_weights, 1,
           gpu::rms_norm_gemm_swiglu_scratch, nullptr),
-    FUSED("gpu_rms_norm_gemm_rope", "rms_norm_gemm_rope", gpu::rms_norm_gemm_rope,
-          "rms_norm_gemm's gemv turning q and k pairs in its epilogue (M <= 2, rot_dim = head_dim); the chain", "any M",
-          c_rope_qkv, 2, gpu::rms_norm_gemm_rope_scratch, "rms_norm_gemm,rope"),
     ROW("gpu_argmax", "argmax", gpu::argmax, "blocks per row (few rows) or a block per row, lowest index of the largest value",
         "any", 0, nullptr, 0, nullptr, gpu::argmax_scratch),
     ROW("gpu_sample", "sample", gpu::sample, "block per row: radix-select thresholds for top_k / top_p, min_p, a prefix-sum draw",

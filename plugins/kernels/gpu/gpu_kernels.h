@@ -56,16 +56,13 @@ uint64_t gemm_blas_scratch(const RadArgs* geom);
 int gemm_swiglu(const RadArgs* a);
 uint64_t gemm_swiglu_scratch(const RadArgs* geom);
 // The decode-path fusions (one or two rows in one weight-streaming launch, the chain otherwise):
-// gemm_add (y += the product), rms_norm_gemm and rms_norm_gemm_swiglu (the norm in the prologue),
-// rms_norm_gemm_rope (and q, k rotated in the epilogue).
+// gemm_add (y += the product), rms_norm_gemm and rms_norm_gemm_swiglu (the norm in the prologue).
 int gemm_add(const RadArgs* a);
 uint64_t gemm_add_scratch(const RadArgs* geom);
 int rms_norm_gemm(const RadArgs* a);
 uint64_t rms_norm_gemm_scratch(const RadArgs* geom);
 int rms_norm_gemm_swiglu(const RadArgs* a);
 uint64_t rms_norm_gemm_swiglu_scratch(const RadArgs* geom);
-int rms_norm_gemm_rope(const RadArgs* a);
-uint64_t rms_norm_gemm_rope_scratch(const RadArgs* geom);
 // add_rms_norm (k_norm.cu): one block per row, the sum kept in registers.
 int add_rms_norm(const RadArgs* a);
 

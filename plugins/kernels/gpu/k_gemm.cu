@@ -7,10 +7,7 @@
 // narrowing x to the weights' 16-bit type in scratch (f32 weights run cuBLASLt in full f32).
 #include <radiance/kernels/rad_compose.h>
 
-#include <type_traits>
-
 #include "k_common.h"
-#include "k_rope.h"
 
 namespace gpu {
 namespace {
@@ -207,46 +204,16 @@ struct GemvOptions {
     int unit;
 };
 
-// ROPE (rms_norm_gemm_rope): the epilogue turns the columns below rot_cols (the q and k heads,
-// rot_dim = head_dim) as the rope row would. A block's 4 columns are two whole pairs: for neox
-// the columns j0, j0 + 1, j0 + half, j0 + 1 + half of a head (j0 = (n0 % head_dim) / 2), for gptj
-// the consecutive n0..n0 + 3; past rot_cols the plain consecutive rows.
-struct GemvRope {
-    const int32_t* pos;  // a position a row
-    int rot_cols, head_dim;
-    RopeTable t;
-};
-struct NoRope {};
-template <bool ROPE>
-using RopeArg = std::conditional_t<ROPE, GemvRope, NoRope>;
-
-// The output column (= weight row) of a ROPE block's column r.
-__device__ __forceinline__ int64_t rope_column(const GemvRope& rp, int64_t n0, int r) {
-    if (n0 >= rp.rot_cols || !rp.t.neox) return n0 + r;
-    const int64_t head = n0 / rp.head_dim * rp.head_dim;
-    return head + (n0 - head) / 2 + (r & 1) + (r >= 2 ? rp.t.half : 0);
-}
-
-template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false, bool ROPE = false>
+template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
 __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py,
-                                                              int64_t N, int64_t K, bool early, GemvOptions opts, RopeArg<ROPE> rp) {
-    static_assert(!ROPE || (!GLU && !ADD && R == 4), "rope pairs are two of a block's four plain columns");
+                                                              int64_t N, int64_t K, bool early, GemvOptions opts) {
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
     const int64_t chunks = K / VN;
-    // The output column (and weight row) of the block's column r.
-    auto col = [&](int r) -> int64_t {
-        if constexpr (ROPE) return rope_column(rp, n0, r);
-        else return n0 + r;
-    };
     const uint4* wrow[R];
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
-    if constexpr (ROPE) {
-#pragma unroll
-        for (int r = 0; r < R; ++r) wrow[r] = reinterpret_cast<const uint4*>(w + min(col(r), N - 1) * K);
-    }
     auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
     uint4 cur[U][R];
@@ -310,25 +277,10 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
         if (n0 + r >= N) continue;
         // NORM: the row's 1 / rms, as rms_norm makes it from the sum of squares
         const float rs = NORM ? 1.0f / sqrtf(column(M * R + m) / static_cast<float>(K) + opts.eps) : 1.0f;
-        // column r's value: its sum (scaled by 1 / rms with NORM) plus its bias
-        auto value = [&](int c) { return (NORM ? rs * column(m * R + c) : column(m * R + c)) + (bias ? gpu_to_f32(bias[col(c)]) : 0.0f); };
         if constexpr (GLU) {
             y[m * py + n0 + r] = silu(rs * column(m * R + r)) * (rs * column(m * R + r + COLS));
-        } else if constexpr (ROPE) {
-            float v = value(r);
-            if (n0 < rp.rot_cols) {  // turned with its pair, as the rope row turns them
-                const bool first = rp.t.neox ? r < 2 : (r & 1) == 0;
-                const int partner = rp.t.neox ? r ^ 2 : r ^ 1;
-                const int64_t head = n0 / rp.head_dim * rp.head_dim;
-                const int j = rp.t.neox ? static_cast<int>(col(r) - head) % rp.t.half : static_cast<int>(col(r) - head) / 2;
-                float c, s;
-                rope_angle(rp.t, rp.pos[m], j, c, s);
-                const float pv = value(partner);
-                v = first ? rope_first(v, pv, c, s) : rope_second(pv, v, c, s);
-            }
-            y[m * py + col(r)] = v;
         } else {
-            const float v = value(r);
+            const float v = (NORM ? rs * column(m * R + r) : column(m * R + r)) + (bias ? gpu_to_f32(bias[n0 + r]) : 0.0f);
             y[m * py + n0 + r] = ADD ? resid + v : v;  // o < T: resid is this thread's
         }
     }
@@ -351,9 +303,9 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
 
 // RAD_E_UNSUPPORTED where a fusion has no kernel: NORM past two rows or with the warp kernel
 // asked for (ADD has both kernels).
-template <typename W, int M, bool GLU, bool NORM = false, bool ADD = false, bool ROPE = false>
+template <typename W, int M, bool GLU, bool NORM = false, bool ADD = false>
 int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s,
-                const GemvOptions& opts, const RopeArg<ROPE>& rp) {
+                const GemvOptions& opts) {
     static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
     // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel at one or two rows too (an A/B switch)
     static const bool warp_kernel = env_flag("RADIANCE_GPU_GEMV_WARP");
@@ -367,17 +319,12 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             // on the 8B shape (H200); RADIANCE_GPU_GEMV_U1=0 keeps two steps, two blocks (an A/B switch)
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
             // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
-            if constexpr (ROPE)
-                gpu_launch(k_gemv_block<W, M, R, GLU, 1, NORM, ADD, true>, static_cast<unsigned>((N + COLS - 1) / COLS),
-                           kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, opts, rp);
-            else
-                gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                           static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early,
-                           opts, NoRope{});
+            gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
+                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, opts);
             return RAD_OK;
         }
     }
-    if constexpr (NORM || ROPE) return RAD_E_UNSUPPORTED;  // the warp kernel has neither
+    if constexpr (NORM) return RAD_E_UNSUPPORTED;  // the warp kernel has no norm
     // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
     constexpr int R = M <= 2 ? 2 : 4;
     constexpr int COLS = GLU ? R / 2 : R;
@@ -388,9 +335,9 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
 
 // N: output columns (for GLU, the rows of each half of the stacked weight). With a fusion (NORM,
 // ADD), RAD_E_UNSUPPORTED where no fused kernel serves these rows, for the caller to compose.
-template <typename W, bool GLU = false, bool NORM = false, bool ADD = false, bool ROPE = false>
+template <typename W, bool GLU = false, bool NORM = false, bool ADD = false>
 int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
-         int64_t K, const GemvOptions& opts = {}, const RopeArg<ROPE>& rp = {}) {
+         int64_t K, const GemvOptions& opts = {}) {
     const auto* xp = static_cast<const float*>(x->data);
     const auto* wp = static_cast<const W*>(w->data);
     const W* bp = bias ? static_cast<const W*>(bias->data) : nullptr;
@@ -400,8 +347,8 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
     constexpr int VN = Vec<W>::kN;
     const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(wp) % 16 == 0;
-    if constexpr (NORM || ADD || ROPE) {
-        if (!vec || M > (NORM || ROPE ? 2 : 8)) return RAD_E_UNSUPPORTED;
+    if constexpr (NORM || ADD) {
+        if (!vec || M > (NORM ? 2 : 8)) return RAD_E_UNSUPPORTED;
     }
     if constexpr (NORM) {  // the norm's weight is read 16 bytes at a time
         if (reinterpret_cast<uintptr_t>(opts.norm_w) % 16) return RAD_E_UNSUPPORTED;
@@ -412,15 +359,15 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
         return launched();
     }
     int rc = RAD_OK;
-    switch (M) {  // NORM and ROPE stopped above past two rows
-    case 1: rc = launch_gemv<W, 1, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    case 2: rc = launch_gemv<W, 2, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    case 3: rc = launch_gemv<W, 3, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    case 4: rc = launch_gemv<W, 4, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    case 5: rc = launch_gemv<W, 5, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    case 6: rc = launch_gemv<W, 6, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    case 7: rc = launch_gemv<W, 7, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
-    default: rc = launch_gemv<W, 8, GLU, NORM, ADD, ROPE>(xp, px, wp, bp, yp, py, N, K, s, opts, rp); break;
+    switch (M) {  // NORM stopped above past two rows
+    case 1: rc = launch_gemv<W, 1, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 2: rc = launch_gemv<W, 2, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 3: rc = launch_gemv<W, 3, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 4: rc = launch_gemv<W, 4, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 5: rc = launch_gemv<W, 5, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 6: rc = launch_gemv<W, 6, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    case 7: rc = launch_gemv<W, 7, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
+    default: rc = launch_gemv<W, 8, GLU, NORM, ADD>(xp, px, wp, bp, yp, py, N, K, s, opts); break;
     }
     return rc == RAD_OK ? launched() : rc;
 }
@@ -493,33 +440,6 @@ int rms_norm_then(const RadArgs* a) {
 }
 int rms_norm_gemm(const RadArgs* a) { return rms_norm_then<false>(a); }
 int rms_norm_gemm_swiglu(const RadArgs* a) { return rms_norm_then<true>(a); }
-
-// rms_norm_gemm_rope: x, the norm weight, w, [bias,] pos, y. One or two rows with full rotation
-// (rot_dim = head_dim, a multiple of 4): the block gemv's norm and the rotation in its epilogue,
-// the bytes of gpu_rms_norm_gemm then gpu_rope. Otherwise that chain.
-uint64_t rms_norm_gemm_rope_scratch(const RadArgs* geom) { return rms_norm_gemm_scratch(geom); }
-
-int rms_norm_gemm_rope(const RadArgs* a) {
-    const RadTensor *x = rad_arg_in(a, 0), *nw = rad_arg_in(a, 1), *w = rad_arg_in(a, 2), *bias = rad_arg_in(a, 3);
-    const RadTensor* pos = rad_arg_in(a, 4);
-    RadTensor* y = rad_arg_out(a, 5);
-    if (!x || !nw || !w || !pos || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || pos->dtype != RAD_I32 ||
-        (bias && bias->dtype != w->dtype))
-        return RAD_E_DTYPE;
-    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
-    const int64_t heads = rad_args_geti(a, "n_head"), hd = rad_args_geti(a, "head_dim"), rot = rad_args_geti(a, "rot_dim");
-    if (heads <= 0 || hd <= 0 || heads * hd > N || rot <= 0 || rot > hd || rot % 2) return RAD_E_SHAPE;
-    GemvRope rp{static_cast<const int32_t*>(pos->data), static_cast<int>(heads * hd), static_cast<int>(hd), {}};
-    if (M <= 2 && nw->dtype == w->dtype && rot == hd && hd % 4 == 0 && rope_table(a, rot, &rp.t)) {
-        const GemvOptions opts{nw->data, static_cast<float>(rad_args_getf(a, "eps")),
-                               static_cast<int>(rad_args_geti_or(a, "unit_offset", 0))};
-        const int rc = with_float_type(w->dtype, [&](auto t) {
-            return gemv<decltype(t), false, true, false, true>(a, x, w, bias, y, M, N, K, opts, rp);
-        });
-        if (rc != RAD_E_UNSUPPORTED) return rc;
-    }
-    return rad_compose_rms_norm_gemm_rope(a, rms_norm_gemm, rope);
-}
 
 int gemm_rows(const RadArgs* a) { return gemv_op<false>(a); }
 

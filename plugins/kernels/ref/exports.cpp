@@ -15,7 +15,6 @@ int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_ge
 int ref_gemm_add(const RadArgs* a) { return rad_compose_gemm_add(a, ref_gemm, ref_add); }
 int ref_rms_norm_gemm(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, ref_rms_norm, ref_gemm); }
 int ref_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, ref_rms_norm, ref_gemm_swiglu); }
-int ref_rms_norm_gemm_rope(const RadArgs* a) { return rad_compose_rms_norm_gemm_rope(a, ref_rms_norm_gemm, ref_rope); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
@@ -51,8 +50,6 @@ const RadKernelInfo rows[] = {
     CHAIN("ref_rms_norm_gemm", "rms_norm_gemm", ref_rms_norm_gemm, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
     CHAIN("ref_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", ref_rms_norm_gemm_swiglu, rad_compose_rms_norm_gemm_swiglu_scratch,
           "rms_norm,gemm_swiglu"),
-    CHAIN("ref_rms_norm_gemm_rope", "rms_norm_gemm_rope", ref_rms_norm_gemm_rope, rad_compose_rms_norm_gemm_scratch,
-          "rms_norm_gemm,rope"),
 };
 
 }  // namespace

@@ -109,20 +109,6 @@ static const RadOperandSpec rad_op_rms_norm_gemm_opds[] = {
 static const RadOperandSpec rad_op_rms_norm_gemm_swiglu_opds[] = {
     {"x", RAD_OPD_IN, 0}, {"nw", RAD_OPD_WEIGHT, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
 
-/* rms_norm_gemm then rope over the first n_head heads of y (the qkv projection of a model whose
- * q and k rotate straight after it): rms_norm_gemm's parameters and rope's but its row count. */
-static const RadParamSpec rad_op_rms_norm_gemm_rope_params[] = {
-    RAD_PI("M", RAD_REQUIRED), RAD_PI("N", RAD_REQUIRED), RAD_PI("K", RAD_REQUIRED), RAD_PF("eps", RAD_REQUIRED),
-    RAD_PI("unit_offset", RAD_OPTIONAL), RAD_PS("wdtype", RAD_REQUIRED),
-    RAD_PI("n_head", RAD_REQUIRED), RAD_PI("head_dim", RAD_REQUIRED),
-    RAD_PI("rot_dim", RAD_REQUIRED), RAD_PF("theta", RAD_REQUIRED), RAD_PS("layout", RAD_REQUIRED),
-    RAD_PS("scaling", RAD_REQUIRED), RAD_PF("factor", RAD_OPTIONAL), RAD_PF("low_freq_factor", RAD_OPTIONAL),
-    RAD_PF("high_freq_factor", RAD_OPTIONAL), RAD_PI("orig_ctx", RAD_OPTIONAL), RAD_PF("beta_fast", RAD_OPTIONAL),
-    RAD_PF("beta_slow", RAD_OPTIONAL), RAD_PF("attn_factor", RAD_OPTIONAL)};
-static const RadOperandSpec rad_op_rms_norm_gemm_rope_opds[] = {
-    {"x", RAD_OPD_IN, 0}, {"nw", RAD_OPD_WEIGHT, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"bias", RAD_OPD_WEIGHT, 1},
-    {"pos", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
-
 /* The vocabulary, in the order docs/OPS.md lists it. */
 static const RadOpSchema rad_ops_conventional[] = {
     {"embed", rad_op_embed_params, RAD_N_OF(rad_op_embed_params), rad_op_embed_opds, RAD_N_OF(rad_op_embed_opds),
@@ -166,9 +152,6 @@ static const RadOpSchema rad_ops_conventional[] = {
     {"rms_norm_gemm_swiglu", rad_op_rms_norm_gemm_params, RAD_N_OF(rad_op_rms_norm_gemm_params),
      rad_op_rms_norm_gemm_swiglu_opds, RAD_N_OF(rad_op_rms_norm_gemm_swiglu_opds),
      "y = gemm_swiglu(rms_norm(x, nw), w): a norm and the gated MLP's projection after it"},
-    {"rms_norm_gemm_rope", rad_op_rms_norm_gemm_rope_params, RAD_N_OF(rad_op_rms_norm_gemm_rope_params),
-     rad_op_rms_norm_gemm_rope_opds, RAD_N_OF(rad_op_rms_norm_gemm_rope_opds),
-     "y = rms_norm_gemm(x, nw, w, bias), then rope(y's first n_head heads, pos): the qkv projection and its rotation"},
 };
 #define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
 

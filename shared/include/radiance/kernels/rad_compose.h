@@ -1,5 +1,5 @@
 /* rad_compose.h: the fused ops of docs/OPS.md (add_rms_norm, gemm_swiglu, gemm_add,
- * rms_norm_gemm, rms_norm_gemm_swiglu, rms_norm_gemm_rope) served by a library's
+ * rms_norm_gemm, rms_norm_gemm_swiglu) served by a library's
  * own unfused rows run one after the other on the same queue. The bytes are the chain's by
  * definition, so a library with no faster kernel for a fusion still serves it, and an
  * architecture that plans the fused op runs on every library. Header-only (a plugin links
@@ -205,38 +205,6 @@ static inline int rad_compose_rms_norm_gemm(const RadArgs* a, RadLaunchFn norm, 
 }
 static inline int rad_compose_rms_norm_gemm_swiglu(const RadArgs* a, RadLaunchFn norm, RadLaunchFn gemm_swiglu) {
     return rad_compose_rms_norm_then(a, norm, gemm_swiglu, 0);
-}
-
-/* rms_norm_gemm_rope = the library's rms_norm_gemm (x, nw, w, bias into y, with this op's scratch)
- * then rope over y's first n_head heads (n = M, the rest of rope's parameters as given). */
-#define RAD_COMPOSE_MAX_PARAMS 32
-static inline int rad_compose_rms_norm_gemm_rope(const RadArgs* a, RadLaunchFn rms_norm_gemm, RadLaunchFn rope) {
-    if (a->n_t < 6 || a->n_p >= RAD_COMPOSE_MAX_PARAMS) return RAD_E_ARG;
-    RadTensor t[5];
-    RadArgs s = *a;
-    s.schema = 0;
-    s.t = t;
-    s.n_t = 5;
-    t[0] = a->t[0]; /* x */
-    t[1] = a->t[1]; /* nw */
-    t[2] = a->t[2]; /* w */
-    t[3] = a->t[3]; /* bias */
-    t[4] = a->t[5]; /* y */
-    int rc = rms_norm_gemm(&s);
-    if (rc != RAD_OK) return rc;
-    RadParam rp[RAD_COMPOSE_MAX_PARAMS];
-    int32_t n_rp = 0;
-    for (int32_t i = 0; i < a->n_p; ++i)
-        if (strcmp(a->p[i].name, "n") != 0) rp[n_rp++] = a->p[i];
-    rad_compose_int(&rp[n_rp++], "n", rad_args_geti(a, "M"));
-    t[0] = a->t[5]; /* x: y, rotated in place */
-    t[1] = a->t[4]; /* pos */
-    s.n_t = 2;
-    s.p = rp;
-    s.n_p = n_rp;
-    s.scratch = 0;
-    s.scratch_bytes = 0;
-    return rope(&s);
 }
 
 #endif

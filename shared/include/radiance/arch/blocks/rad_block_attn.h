@@ -32,9 +32,6 @@ struct AttnConfig {
     rad_weight norm_w = RAD_NULL_HANDLE;
     double norm_eps = 1e-6;
     bool residual_out = false;
-    // With norm_w and no q/k norms: rotate q and k in the qkv projection (rms_norm_gemm_rope)
-    // where a loaded library serves that, so the rotation costs no launch of its own
-    bool rope_in_qkv = false;
 };
 
 // Buffers the block works in; declared once by the model and shared by its layers.
@@ -53,7 +50,6 @@ struct AttnBlock {
                w_o = RAD_NULL_HANDLE;
     rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE,
            op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
-    bool rotated_in_qkv = false;  // op_qkv is rms_norm_gemm_rope (op_rq is null)
 
     // This rank's heads and widths; the weights are declared at their full size and sliced by the core.
     int64_t heads() const { return c.n_head / c.world; }
@@ -94,12 +90,7 @@ struct AttnBlock {
             wb.row_unit = static_cast<int32_t>(c.head_dim);
             b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
         }
-        op_qkv = RAD_NULL_HANDLE;
-        rotated_in_qkv = false;
-        if (c.norm_w != RAD_NULL_HANDLE && c.rope_in_qkv && !c.qk_norm) op_qkv = rotating_qkv(b, qkv_rows);
-        if (op_qkv != RAD_NULL_HANDLE) {
-            // q and k rotate inside the projection: no rope op
-        } else if (c.norm_w != RAD_NULL_HANDLE) {
+        if (c.norm_w != RAD_NULL_HANDLE) {
             op_qkv = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
                                              RAD_F64("eps", c.norm_eps), RAD_STR("wdtype", wdtype(b, w_qkv))}, {c.norm_w, w_qkv});
             if (!rad_op_resolved(b, op_qkv)) rad_decl_fail(b, ("rms_norm_gemm does not resolve for " + n + "attn_qkv").c_str());
@@ -120,10 +111,8 @@ struct AttnBlock {
             uses(b, op_kn, {bufs.qkv}, {bufs.qkv});
         }
         // q and k heads sit side by side in qkv and rotate by the same angles: one launch turns both.
-        if (!rotated_in_qkv) {
-            op_rq = c.rope.declare_op(b, c.max_tok, heads() + kv_heads(), c.head_dim);
-            uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
-        }
+        op_rq = c.rope.declare_op(b, c.max_tok, heads() + kv_heads(), c.head_dim);
+        uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
         const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
         std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", heads()),
                                         RAD_INT("n_head_kv", kv_heads()), RAD_INT("head_dim", c.head_dim),
@@ -146,10 +135,7 @@ struct AttnBlock {
     void step(RadCtx* ctx, const RadBatch* bt) const {
         const int64_t n = bt->n_tok;
         const int64_t qw = q_width(), kw = kv_width();
-        if (rotated_in_qkv)
-            RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(c.norm_w), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
-                        rad_raw(bt->positions, RAD_I32, n), rad_brows(bufs.qkv, n));
-        else if (c.norm_w != RAD_NULL_HANDLE)
+        if (c.norm_w != RAD_NULL_HANDLE)
             RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(c.norm_w), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
                         rad_brows(bufs.qkv, n));
         else
@@ -159,7 +145,7 @@ struct AttnBlock {
             RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
         }
-        if (!rotated_in_qkv) RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
+        RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
         RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw),
                     rad_bview(bufs.qkv, n, qw + kw, kw), rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1),
                     rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
@@ -169,19 +155,6 @@ struct AttnBlock {
     }
 
 private:
-    // rms_norm_gemm_rope over this rank's q and k heads, or null where no loaded library serves it
-    // (the caller then declares rms_norm_gemm and a rope op).
-    rad_op rotating_qkv(RadBuilder* b, int64_t qkv_rows) {
-        std::vector<RadParamDecl> p = {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
-                                       RAD_F64("eps", c.norm_eps), RAD_STR("wdtype", wdtype(b, w_qkv))};
-        c.rope.append_params(p, heads() + kv_heads(), c.head_dim);
-        rad_weight ws[2] = {c.norm_w, w_qkv};
-        rad_op h = rad_decl_op(b, "rms_norm_gemm_rope", p.data(), static_cast<int>(p.size()), ws, 2);
-        if (!rad_op_resolved(b, h)) return RAD_NULL_HANDLE;
-        rotated_in_qkv = true;
-        return h;
-    }
-
     rad_op norm_op(RadBuilder* b, int64_t groups, rad_weight w) const {
         return op(b, "rms_norm", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.head_dim), RAD_INT("groups", groups),
                                   RAD_F64("eps", c.eps), RAD_INT("unit_offset", c.qk_norm_unit_offset ? 1 : 0),
