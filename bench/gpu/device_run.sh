@@ -20,7 +20,7 @@
 #   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
 #   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
-#   sampleab kbench's sample rows with RADIANCE_GPU_SAMPLE_PREFILTER=1, then decode drawing (top_k 40, top_p 0.95) off / on
+#   sampleab kbench's sample rows with the pre-filter (RADIANCE_GPU_SAMPLE_PREFILTER=1, the default), then decode drawing (top_k 40, top_p 0.95) off / on
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 #   httpab   the HTTP stage at 64 / 256 clients under each --max-batch-tokens of HTTP_TOKENS (the step's token budget)
 #   cpu16env llama.cpp's tg128 and libcpu's under each setting of CPU_AB_SET, interleaved (CPU_AB_ROUNDS)
