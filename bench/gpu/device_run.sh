@@ -343,6 +343,15 @@ for stage in "$@"; do
       done
     done 2>&1 | tee -a "$OUTD/envab.log"
     quiet_end ;;
+  planab)  # batch-1 decode 128 / 128 under plans of other sizes (max_tok from the prefill sizes, max_seqs from the decode batches), interleaved rounds
+    quiet_begin
+    for round in 1 2; do
+      for args in "--prefill 16 --decode 1" "--prefill 4096 --decode 1" "--prefill 16 --decode 1,256" "--prefill 512,4096 --decode 1,64,256"; do
+        "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 --out 128 2>&1 | grep -E "^decode +1 " |
+          sed "s/^/round $round plan ($args): /"
+      done
+    done 2>&1 | tee -a "$OUTD/planab.log"
+    quiet_end ;;
   decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
     ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
