@@ -34,7 +34,8 @@ struct Model {
     rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE, w_out = RAD_NULL_HANDLE;
     rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits, b_logits_local = RAD_NULL_HANDLE;
     rad_kv kv = RAD_NULL_HANDLE;
-    rad_op op_embed, op_gather, op_norm, op_head, op_vgather = RAD_NULL_HANDLE;
+    rad_op op_embed = RAD_NULL_HANDLE, op_gather = RAD_NULL_HANDLE, op_norm = RAD_NULL_HANDLE, op_head = RAD_NULL_HANDLE,
+           op_vgather = RAD_NULL_HANDLE;
     // add_rms_norm resolves (fusion is selection: asked once, at the first norm after a residual
     // add); op_final_add then adds the last layer's MLP output, which no norm folds in
     bool fused = false;
