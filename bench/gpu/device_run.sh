@@ -343,10 +343,12 @@ for stage in "$@"; do
       done
     done 2>&1 | tee -a "$OUTD/envab.log"
     quiet_end ;;
-  planab)  # batch-1 decode 128 / 128 under plans of other sizes (max_tok from the prefill sizes, max_seqs from the decode batches), interleaved rounds
+  planab)  # batch-1 decode 128 / 128 under plans of other sizes (max_tok from the prefill sizes or --chunk, max_ctx from the prefill sizes, max_seqs from the decode batches), interleaved rounds
     quiet_begin
     for round in 1 2; do
-      for args in "--prefill 16 --decode 1" "--prefill 4096 --decode 1" "--prefill 16 --decode 1,256" "--prefill 512,4096 --decode 1,64,256"; do
+      # PLANAB_ARGS: plans separated by spaces, each plan's arguments joined by ':'
+      for plan in ${PLANAB_ARGS:-"--prefill:16:--decode:1 --prefill:4096:--decode:1 --prefill:16:--decode:1,256 --prefill:512,4096:--decode:1,64,256"}; do
+        args=${plan//:/ }
         "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 --out 128 2>&1 | grep -E "^decode +1 " |
           sed "s/^/round $round plan ($args): /"
       done
