@@ -27,6 +27,7 @@
 #   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
 #            duration, pipe use and the warps' stall reasons
 #   kb       rad-kbench on the 8B shapes, only the ops of KB_OPS (default gemm,attention), with speed
+#   planab   batch-1 decode under plans of other sizes (PLANAB_ARGS: plans, each one's arguments joined by ':')
 #   envab    rad-enginebench AB_ARGS under each environment setting of AB_SET ("VAR=a VAR=b ..."),
 #            the whole list AB_ROUNDS times (default 2) so that pairs sit next to each other in time
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from

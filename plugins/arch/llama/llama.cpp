@@ -71,6 +71,12 @@ int64_t layer_window(const RadModelMeta* meta, int l) {
     return meta_true(meta, "hf.use_sliding_window") ? w : 0;
 }
 
+// An A/B switch for measuring: true where the variable is set to "0".
+bool switched_off(const char* name) {
+    const char* e = std::getenv(name);
+    return e && std::string(e) == "0";
+}
+
 rad_op norm(RadBuilder* b, rad_weight w) {
     return op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
                               RAD_STR("wdtype", wdtype(b, w))}, {w});
@@ -195,8 +201,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
                                  RAD_STR("wdtype", wdtype(b, m.w_tok))}, {m.w_tok});
     uses(b, m.op_embed, {}, {m.b_x});
     // RADIANCE_DECODE_FUSIONS=0 keeps the norm and add ops (an A/B switch for measuring)
-    const char* ab = std::getenv("RADIANCE_DECODE_FUSIONS");
-    m.decode_fusions = world == 1 && !(ab && std::string(ab) == "0") &&
+    m.decode_fusions = world == 1 && !switched_off("RADIANCE_DECODE_FUSIONS") &&
                        serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
@@ -285,8 +290,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         m.b_logits_local = head_out = rad_decl_buffer(b, "logits_local", &d);
     }
     // RADIANCE_HEAD_FUSION=0 keeps the final norm a launch of its own (an A/B switch)
-    const char* hf = std::getenv("RADIANCE_HEAD_FUSION");
-    if (m.decode_fusions && !(hf && std::string(hf) == "0") && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
+    if (m.decode_fusions && !switched_off("RADIANCE_HEAD_FUSION") && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
         m.op_head = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
                                             RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_norm, m.w_out});
         m.head_normed = rad_op_resolved(b, m.op_head) != 0;
