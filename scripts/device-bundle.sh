@@ -15,11 +15,13 @@ mkdir -p "$out/bin" "$out/lib" "$out/share/radiance" "$out/fixtures"
 for b in radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kbench rad-enginebench rad-collbench; do
   [[ -x $build/bin/$b ]] && cp "$build/bin/$b" "$out/bin/"
 done
+# the CUPTI kernel timeline (tools/rad-cudatrace; CUDA_INJECTION64_PATH) with its libcupti
+[[ -f $build/lib/librad_cudatrace.so ]] && cp "$build/lib/librad_cudatrace.so" "$out/lib/"
 for kind in kernels architectures quantizers; do
   [[ -d $build/share/radiance/$kind ]] && cp -r "$build/share/radiance/$kind" "$out/share/radiance/"
 done
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libdl\.so|libpthread\.so|librt\.so|libcuda\.so|libcudart|libcublas|libnccl)'
-for f in "$out"/bin/* "$out"/share/radiance/*/*.so; do
+for f in "$out"/bin/* "$out"/share/radiance/*/*.so "$out"/lib/librad_cudatrace.so; do
   ldd "$f" 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     [[ $name =~ $skip ]] && continue
     [[ -e $out/lib/$name ]] || cp -L "$path" "$out/lib/$name"

@@ -27,6 +27,8 @@
 #   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
 #            duration, pipe use and the warps' stall reasons
 #   kb       rad-kbench on the 8B shapes, only the ops of KB_OPS (default gemm,attention), with speed
+#   trace    CUPTI kernel timeline of recorded decode steps (tools/rad-cudatrace, CUDA_INJECTION64_PATH),
+#            each run of TRACE_ARGS (arguments joined by ':') summarised by bench/gpu/trace_summary.py
 #   planab   batch-1 decode under plans of other sizes (PLANAB_ARGS: plans, each one's arguments joined by ':')
 #   envab    rad-enginebench AB_ARGS under each environment setting of AB_SET ("VAR=a VAR=b ..."),
 #            the whole list AB_ROUNDS times (default 2) so that pairs sit next to each other in time
@@ -354,6 +356,19 @@ for stage in "$@"; do
           sed "s/^/round $round plan ($args): /"
       done
     done 2>&1 | tee -a "$OUTD/planab.log"
+    quiet_end ;;
+  trace)  # CUPTI kernel timeline (librad_cudatrace) of recorded decode steps, summarised: span, idle, host gap, per kernel
+    quiet_begin
+    i=0
+    for run in ${TRACE_ARGS:-"--prefill:16:--decode:1:--out:48"}; do
+      i=$((i + 1)); args=${run//:/ }
+      echo "--- trace $i: $args"
+      "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode" | sed "s/^/untraced: /"
+      CUDA_INJECTION64_PATH=$B/lib/librad_cudatrace.so RAD_CUDATRACE_OUT=$OUTD/trace-$i.csv \
+        "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/traced: /"
+      python3 "$root/bench/gpu/trace_summary.py" "$OUTD/trace-$i.csv" --nodes ${TRACE_NODES:-24}
+      xz -T0 "$OUTD/trace-$i.csv"
+    done 2>&1 | tee -a "$OUTD/trace.log"
     quiet_end ;;
   decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
