@@ -23,25 +23,25 @@ def short(name, width=48):
     return s[:width]
 
 
-def main():
-    args = sys.argv[1:]
-    if not args:
-        sys.exit(__doc__)
-    path, skip, nodes = args[0], 3, 24
-    if "--skip" in args: skip = int(args[args.index("--skip") + 1])
-    if "--nodes" in args: nodes = int(args[args.index("--nodes") + 1])
+def load(path):
     kernels, copies = [], []
     with open(path) as f:
         for r in csv.DictReader(f):
             r["start"], r["end"] = int(r["start_ns"]), int(r["end_ns"])
             (kernels if r["kind"] == "K" else copies).append(r)
+    return kernels, copies
+
+
+def analyze(kernels, skip):
+    """The most launched graph's steps (after the first `skip`), their spans, idle times, gaps to
+    the next step and summed kernel time, and per node index its mean duration, idle, early and
+    exposed time (ns)."""
     groups = defaultdict(list)
     for k in kernels:
         if k["graph_id"] != "0":
             groups[(k["graph_id"], k["correlation"])].append(k)
     if not groups:
-        sys.exit("no kernels from graph launches in " + path)
-    # the graph most launched is the decode step
+        return None
     by_graph = defaultdict(list)
     for (g, c), ks in groups.items():
         by_graph[g].append(sorted(ks, key=lambda k: k["start"]))
@@ -70,6 +70,24 @@ def main():
         sums.append(sum(k["end"] - k["start"] for k in ks))
         if si + 1 < n:
             gaps.append(steps[si + 1][0]["start"] - frontier)
+    return {"graph": graph, "steps": steps, "per_node": per_node, "spans": spans, "idles": idles, "gaps": gaps,
+            "sums": sums}
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    path, skip, nodes = args[0], 3, 24
+    if "--skip" in args: skip = int(args[args.index("--skip") + 1])
+    if "--nodes" in args: nodes = int(args[args.index("--nodes") + 1])
+    kernels, copies = load(path)
+    a = analyze(kernels, skip)
+    if a is None:
+        sys.exit("no kernels from graph launches in " + path)
+    graph, steps, per_node = a["graph"], a["steps"], a["per_node"]
+    spans, idles, gaps, sums = a["spans"], a["idles"], a["gaps"], a["sums"]
+    n = len(steps)
     us = lambda ns: ns / 1e3
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
     print(f"graph {graph}: {n} steps (first {skip} left out), {len(steps[0])} kernels a step")
