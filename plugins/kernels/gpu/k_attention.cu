@@ -216,6 +216,14 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
     }
 }
 
+// WIDE (head_dim <= the block's 128 threads): each thread issues its dimension's loads of every
+// split at once, right after the wait and beside the (max, sum) loads, so the partials cost one
+// round trip to L2 instead of one per 8 splits (a plan for 4,096-token prompts has 32 splits at
+// batch 1: the merge was 2 us a layer slower there than at the 12 of a small plan,
+// device_run.sh trace). The sum runs over z in the same order either way: the same bytes.
+// Written in session 13 and not yet run on a card (no device time left): off unless
+// RADIANCE_GPU_MERGE_WIDE=1 until rad-kbench and an A/B say otherwise.
+template <bool WIDE>
 __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
@@ -227,6 +235,12 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
     const int h = blockIdx.y;
     const int64_t stride = g.head_dim + 2;
     const float* pp = part + (i * g.n_head + h) * g.splits * stride;
+    float v[WIDE ? kMaxSplits : 1];
+    if constexpr (WIDE) {
+        const int d = threadIdx.x < g.head_dim ? threadIdx.x : 0;
+#pragma unroll
+        for (int z = 0; z < kMaxSplits; ++z) v[z] = z < g.splits ? pp[z * stride + 2 + d] : 0.0f;
+    }
     // Every split's (max, sum) at once into shared memory, then each split's weight: the loads of
     // one loop over splits after another were a chain of dependent round trips (~6 us a launch).
     __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
@@ -241,12 +255,30 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
     __syncthreads();
     float L = 0.0f;
     for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
-    for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
+    if constexpr (WIDE) {
+        if (threadIdx.x >= g.head_dim) return;
         float a = 0.0f;
+#pragma unroll
+        for (int z = 0; z < kMaxSplits; ++z)
+            if (z < g.splits) a += v[z] * wz[z];
+        y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + threadIdx.x] = L > 0.0f ? a / L : 0.0f;
+    } else {
+        for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
+            float a = 0.0f;
 #pragma unroll 8
-        for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
-        y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
+            for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
+            y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
+        }
     }
+}
+
+// k_merge for these partials: RADIANCE_GPU_MERGE_WIDE=1 issues every split's loads at once where
+// head_dim fits the block (an A/B switch, off by default: see k_merge).
+void launch_merge(const float* part, float* y, const int32_t* cu, const AttnGeom& g, int64_t n, gpuStream_t s) {
+    static const bool wide = env_flag("RADIANCE_GPU_MERGE_WIDE", false);
+    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
+    if (wide && g.head_dim <= 128 && g.splits <= kMaxSplits) gpu_launch(k_merge<true>, grid, 128, 0, s, part, y, cu, g);
+    else gpu_launch(k_merge<false>, grid, 128, 0, s, part, y, cu, g);
 }
 
 // Splits for n rows over contexts up to max_ctx: enough blocks to fill the card (about four per
@@ -300,8 +332,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
         if (rc != RAD_E_UNSUPPORTED) {
             if (rc == RAD_OK && g.splits > 1) {
-                gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part,
-                           static_cast<float*>(y->data), cp, g);
+                launch_merge(part, static_cast<float*>(y->data), cp, g, n, s);
                 return launched();
             }
             return rc;
@@ -334,7 +365,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1) gpu_launch(k_merge, dim3(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head)), 128, 0, s, part, yp, cp, g);
+    if (g.splits > 1) launch_merge(part, yp, cp, g, n, s);
     return launched();
 }
 
