@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""trace_summary.py TRACE.csv [--skip N] [--nodes N]: what a recorded step costs, kernel by kernel.
+"""trace_summary.py TRACE.csv [--skip N] [--nodes N] [--against OTHER.csv]: what a recorded step
+costs, kernel by kernel (with --against: per kernel kind, what each of two runs pays).
 
 Reads librad_cudatrace's CSV (tools/rad-cudatrace). Kernels replayed from one graph launch share
 the launch's correlation id: each such group is a step. For every step, kernels are taken in start
@@ -74,6 +75,36 @@ def analyze(kernels, skip):
             "sums": sums}
 
 
+def by_kind(per_node):
+    """Per (kernel name, grid size): launches a step and their summed mean duration, idle, early
+    and exposed time (ns)."""
+    kinds = defaultdict(lambda: defaultdict(float))
+    for i, d in per_node.items():
+        kk = kinds[(d["name"], d["grid"])]
+        kk["count"] += 1
+        for f in ("dur", "idle", "early", "exposed"):
+            kk[f] += d[f]
+    return kinds
+
+
+def compare(a, b):
+    """Per kernel kind of either run: (exposed + idle before it) a step in a and in b (ns), the
+    kinds both runs have first, the largest differences first."""
+    ka, kb = by_kind(a["per_node"]), by_kind(b["per_node"])
+    cost = lambda kk: kk["exposed"] + kk["idle"] if kk else 0.0
+    rows = [(key, cost(ka.get(key)), cost(kb.get(key))) for key in set(ka) | set(kb)]
+    return sorted(rows, key=lambda r: (not (r[0] in ka and r[0] in kb), -abs(r[2] - r[1])))
+
+
+def print_comparison(a, b, path_a, path_b):
+    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
+    print(f"A {path_a}: span {mean(a['spans']) / 1e3:.1f} us, gap {mean(a['gaps']) / 1e3:.1f} us")
+    print(f"B {path_b}: span {mean(b['spans']) / 1e3:.1f} us, gap {mean(b['gaps']) / 1e3:.1f} us")
+    print(f"{'kernel (exposed + idle a step)':50} {'grid':>6} {'A us':>9} {'B us':>9} {'B - A':>8}")
+    for (name, grid), ca, cb in compare(a, b):
+        print(f"{short(name):50} {grid:>6} {ca / 1e3:9.1f} {cb / 1e3:9.1f} {(cb - ca) / 1e3:8.1f}")
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -85,6 +116,13 @@ def main():
     a = analyze(kernels, skip)
     if a is None:
         sys.exit("no kernels from graph launches in " + path)
+    if "--against" in args:  # A/B: the same step traced under another setting
+        other = args[args.index("--against") + 1]
+        b = analyze(load(other)[0], skip)
+        if b is None:
+            sys.exit("no kernels from graph launches in " + other)
+        print_comparison(a, b, path, other)
+        return
     graph, steps, per_node = a["graph"], a["steps"], a["per_node"]
     spans, idles, gaps, sums = a["spans"], a["idles"], a["gaps"], a["sums"]
     n = len(steps)
@@ -104,13 +142,7 @@ def main():
             kinds[c["name"]][1] += c["end"] - c["start"]
         for name, (cnt, t) in sorted(kinds.items()):
             print(f"  {name}: {cnt / n:.1f} a step, {us(t / max(cnt, 1)):.1f} us each")
-    kinds = defaultdict(lambda: defaultdict(float))
-    for i, d in per_node.items():
-        key = (d["name"], d["grid"])
-        kk = kinds[key]
-        kk["count"] += 1
-        for f in ("dur", "idle", "early", "exposed"):
-            kk[f] += d[f]
+    kinds = by_kind(per_node)
     print(f"\n{'kernel (per step, summed over its launches)':50} {'grid':>6} {'n':>4} {'dur us':>9} {'idle us':>8} {'early us':>8} {'exposed us':>10}")
     for (name, grid), kk in sorted(kinds.items(), key=lambda kv: -(kv[1]["exposed"] + kv[1]["idle"])):
         print(f"{short(name):50} {grid:>6} {int(kk['count']):>4} {us(kk['dur']):9.1f} {us(kk['idle']):8.1f} {us(kk['early']):8.1f} {us(kk['exposed']):10.1f}")

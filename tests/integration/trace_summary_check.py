@@ -43,6 +43,15 @@ def main():
     expect("C exposed", node[2]["exposed"], 500)
     expect("span = idle + exposed", a["spans"][1], a["idles"][1] + sum(node[i]["exposed"] for i in range(3)))
     expect("summed kernel time", a["sums"][1], 1000 + 1200 + 500)
+    # compare(): the same steps with kernel C 400 ns longer in run b
+    kb_ = [dict(k) for k in ks]
+    for k in kb_:
+        if k["name"] == "C":
+            k["end"] += 400
+    rows = {key[0]: (ca, cb) for key, ca, cb in trace_summary.compare(a, trace_summary.analyze(kb_, skip=0))}
+    expect("compare: C in a", rows["C"][0], 1000)  # exposed 500 + idle 500
+    expect("compare: C in b", rows["C"][1], 1400)
+    expect("compare: A unchanged", rows["A"][1] - rows["A"][0], 0)
     if failures:
         print("\n".join(failures))
         sys.exit(1)
