@@ -367,7 +367,11 @@ for stage in "$@"; do
       CUDA_INJECTION64_PATH=$B/lib/librad_cudatrace.so RAD_CUDATRACE_OUT=$OUTD/trace-$i.csv \
         "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/traced: /"
       python3 "$root/bench/gpu/trace_summary.py" "$OUTD/trace-$i.csv" --nodes ${TRACE_NODES:-24}
-      xz -T0 "$OUTD/trace-$i.csv"
+      # whole graph launches only: the step's span and the host gap as an untraced run has them
+      RAD_CUDATRACE_GRAPHS=1 CUDA_INJECTION64_PATH=$B/lib/librad_cudatrace.so RAD_CUDATRACE_OUT=$OUTD/graphs-$i.csv \
+        "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/graph-traced: /"
+      python3 "$root/bench/gpu/trace_summary.py" "$OUTD/graphs-$i.csv" --nodes 0 | sed -n 1,5p
+      xz -T0 "$OUTD/trace-$i.csv" "$OUTD/graphs-$i.csv"
     done 2>&1 | tee -a "$OUTD/trace.log"
     quiet_end ;;
   decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on

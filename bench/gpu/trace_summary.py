@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """trace_summary.py TRACE.csv [--skip N] [--nodes N] [--against OTHER.csv]: what a recorded step
-costs, kernel by kernel (with --against: per kernel kind, what each of two runs pays).
+costs, kernel by kernel (with --against: per kernel kind, what each of two runs pays). A trace of
+whole graph launches (RAD_CUDATRACE_GRAPHS=1) gives steps of one node: the span and the host's
+gap between steps without the per-node tracing's cost to the launch.
 
 Reads librad_cudatrace's CSV (tools/rad-cudatrace). Kernels replayed from one graph launch share
 the launch's correlation id: each such group is a step. For every step, kernels are taken in start
@@ -29,7 +31,8 @@ def load(path):
     with open(path) as f:
         for r in csv.DictReader(f):
             r["start"], r["end"] = int(r["start_ns"]), int(r["end_ns"])
-            (kernels if r["kind"] == "K" else copies).append(r)
+            # a whole graph launch (RAD_CUDATRACE_GRAPHS=1) is a step of one node
+            (kernels if r["kind"] in ("K", "G") else copies).append(r)
     return kernels, copies
 
 

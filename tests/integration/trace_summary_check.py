@@ -7,8 +7,10 @@ graph. Step 11 (times in ns from its start at 100,000):
   B [800, 2000)      starts 200 before A ends: early 200, exposed 1000
   C [2500, 3000)     idle 500 before it, exposed 500
 so its span is 3000 = idle 500 + exposed 2500, and step 12 starts 7000 after it ends."""
+import csv
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "gpu"))
 import trace_summary  # noqa: E402
@@ -52,6 +54,21 @@ def main():
     expect("compare: C in a", rows["C"][0], 1000)  # exposed 500 + idle 500
     expect("compare: C in b", rows["C"][1], 1400)
     expect("compare: A unchanged", rows["A"][1] - rows["A"][0], 0)
+    # whole graph launches (RAD_CUDATRACE_GRAPHS=1): each one a step of one node
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        w = csv.writer(f)
+        w.writerow(["kind", "name", "start_ns", "end_ns", "stream", "graph_id", "graph_node", "correlation", "grid", "block", "smem"])
+        for corr, (st, en) in enumerate(((0, 4000), (4500, 8500), (9100, 13100))):
+            w.writerow(["G", "(whole graph)", st, en, 7, 3, 0, corr, 0, 0, 0])
+        w.writerow(["M", "memcpy_kind_2", 4100, 4200, 7, 0, 0, 50, 4, 0, 0])
+        path = f.name
+    kernels, copies = trace_summary.load(path)
+    os.unlink(path)
+    g = trace_summary.analyze(kernels, skip=0)
+    expect("graph steps", len(g["steps"]), 3)
+    expect("graph span", g["spans"][0], 4000)
+    expect("graph gaps", g["gaps"][0] + g["gaps"][1], 500 + 600)
+    expect("copies apart", len(copies), 1)
     if failures:
         print("\n".join(failures))
         sys.exit(1)
