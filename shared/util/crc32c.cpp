@@ -3,6 +3,10 @@
 #include <array>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
 namespace radiance {
 namespace {
 
@@ -24,9 +28,36 @@ const Tables& tables() {
     return tb;
 }
 
+#if defined(__x86_64__)
+// The SSE4.2 instruction computes the same polynomial 8 bytes a step at about 8 GB/s, 4-5 times
+// the tables: writing or checking a 16 GB container's planes is then bound by the disk.
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    uint64_t c = ~crc & 0xffffffffu;
+    while (n >= 8) {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        c = _mm_crc32_u64(c, v);
+        p += 8;
+        n -= 8;
+    }
+    auto c32 = static_cast<uint32_t>(c);
+    while (n--) c32 = _mm_crc32_u8(c32, *p++);
+    return ~c32;
+}
+const bool g_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
 }  // namespace
 
 uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+#if defined(__x86_64__)
+    if (g_sse42) return crc32c_sse42(crc, data, n);
+#endif
+    return crc32c_table(crc, data, n);
+}
+
+uint32_t crc32c_table(uint32_t crc, const void* data, size_t n) {
     const auto& t = tables().t;
     const auto* p = static_cast<const unsigned char*>(data);
     crc = ~crc;
