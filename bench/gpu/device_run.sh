@@ -3,6 +3,7 @@
 # carry .devcarry). Stages:
 #   golden   rad-golden on every fixture with the plan on the card (bf16 KV, tol 2e-2, top-1 98%)
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
+#   rand8b   only the .rad, its weights drawn by rad-convert --random-weights (for radiance-only calls)
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
 #   hf       transformers on the same checkpoint (bench/gpu/hf_bench.py)
 #   hfcompile transformers' batch-1 decode with a static cache and torch.compile (hf_bench.py --static-compile)
@@ -243,10 +244,16 @@ for stage in "$@"; do
       "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|passed" | sed "s|^|$(basename "$f"): |" | awk '/FAIL|passed/ || NR % 6 == 1'
     done 2>&1 | tee "$OUTD/golden.log" ;;
   make8b)
-    if [[ -s $M8.rad && -f $M8/config.json ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
+    if [[ -s $M8.rad && -f $M8/model.safetensors ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
     python3 "$root/tools/golden/make_random_llama.py" $M8
     peers_tokenizers && cp "$RADTOK"/llama3/* $M8/  # a tokenizer in the container, for serving it
     "$B/bin/rad-convert" $M8 -o $M8.rad 2>&1 | tail -2 ;;
+  rand8b)  # the same geometry with weights drawn by rad-convert --random-weights (seconds, not a minute); no HF weights, so not for hf / gguf8b / golden8b
+    if [[ -s $M8.rad ]]; then echo "rand8b: $M8.rad exists"; continue; fi
+    python3 "$root/tools/golden/make_random_llama.py" $M8 --config-only
+    t0=$SECONDS
+    "$B/bin/rad-convert" $M8 -o $M8.rad --random-weights 0 2>&1 | tail -2
+    echo "rand8b: $((SECONDS - t0)) s" ;;
   bench)
     quiet_begin
     "$B/bin/rad-enginebench" $M8.rad --placement device --prefill 512,4096 --decode 1,64,256 --in 128 --out 128 2>&1 |

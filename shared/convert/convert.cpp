@@ -10,6 +10,7 @@
 
 #include "radiance/container/container.h"
 #include "radiance/convert/hf_config.h"
+#include "radiance/convert/random_weights.h"
 #include "radiance/convert/safetensors.h"
 #include "radiance/engine/builder.h"
 #include "radiance/engine/model_meta.h"
@@ -35,6 +36,19 @@ std::optional<std::string> read_file(const fs::path& p) {
 }
 
 bool is_float(int dt) { return dt == RAD_F32 || dt == RAD_BF16 || dt == RAD_F16; }
+
+// The dtype a checkpoint of this config stores (torch_dtype, or dtype in newer configs): what
+// random weights are drawn in. bf16 when the config names none.
+int config_dtype(const nlohmann::json& cfg) {
+    for (const char* key : {"torch_dtype", "dtype"})
+        if (cfg.contains(key) && cfg[key].is_string()) {
+            const std::string d = cfg[key].get<std::string>();
+            if (d == "float32") return RAD_F32;
+            if (d == "float16") return RAD_F16;
+            if (d == "bfloat16") return RAD_BF16;
+        }
+    return RAD_BF16;
+}
 
 // One weight's bytes as the name map builds them from checkpoint tensors.
 struct Built {
@@ -148,7 +162,9 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     for (auto& [k, v] : meta) text_meta[k] = v.to_string();
     engine::ModelMeta model_meta(text_meta);
 
-    Checkpoint ck = Checkpoint::open_folder(opts.src);
+    const Checkpoint ck = opts.random_weights ? Checkpoint{} : Checkpoint::open_folder(opts.src);
+    const int random_dtype = config_dtype(cfg);
+    const double init_std = cfg.value("initializer_range", 0.02);
     engine::DeclareOptions d;
     d.ctx.max_tok = 256;
     d.ctx.max_seqs = 16;
@@ -157,7 +173,8 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     d.ctx.act_dtype = RAD_F32;
     d.ctx.world_size = 1;
     d.select = opts.select;
-    d.encoding = [&ck](const std::string& stored, const std::vector<engine::NameMapEntry>& map) -> std::optional<RadEncoding> {
+    d.encoding = [&](const std::string& stored, const std::vector<engine::NameMapEntry>& map) -> std::optional<RadEncoding> {
+        if (opts.random_weights) return rad_encoding_plain(random_dtype);
         const engine::NameMapEntry* e = entry_for(map, stored);
         std::vector<std::string> names = e ? e->sources : std::vector<std::string>{stored};
         for (auto& s : names)
@@ -197,11 +214,19 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         const engine::NameMapEntry* e = entry_for(decl.name_map, wd.name);
         Built b;
         std::string why;
-        if (!build(ck, e ? *e : self, &b, &why)) {
+        std::vector<int64_t> want(wd.d.shape, wd.d.shape + wd.d.rank);
+        if (opts.random_weights) {
+            if (wd.d.optional) continue;
+            b.shape = want;
+            b.dtype = wd.d.dtype == RAD_DT_NONE || wd.d.dtype == RAD_F32 ? random_dtype : wd.d.dtype;
+            b.owned = random_weight(wd.name, want, b.dtype, init_std, opts.random_seed);
+            b.data = b.owned.data();
+            b.bytes = b.owned.size();
+            b.used = {"(random)"};
+        } else if (!build(ck, e ? *e : self, &b, &why)) {
             if (!wd.d.optional) errors.push_back("weight '" + wd.name + "': " + why);
             continue;
         }
-        std::vector<int64_t> want(wd.d.shape, wd.d.shape + wd.d.rank);
         if (b.shape != want) {
             errors.push_back("weight '" + wd.name + "' from {" + [&] {
                 std::string l;
@@ -215,7 +240,8 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
                              (wd.d.dtype != RAD_DT_NONE ? std::string(", declared ") + rad_dtype_name(wd.d.dtype) : std::string()));
             continue;
         }
-        for (auto& u : b.used) used.insert(u);
+        if (!opts.random_weights)
+            for (auto& u : b.used) used.insert(u);
         if (opts.verbose)
             log << "  " << wd.name << " " << rad_dtype_name(b.dtype) << " " << shape_str(b.shape) << " <- " << [&] {
                 std::string l;
@@ -254,8 +280,11 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             w->set_blob(container::Section::ChatTemplate, tc["chat_template"].get<std::string>());
     }
     if (auto t = read_file(src / "chat_template.jinja")) w->set_blob(container::Section::ChatTemplate, *t);
-    w->set_blob(container::Section::Recipe, "rad-convert " + opts.src + "\narchitecture " + arch_id +
-                                                " quant \"\"\nweights: plain, as stored in the checkpoint\n");
+    w->set_blob(container::Section::Recipe,
+                "rad-convert " + opts.src + "\narchitecture " + arch_id + " quant \"\"\n" +
+                    (opts.random_weights ? "weights: random (seed " + std::to_string(opts.random_seed) + ", std " +
+                                               std::to_string(init_std) + "), plain " + rad_dtype_name(random_dtype) + "\n"
+                                         : std::string("weights: plain, as stored in the checkpoint\n")));
     w->finish();
     fs::rename(opts.out + ".partial", opts.out);
     log << "wrote " << opts.out << "\n";

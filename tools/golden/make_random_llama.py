@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""make_random_llama.py OUT [--shape llama3.1-8b] [--layers N] [--seed S]
+"""make_random_llama.py OUT [--shape llama3.1-8b] [--layers N] [--seed S] [--config-only]
 
 A random-weight checkpoint with the real shapes of Llama-3.1-8B (hidden 4096, 32 layers, 32
 query / 8 kv heads of 128, MLP 14336, vocab 128256, llama3 rope scaling, theta 500000), written
 by transformers in bf16 as a Hugging Face folder, so speed measurements use the real geometry
 without downloading weights. Weights are drawn as transformers initialises them (normal, std
 initializer_range) on the GPU when there is one. --layers shortens the stack for quick checks.
+--config-only writes config.json alone (no torch), for `rad-convert OUT --random-weights SEED`,
+which draws the weights itself in a few seconds.
 """
 import argparse
 import json
 import os
 import time
 
-import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaConfig
 
 SHAPES = {
     "llama3.1-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
@@ -31,11 +32,19 @@ def main():
     ap.add_argument("--shape", default="llama3.1-8b", choices=sorted(SHAPES))
     ap.add_argument("--layers", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--config-only", action="store_true")
     args = ap.parse_args()
     kw = dict(SHAPES[args.shape])
     if args.layers:
         kw["num_hidden_layers"] = args.layers
     cfg = LlamaConfig(**kw, torch_dtype="bfloat16")
+    if args.config_only:
+        cfg.architectures = ["LlamaForCausalLM"]
+        cfg.save_pretrained(args.out)
+        print(json.dumps({"out": args.out, "config_only": True, "layers": cfg.num_hidden_layers}))
+        return
+    import torch  # only for drawing the weights here
+    from transformers import LlamaForCausalLM
     torch.manual_seed(args.seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     t = time.time()

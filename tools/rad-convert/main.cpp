@@ -1,4 +1,6 @@
 // rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--radiance-home HOMES]
+//             [--random-weights SEED]
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -27,9 +29,21 @@ int main(int argc, char** argv) {
         else if (a == "--arch") o.arch = value();
         else if (a == "--kernels") kernels = value();
         else if (a == "--radiance-home") homes = value();
+        else if (a == "--random-weights") {
+            const std::string v = value();
+            char* end = nullptr;
+            o.random_seed = std::strtoull(v.c_str(), &end, 10);
+            if (v.empty() || *end) {
+                std::cerr << "rad-convert: --random-weights needs a whole-number seed, not '" << v << "'\n";
+                return 2;
+            }
+            o.random_weights = true;
+        }
         else if (a == "-h" || a == "--help") {
-            std::cout << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST]\n"
-                         "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files).\n";
+            std::cout << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--random-weights SEED]\n"
+                         "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files).\n"
+                         "--random-weights SEED draws the weights as Hugging Face initialises a fresh model (norms ones,\n"
+                         "matrices normal(0, initializer_range)) instead of reading them: config.json alone is enough.\n";
             return 0;
         } else if (!a.empty() && a[0] == '-') {
             std::cerr << "rad-convert: unknown option " << a << "\n";
