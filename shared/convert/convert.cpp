@@ -164,7 +164,9 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
 
     const Checkpoint ck = opts.random_weights ? Checkpoint{} : Checkpoint::open_folder(opts.src);
     const int random_dtype = config_dtype(cfg);
-    const double init_std = cfg.value("initializer_range", 0.02);
+    const double init_std = cfg.contains("initializer_range") && cfg["initializer_range"].is_number()
+                                ? cfg["initializer_range"].get<double>()
+                                : 0.02;  // transformers' default
     engine::DeclareOptions d;
     d.ctx.max_tok = 256;
     d.ctx.max_seqs = 16;
