@@ -60,7 +60,7 @@ def main():
         w.writerow(["kind", "name", "start_ns", "end_ns", "stream", "graph_id", "graph_node", "correlation", "grid", "block", "smem"])
         for corr, (st, en) in enumerate(((0, 4000), (4500, 8500), (9100, 13100))):
             w.writerow(["G", "(whole graph)", st, en, 7, 3, 0, corr, 0, 0, 0])
-        w.writerow(["M", "memcpy_kind_2", 4100, 4200, 7, 0, 0, 50, 4, 0, 0])
+        w.writerow(["M", "memcpy device to host", 4100, 4200, 7, 0, 0, 50, 4, 0, 0])
         path = f.name
     kernels, copies = trace_summary.load(path)
     os.unlink(path)

@@ -92,6 +92,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     std::free(buffer);
 }
 
+std::string copy_name(uint32_t kind) {
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy host to device";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy device to host";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy device to device";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy peer to peer";
+    default: return "memcpy kind " + std::to_string(kind);
+    }
+}
+
 void write_out() {
     cuptiActivityFlushAll(1);
     const char* path = std::getenv("RAD_CUDATRACE_OUT");
@@ -102,7 +112,7 @@ void write_out() {
     for (const Record& r : records) {
         const std::string name = r.kind == 'K'   ? names[r.name]
                                  : r.kind == 'G' ? std::string("(whole graph)")
-                                                 : "memcpy_kind_" + std::to_string(r.name);
+                                                 : copy_name(r.name);
         std::fprintf(f, "%c,%s,%llu,%llu,%u,%u,%llu,%u,%d,%d,%d\n", r.kind, name.c_str(),
                      static_cast<unsigned long long>(r.start), static_cast<unsigned long long>(r.end), r.stream,
                      r.graph_id, static_cast<unsigned long long>(r.graph_node), r.correlation, r.grid, r.block, r.smem);
