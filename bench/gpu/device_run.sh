@@ -67,6 +67,7 @@ export RADIANCE_HOME=$B/share/radiance
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 ldd "$B/share/radiance/kernels/libgpu.so" | grep -i "not found" && echo "libgpu has unresolved libraries"
 M8=/tmp/llama8b
+eb8b() { "$B/bin/rad-enginebench" $M8.rad --placement device "$@"; }  # rad-enginebench on the 8B container, on the card
 
 # --- llama.cpp side by side: helpers of the peers-*, gguf8b and cpu16* stages ---------------------
 RADTOK=/tmp/radtok LCPID=/tmp/llamacpp-build.pid
@@ -359,7 +360,7 @@ for stage in "$@"; do
       # PLANAB_ARGS: plans separated by spaces, each plan's arguments joined by ':'
       for plan in ${PLANAB_ARGS:-"--prefill:16:--decode:1 --prefill:4096:--decode:1 --prefill:16:--decode:1,256 --prefill:512,4096:--decode:1,64,256"}; do
         args=${plan//:/ }
-        "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 --out 128 2>&1 | grep -E "^decode +1 " |
+        eb8b $args --in 128 --out 128 2>&1 | grep -E "^decode +1 " |
           sed "s/^/round $round plan ($args): /"
       done
     done 2>&1 | tee -a "$OUTD/planab.log"
@@ -370,13 +371,13 @@ for stage in "$@"; do
     for run in ${TRACE_ARGS:-"--prefill:16:--decode:1:--out:48"}; do
       i=$((i + 1)); args=${run//:/ }
       echo "--- trace $i: $args"
-      "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode" | sed "s/^/untraced: /"
+      eb8b $args --in 128 2>&1 | grep -E "^decode" | sed "s/^/untraced: /"
       CUDA_INJECTION64_PATH=$B/lib/librad_cudatrace.so RAD_CUDATRACE_OUT=$OUTD/trace-$i.csv \
-        "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/traced: /"
+        eb8b $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/traced: /"
       python3 "$root/bench/gpu/trace_summary.py" "$OUTD/trace-$i.csv" --nodes ${TRACE_NODES:-24}
       # whole graph launches only: the step's span and the host gap as an untraced run has them
       RAD_CUDATRACE_GRAPHS=1 CUDA_INJECTION64_PATH=$B/lib/librad_cudatrace.so RAD_CUDATRACE_OUT=$OUTD/graphs-$i.csv \
-        "$B/bin/rad-enginebench" $M8.rad --placement device $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/graph-traced: /"
+        eb8b $args --in 128 2>&1 | grep -E "^decode|cudatrace" | sed "s/^/graph-traced: /"
       python3 "$root/bench/gpu/trace_summary.py" "$OUTD/graphs-$i.csv" --nodes 0 | sed -n 1,5p
       xz -T0 "$OUTD/trace-$i.csv" "$OUTD/graphs-$i.csv"
     done 2>&1 | tee -a "$OUTD/trace.log"

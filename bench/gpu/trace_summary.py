@@ -19,6 +19,10 @@ import sys
 from collections import defaultdict
 
 
+def mean(xs):
+    return sum(xs) / len(xs) if xs else 0.0
+
+
 def short(name, width=48):
     base = name.split("<")[0].split("::")[-1]
     tmpl = name[len(name.split("<")[0]):]
@@ -100,7 +104,6 @@ def compare(a, b):
 
 
 def print_comparison(a, b, path_a, path_b):
-    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
     print(f"A {path_a}: span {mean(a['spans']) / 1e3:.1f} us, gap {mean(a['gaps']) / 1e3:.1f} us")
     print(f"B {path_b}: span {mean(b['spans']) / 1e3:.1f} us, gap {mean(b['gaps']) / 1e3:.1f} us")
     print(f"{'kernel (exposed + idle a step)':50} {'grid':>6} {'A us':>9} {'B us':>9} {'B - A':>8}")
@@ -130,7 +133,6 @@ def main():
     spans, idles, gaps, sums = a["spans"], a["idles"], a["gaps"], a["sums"]
     n = len(steps)
     us = lambda ns: ns / 1e3
-    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
     print(f"graph {graph}: {n} steps (first {skip} left out), {len(steps[0])} kernels a step")
     print(f"  span {us(mean(spans)):9.1f} us   idle inside {us(mean(idles)):7.1f} us   kernel time summed {us(mean(sums)):9.1f} us")
     print(f"  gap to the next step {us(mean(gaps)):7.1f} us (min {us(min(gaps)) if gaps else 0:.1f}, max {us(max(gaps)) if gaps else 0:.1f})"

@@ -1,5 +1,6 @@
-// random_weights.cpp: see random_weights.h. Element i of a matrix takes a counter-based hash of
-// (seed, name, i) through Box-Muller, so threads split the rows without sharing a generator.
+// random_weights.cpp: see random_weights.h. Elements 4q .. 4q + 3 of a matrix come from the
+// sampler's counter-based Philox block (key: the seed and the name, counter: q) through two
+// Box-Muller draws, so threads split the elements without sharing a generator.
 #include "radiance/convert/random_weights.h"
 
 #include <algorithm>
@@ -8,16 +9,11 @@
 #include <thread>
 
 #include "radiance/rad_plugin.h"
+#include "radiance/sampling/counter_rng.h"
 #include "radiance/util/error.h"
 
 namespace radiance::convert {
 namespace {
-
-uint64_t mix(uint64_t z) {  // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 uint64_t hash_name(const std::string& s) {  // FNV-1a
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -48,25 +44,29 @@ std::vector<uint8_t> random_weight(const std::string& name, const std::vector<in
         for (uint64_t i = 0; i < count; ++i) store(out.data(), i, dtype, v);
         return out;
     }
-    const uint64_t key = mix(seed ^ hash_name(name));
+    const uint64_t h = hash_name(name);
+    const sampling::PhiloxKey key{static_cast<uint32_t>(seed ^ h), static_cast<uint32_t>((seed ^ h) >> 32)};
     const float s = static_cast<float>(std);
-    // Pairs of elements share one Box-Muller draw (2i and 2i + 1).
     auto fill = [&](uint64_t lo, uint64_t hi) {
-        for (uint64_t p = lo; p < hi; ++p) {
-            const uint64_t r = mix(key + p * 0x9e3779b97f4a7c15ULL);
-            const float u1 = (static_cast<float>(r >> 40) + 1.0f) * (1.0f / 16777217.0f);  // (0, 1]
-            const float u2 = static_cast<float>((r >> 16) & 0xffffffu) * (1.0f / 16777216.0f);
-            const float rad = std::sqrt(-2.0f * std::log(u1)) * s;
-            const float a = 6.2831853f * u2;
-            store(out.data(), 2 * p, dtype, rad * std::cos(a));
-            if (2 * p + 1 < count) store(out.data(), 2 * p + 1, dtype, rad * std::sin(a));
+        for (uint64_t q = lo; q < hi; ++q) {
+            const sampling::PhiloxCounter r =
+                sampling::philox4x32_10({static_cast<uint32_t>(q), static_cast<uint32_t>(q >> 32), 0, 0}, key);
+            for (int k = 0; k < 2; ++k) {  // one Box-Muller draw per two words: two elements
+                const float u1 = (static_cast<float>(r[2 * k] >> 8) + 1.0f) * (1.0f / 16777217.0f);  // (0, 1]
+                const float u2 = static_cast<float>(r[2 * k + 1] >> 8) * (1.0f / 16777216.0f);
+                const float rad = std::sqrt(-2.0f * std::log(u1)) * s;
+                const float a = 6.2831853f * u2;
+                const uint64_t i = 4 * q + 2 * static_cast<uint64_t>(k);
+                if (i < count) store(out.data(), i, dtype, rad * std::cos(a));
+                if (i + 1 < count) store(out.data(), i + 1, dtype, rad * std::sin(a));
+            }
         }
     };
-    const uint64_t pairs = (count + 1) / 2;
+    const uint64_t quads = (count + 3) / 4;
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned n = pairs < (1u << 20) ? 1u : std::min(hw, 64u);
+    const unsigned n = quads < (1u << 19) ? 1u : std::min(hw, 64u);
     std::vector<std::thread> threads;
-    for (unsigned t = 0; t < n; ++t) threads.emplace_back(fill, pairs * t / n, pairs * (t + 1) / n);
+    for (unsigned t = 0; t < n; ++t) threads.emplace_back(fill, quads * t / n, quads * (t + 1) / n);
     for (auto& t : threads) t.join();
     return out;
 }

@@ -76,7 +76,7 @@ TEST_CASE("random weights: the real checkpoint's metadata and weights (names, sh
 
 TEST_CASE("random_weight: normal(0, std) matrices, ones for norms, zeros for biases, fixed by seed and name",
           "[convert][random]") {
-    const std::vector<int64_t> shape{1024, 2048};  // 2^20 pairs: the threaded path
+    const std::vector<int64_t> shape{1024, 2048};  // 2^19 blocks of four: the threaded path
     auto a = convert::random_weight("blk.0.ffn_up.weight", shape, RAD_BF16, 0.02, 1);
     REQUIRE(a.size() == 1024u * 2048u * 2u);
     CHECK(a == convert::random_weight("blk.0.ffn_up.weight", shape, RAD_BF16, 0.02, 1));
