@@ -242,8 +242,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
                              (wd.d.dtype != RAD_DT_NONE ? std::string(", declared ") + rad_dtype_name(wd.d.dtype) : std::string()));
             continue;
         }
-        if (!opts.random_weights)
-            for (auto& u : b.used) used.insert(u);
+        for (auto& u : b.used) used.insert(u);
         if (opts.verbose)
             log << "  " << wd.name << " " << rad_dtype_name(b.dtype) << " " << shape_str(b.shape) << " <- " << [&] {
                 std::string l;
