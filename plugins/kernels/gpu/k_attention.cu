@@ -221,8 +221,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 // round trip to L2 instead of one per 8 splits (a plan for 4,096-token prompts has 32 splits at
 // batch 1: the merge was 2 us a layer slower there than at the 12 of a small plan,
 // device_run.sh trace). The sum runs over z in the same order either way: the same bytes.
-// Written in session 13 and not yet run on a card (no device time left): off unless
-// RADIANCE_GPU_MERGE_WIDE=1 until rad-kbench and an A/B say otherwise.
+// Taken where a thread would otherwise sum in more than one round of 8 splits (launch_merge).
 template <bool WIDE>
 __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
     gpu_grid_wait();
@@ -272,10 +271,14 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
     }
 }
 
-// k_merge for these partials: RADIANCE_GPU_MERGE_WIDE=1 issues every split's loads at once where
-// head_dim fits the block (an A/B switch, off by default: see k_merge).
+// k_merge for these partials, WIDE (every split's loads at once) where head_dim fits the block and
+// there are more than 8 splits: batch-1 decode 233.1 -> 238.9 tok/s with the 32 splits of a plan
+// for 4,096-token prompts, 237.0 -> 238.1 with the 12 of a small plan, but at 64 rows (2 splits)
+// 9,834 -> 9,678 (H200, 2026-12-03, two rounds each). RADIANCE_GPU_MERGE_WIDE=0 / 1 forces the
+// narrow / wide form (an A/B switch).
 void launch_merge(const float* part, float* y, const int32_t* cu, const AttnGeom& g, int64_t n, gpuStream_t s) {
-    static const bool wide = env_flag("RADIANCE_GPU_MERGE_WIDE", false);
+    static const int force = env_int("RADIANCE_GPU_MERGE_WIDE", -1);
+    const bool wide = force >= 0 ? force != 0 : g.splits > 8;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
     if (wide && g.head_dim <= 128 && g.splits <= kMaxSplits) gpu_launch(k_merge<true>, grid, 128, 0, s, part, y, cu, g);
     else gpu_launch(k_merge<false>, grid, 128, 0, s, part, y, cu, g);

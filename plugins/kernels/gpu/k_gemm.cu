@@ -207,7 +207,7 @@ struct GemvOptions {
 template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
 __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
                                                               const W* __restrict__ bias, float* __restrict__ y, int64_t py,
-                                                              int64_t N, int64_t K, bool early, GemvOptions opts) {
+                                                              int64_t N, int64_t K, bool early, bool deep, GemvOptions opts) {
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
@@ -216,8 +216,18 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
     auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
-    uint4 cur[U][R];
-    if (early) load(cur, c);  // weights are no earlier kernel's output (see k_gemv)
+    uint4 cur[U][R], nxt[U][R];
+    // deep: the second chunk step goes out before the wait as well (the registers the loop holds
+    // for it anyway), so a block made resident during the previous kernel's tail has twice the
+    // bytes in flight there (all of a K = 4,096 block's weights)
+    bool preloaded = false;
+    if (early) {  // weights are no earlier kernel's output (see k_gemv)
+        load(cur, c);
+        if (deep && c + T * U < chunks) {
+            load(nxt, c + T * U);
+            preloaded = true;
+        }
+    }
     gpu_grid_wait();
     gpu_grid_release();
     if (!early) load(cur, c);
@@ -233,9 +243,9 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
 #pragma unroll
         for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
     for (; c < chunks; c += T * U) {
-        uint4 nxt[U][R];
         const bool more = c + T * U < chunks;
-        if (more) load(nxt, c + T * U);
+        if (more && !preloaded) load(nxt, c + T * U);
+        preloaded = false;
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             if (c + T * u >= chunks) break;
@@ -312,6 +322,13 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
     // One or two rows: the block kernel (kbench, H200: 1.2-1.4x faster at N = 4096/6144, K = 14336);
     // from three rows the warp kernel, which reuses each x chunk over four weight rows where the
     // block kernel's x traffic grows with M (at M = 8 it was 1.3-1.7x slower).
+    // RADIANCE_GPU_GEMV_DEEP=MASK: two chunk steps of weights before the wait instead of one, for
+    // the launches the mask names (1 the norm-fused ones: qkv, gate/up, head; 2 gemm_add with
+    // K > 8,192: down; 4 gemm_add with a smaller K: the output projection, which follows the
+    // attention chain; 8 plain gemms). An A/B switch, off until measured on a card.
+    static const int deep_mask = env_int("RADIANCE_GPU_GEMV_DEEP");
+    const int kind = NORM ? 1 : ADD ? (K > 8192 ? 2 : 4) : 8;
+    const bool deep = (deep_mask & kind) != 0;
     if constexpr (M <= 2) {
         if (!warp_kernel) {
             constexpr int R = 4, COLS = GLU ? R / 2 : R;
@@ -320,7 +337,7 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
             // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
             gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, opts);
+                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, deep, opts);
             return RAD_OK;
         }
     }
