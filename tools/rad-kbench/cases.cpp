@@ -126,7 +126,10 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
 
 // n_seq sequences of q_len rows each at the end of a ctx-long context; with n_decode > 0 that
 // many one-row sequences come first, as in a server's mixed step (decode rows and a prompt chunk).
-void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx, int n_decode = 0) {
+// With `rope` ("neox" with llama3 scaling, as Llama 3.1; "gptj" plain) the case is rope_attention,
+// q and k compared too (turned in place).
+void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx, int n_decode = 0,
+               const char* rope = nullptr) {
     const int block = 16, per_seq = (ctx + block - 1) / block;
     const int64_t n = static_cast<int64_t>(n_seq) * q_len + n_decode;
     std::vector<int32_t> pos, cu{0}, tables(static_cast<size_t>((n_seq + n_decode) * per_seq));
@@ -150,8 +153,20 @@ void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int 
     kc.output = vc.output = true;
     Operand bt = i32(f, tables);
     bt.shape = {n_seq, per_seq};
-    c.operands = {f32(f, {n, d.heads * d.head_dim}), f32(f, {n, kv_w}), f32(f, {n, kv_w}), kc, vc, i32(f, pos), i32(f, cu), bt,
-                  f32(f, {n, d.heads * d.head_dim}, true)};
+    const bool turned = rope != nullptr;
+    c.operands = {f32(f, {n, d.heads * d.head_dim}, turned), f32(f, {n, kv_w}, turned), f32(f, {n, kv_w}), kc, vc, i32(f, pos),
+                  i32(f, cu), bt, f32(f, {n, d.heads * d.head_dim}, true)};
+    if (turned) {
+        const bool neox = rope[0] == 'n';
+        c.op = "rope_attention";
+        c.label += neox ? ", rope neox llama3" : ", rope gptj";
+        for (Param p : {pi("rot_dim", d.head_dim), pf("theta", neox ? 500000.0 : 10000.0), ps("layout", rope),
+                        ps("scaling", neox ? "llama3" : "none")})
+            c.params.push_back(p);
+        if (neox)
+            for (Param p : {pf("factor", 8.0), pf("low_freq_factor", 1.0), pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)})
+                c.params.push_back(p);
+    }
     c.flops = 4 * n * ctx * d.heads * d.head_dim;
     c.bytes = static_cast<int64_t>(n_seq) * ctx * kv_w * 2 * 2 + n * d.heads * d.head_dim * 8;
     out.push_back(std::move(c));
@@ -240,6 +255,13 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
     attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch
     attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512);  // a prefill chunk after a cached prefix
     attention(out, f, d, 1, small ? 40 : 64, small ? 120 : 160, small ? 12 : 256);  // a mixed step: decode rows and a chunk
+    // rope_attention: one decode row (many splits: k_merge writes q and k back turned), a batch
+    // with one split a row (the attention kernel writes them back), gptj pairs, and a prompt chunk
+    // (the chain)
+    attention(out, f, d, 1, 1, small ? 200 : 1000, 0, "neox");
+    attention(out, f, d, small ? 300 : 80, 1, small ? 40 : 64, 0, "neox");
+    attention(out, f, d, 2, 1, small ? 90 : 300, 0, "gptj");
+    attention(out, f, d, 1, small ? 32 : 128, small ? 100 : 256, 0, "neox");
     return out;
 }
 

@@ -201,6 +201,7 @@ int run_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose
 int run_gemm_add(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_gemm_add(a, f[0], f[1]); }
 int run_rms_norm_gemm(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm(a, f[0], f[1]); }
 int run_rms_norm_gemm_swiglu(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rms_norm_gemm_swiglu(a, f[0], f[1]); }
+int run_rope_attention(const RadArgs* a, const RadLaunchFn* f) { return rad_compose_rope_attention(a, f[0], f[1]); }
 
 bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
     if (replaces == "add,rms_norm") {
@@ -248,6 +249,21 @@ bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
         c->parts = {norm, next};
         c->run = replaces == "rms_norm,gemm" ? run_rms_norm_gemm : run_rms_norm_gemm_swiglu;
         c->product = static_cast<uint64_t>(M * K) * 4;
+        return true;
+    }
+    if (replaces == "rope,attention") {  // rope's part on q's heads; rad_compose turns k's with the same row
+        Case rope, attn;
+        rope.op = "rope";
+        attn.op = "attention";
+        for (const Param& p : k.params) {
+            const bool attention_only = p.name == "n_head_kv" || p.name == "scale" || p.name == "window" || p.name == "softcap" ||
+                                        p.name == "block";
+            const bool shared = p.name == "n" || p.name == "n_head" || p.name == "head_dim";
+            if (!attention_only) rope.params.push_back(p);
+            if (attention_only || shared) attn.params.push_back(p);
+        }
+        c->parts = {rope, attn};
+        c->run = run_rope_attention;
         return true;
     }
     return false;

@@ -27,6 +27,8 @@ int cpu_rms_norm_gemm_swiglu_decode(const RadArgs* a) {
     return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu_decode);
 }
 int cpu_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu); }
+// rope_attention: the rotation is a sliver of a host layer, so its chain serves it too.
+int cpu_rope_attention(const RadArgs* a) { return rad_compose_rope_attention(a, cpu_rope, cpu_attention); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
@@ -77,6 +79,8 @@ const RadKernelInfo rows[] = {
           "rms_norm,gemm_swiglu"),
     CHAIN("cpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu, "cpu_rms_norm then cpu_gemm_swiglu",
           "any M", 0, c_float_weights, 1, rad_compose_rms_norm_gemm_swiglu_scratch, "rms_norm,gemm_swiglu"),
+    CHAIN("cpu_rope_attention", "rope_attention", cpu_rope_attention, "cpu_rope on q and k then cpu_attention", "any", 0,
+          c_block16, 1, nullptr, "rope,attention"),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

@@ -24,6 +24,11 @@ int rope(const RadArgs* a);
 // Paged attention (k_attention.cu).
 int attention(const RadArgs* a);
 uint64_t attention_scratch(const RadArgs* geom);
+// rope on q and k, then attention (k_attention.cu): a decode step's kernel turns q and k as it
+// loads them (k_rope.h's arithmetic: the chain's bytes) and writes them back turned; other steps
+// run the chain (rope, rope, attention). Its scratch is attention's.
+int rope_attention(const RadArgs* a);
+struct RopeTable;  // k_rope.h
 // The decode-row kernels' geometry (k_attention.cu fills it).
 struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
@@ -35,7 +40,9 @@ struct AttnGeom {
 // Decode rows on the tensor cores (k_attention_decode.cu): the GQA group's query heads as the
 // rows of an m16n8k16 tile; writes y (one split) or the partials k_merge reads. RAD_E_UNSUPPORTED
 // where it has no path (HIP, an f32 cache, head_dim other than 64 / 128, groups above 16).
-int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part);
+// With `rope` (every row its sequence's only one, rot_dim = head_dim) q and the own k are turned
+// as they load and, with one split, written back turned (k_merge writes them back otherwise).
+int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable* rope = nullptr);
 struct FlashGeom {
     int n_head, n_head_kv, block, n_seq, bt_stride, window;
     float scale, softcap;

@@ -13,8 +13,11 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include <radiance/kernels/rad_compose.h>
+
 #include "k_common.h"
 #include "k_paged.h"
+#include "k_rope.h"
 
 namespace gpu {
 
@@ -222,11 +225,25 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 // batch 1: the merge was 2 us a layer slower there than at the 12 of a small plan,
 // device_run.sh trace). The sum runs over z in the same order either way: the same bytes.
 // Taken where a thread would otherwise sum in more than one round of 8 splits (launch_merge).
-template <bool WIDE>
-__global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g) {
+//
+// ROPE (rope_attention with several splits): the attention kernel's splits all read q and the
+// own k unturned, so the block of (row, head h) writes q's head h back turned, and k's head h
+// where there is one, once every split is done (the chain leaves them turned in place).
+template <bool WIDE, bool ROPE>
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g, RopeBack rb) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
+    if constexpr (ROPE) {
+        const int h = blockIdx.y;
+        const int32_t p = rb.pos[i];
+        for (int j = threadIdx.x; j < rb.t.half; j += blockDim.x) {
+            float c, s;
+            rope_angle(rb.t, p, j, c, s);
+            rope_pair(rb.t, rb.q + i * g.q_pitch + static_cast<int64_t>(h) * g.head_dim, j, c, s);
+            if (h < g.n_head_kv) rope_pair(rb.t, rb.k + i * g.k_pitch + static_cast<int64_t>(h) * g.head_dim, j, c, s);
+        }
+    }
     if (g.single_only) {  // k_attend wrote no partials for the flash kernel's rows
         const int s = seq_of_row(cu, g.n_seq, i);
         if (cu[s + 1] - cu[s] != 1) return;
@@ -276,12 +293,20 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
 // for 4,096-token prompts, 237.0 -> 238.1 with the 12 of a small plan, but at 64 rows (2 splits)
 // 9,834 -> 9,678 (H200, 2026-12-03, two rounds each). RADIANCE_GPU_MERGE_WIDE=0 / 1 forces the
 // narrow / wide form (an A/B switch).
-void launch_merge(const float* part, float* y, const int32_t* cu, const AttnGeom& g, int64_t n, gpuStream_t s) {
+// With `rb`, q and k are written back turned (rope_attention).
+void launch_merge(const float* part, float* y, const int32_t* cu, const AttnGeom& g, int64_t n, gpuStream_t s,
+                  const RopeBack* rb = nullptr) {
     static const int force = env_int("RADIANCE_GPU_MERGE_WIDE", -1);
-    const bool wide = force >= 0 ? force != 0 : g.splits > 8;
+    const bool wide = force >= 0 ? force != 0 && g.head_dim <= 128 : g.splits > 8 && g.head_dim <= 128;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
-    if (wide && g.head_dim <= 128 && g.splits <= kMaxSplits) gpu_launch(k_merge<true>, grid, 128, 0, s, part, y, cu, g);
-    else gpu_launch(k_merge<false>, grid, 128, 0, s, part, y, cu, g);
+    const RopeBack none{};
+    if (rb) {
+        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, g, *rb);
+        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, g, *rb);
+    } else {
+        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, g, none);
+        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, g, none);
+    }
 }
 
 // Splits for n rows over contexts up to max_ctx: enough blocks to fill the card (about four per
@@ -295,6 +320,24 @@ int splits_for(int64_t n, int64_t head_blocks, int64_t max_ctx) {
     s = s < 1 ? 1 : s > kMaxSplits ? kMaxSplits : s;
     const int64_t by_ctx = (max_ctx + 15) / 16;
     return static_cast<int>(s < by_ctx ? s : (by_ctx < 1 ? 1 : by_ctx));
+}
+
+// rope_attention's decode steps: every row its sequence's only one, a bf16 cache and the
+// tensor-core kernel; RAD_E_UNSUPPORTED (nothing launched) otherwise, for the caller's chain.
+template <typename C>
+int run_rope(const RadArgs* a, AttnGeom g, int64_t n, const RopeTable& t) {
+    static const bool separate = env_flag("RADIANCE_GPU_SEPARATE_KV_WRITE");
+    static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
+    if constexpr (!std::is_same<C, gpu_bf16>::value) return RAD_E_UNSUPPORTED;
+    if (n != g.n_seq || separate || !tc) return RAD_E_UNSUPPORTED;
+    g.own_row = 1;
+    auto* part = static_cast<float*>(a->scratch);
+    const int rc = attention_decode_tc(a, g, n, part, &t);
+    if (rc != RAD_OK || g.splits == 1) return rc;
+    const RopeBack rb{static_cast<float*>(a->t[0].data), static_cast<float*>(a->t[1].data),
+                      static_cast<const int32_t*>(a->t[5].data), t};
+    launch_merge(part, static_cast<float*>(a->t[8].data), static_cast<const int32_t*>(a->t[6].data), g, n, stream_of(a), &rb);
+    return launched();
 }
 
 template <typename C>
@@ -382,7 +425,10 @@ uint64_t attention_scratch(const RadArgs* geom) {
     return static_cast<uint64_t>(rows * heads * (hd + 2)) * 4;
 }
 
-int attention(const RadArgs* a) {
+namespace {
+
+// attention, or with `rope` rope_attention's fused decode form (RAD_E_UNSUPPORTED where there is none).
+int attend(const RadArgs* a, const RopeTable* rope) {
     for (int i = 0; i < 9; ++i)
         if (!a->t[i].data) return RAD_E_ARG;
     const RadTensor *q = &a->t[0], *kc = &a->t[3], *cu = &a->t[6], *bt = &a->t[7];
@@ -418,9 +464,27 @@ int attention(const RadArgs* a) {
     g.v_pitch = pitch_elems(&a->t[2]);
     g.y_pitch = pitch_elems(&a->t[8]);
     if (kc->dtype != a->t[4].dtype) return RAD_E_DTYPE;
+    if (rope) return kc->dtype == RAD_BF16 ? run_rope<gpu_bf16>(a, g, n, *rope) : RAD_E_UNSUPPORTED;
     if (kc->dtype == RAD_BF16) return run<gpu_bf16>(a, g, n);
     if (kc->dtype == RAD_F32) return run<float>(a, g, n);
     return RAD_E_DTYPE;
+}
+
+}  // namespace
+
+int attention(const RadArgs* a) { return attend(a, nullptr); }
+
+// Decode steps through the fused kernel where it applies (RADIANCE_GPU_ROPE_ATTN=0: always the
+// chain, an A/B switch); everything else through the chain of libgpu's own rows.
+int rope_attention(const RadArgs* a) {
+    static const bool fused = env_flag("RADIANCE_GPU_ROPE_ATTN", true);
+    const int64_t hd = rad_args_geti(a, "head_dim"), rot = rad_args_geti(a, "rot_dim");
+    RopeTable t;
+    if (fused && rot == hd && rope_table(a, rot, &t)) {
+        const int rc = attend(a, &t);
+        if (rc != RAD_E_UNSUPPORTED) return rc;
+    }
+    return rad_compose_rope_attention(a, rope, attention);
 }
 
 }  // namespace gpu

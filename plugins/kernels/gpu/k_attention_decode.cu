@@ -17,6 +17,7 @@
 
 #include "k_mma.h"
 #include "k_paged.h"
+#include "k_rope.h"
 
 namespace gpu {
 
@@ -28,19 +29,25 @@ constexpr int kDecWarps = 4, kTile = 64;  // keys a tile, 16 a warp
 constexpr int kQRows = 16;                // query heads of one kv head an mma tile holds
 
 // Dynamic shared memory: the Q tile, two K and two V tiles; the warps' final states (16 rows x D
-// floats each, then their maxima and sums) reuse the tiles.
+// floats each, then their maxima and sums) reuse the tiles. ROPE adds the pairs' (cos, sin) and
+// the own k row turned, in f32, after the tiles.
 template <int D>
-constexpr size_t dec_smem_bytes() { return static_cast<size_t>(kQRows + 4 * kTile) * (D + 8) * sizeof(gpu_bf16); }
+constexpr size_t dec_tiles_bytes() { return static_cast<size_t>(kQRows + 4 * kTile) * (D + 8) * sizeof(gpu_bf16); }
+template <int D, bool ROPE>
+constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D>() + (ROPE ? (D / 2) * sizeof(float2) + D * sizeof(float) : 0); }
 static_assert(kDecWarps * kQRows * (128 + 2) * sizeof(float) <= 4 * kTile * (128 + 8) * sizeof(gpu_bf16),
               "the warps' states fit in the tile buffers");
 
-template <int D>
-__global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __restrict__ q, const float* __restrict__ kin,
-                                                              const float* __restrict__ vin, gpu_bf16* __restrict__ kc,
-                                                              gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
-                                                              const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
-                                                              float* __restrict__ y, float* __restrict__ part, AttnGeom g,
-                                                              int block_shift) {
+// ROPE (rope_attention, decode only: rot_dim = D): q and the own k arrive unturned; the block
+// turns its group's q heads and its own k with k_rope.h's arithmetic as it loads them, and with
+// one split (no other block reads those heads) writes them back turned; k_merge does that
+// otherwise.
+template <int D, bool ROPE>
+__global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* kin, const float* __restrict__ vin,
+                                                              gpu_bf16* __restrict__ kc, gpu_bf16* __restrict__ vc,
+                                                              const int32_t* __restrict__ pos, const int32_t* __restrict__ cu,
+                                                              const int32_t* __restrict__ bt, float* __restrict__ y,
+                                                              float* __restrict__ part, AttnGeom g, int block_shift, RopeTable rt) {
     constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
     extern __shared__ __align__(16) gpu_bf16 smem[];
     gpu_bf16* sq = smem;
@@ -61,7 +68,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
     const int n_tiles = j1 > j0 ? (j1 - j0 + kTile - 1) / kTile : 0;
     const bool own = g.own_row != 0;
     const int64_t head_off = static_cast<int64_t>(kvh) * D;
-    const float* kown = kin + i * g.k_pitch + head_off;
+    const float* kown = kin + i * g.k_pitch + head_off;  // ROPE: the turned copy in shared memory once made
     const float* vown = vin + i * g.v_pitch + head_off;
 
     // Keys [t0, t0 + kTile) of the cache into a tile, asynchronously; keys from j1 on are
@@ -96,32 +103,110 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
     }
     gpu_grid_wait();
     gpu_grid_release();
-    if (n_tiles > 0) {
-        if (own) {
+    if constexpr (ROPE) {
+        // The pairs' (cos, sin) at this row's position, then the own k row turned into shared
+        // memory (put_own and the cache store read it there) and the group's q heads turned into
+        // the tile; with one split both go back to their inputs turned.
+        float2* scs = reinterpret_cast<float2*>(reinterpret_cast<char*>(smem) + dec_tiles_bytes<D>());
+        float* sko = reinterpret_cast<float*>(scs + D / 2);
+        for (int j = threadIdx.x; j < D / 2; j += kDecWarps * 32) {
+            float c, s;
+            rope_angle(rt, p, j, c, s);
+            scs[j] = make_float2(c, s);
+        }
+        __syncthreads();
+        const bool back = g.splits == 1;
+        for (int j = threadIdx.x; j < D / 2; j += kDecWarps * 32) {
+            const int ia = rt.neox ? j : 2 * j, ib = rt.neox ? j + D / 2 : 2 * j + 1;
+            const float va = kown[ia], vb = kown[ib];
+            const float ta = rope_first(va, vb, scs[j].x, scs[j].y), tb = rope_second(va, vb, scs[j].x, scs[j].y);
+            sko[ia] = ta;
+            sko[ib] = tb;
+            if (back) {
+                kin[i * g.k_pitch + head_off + ia] = ta;
+                kin[i * g.k_pitch + head_off + ib] = tb;
+            }
+        }
+        // Q: 4 pairs a thread, (d..d+3, d+D/2..) for neox, (d..d+3) = pairs d/2, d/2 + 1 for gptj.
+        for (int e = threadIdx.x; e < kQRows * D / 8; e += kDecWarps * 32) {
+            const int r = e / (D / 8), c4 = e % (D / 8);
+            const int d = rt.neox ? c4 * 4 : c4 * 8;  // gptj: two float4s, d and d + 4
+            const int d2 = rt.neox ? d + D / 2 : d + 4;
+            float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
+            float* qr = q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D;
+            if (r < group) {
+                a = *reinterpret_cast<const float4*>(qr + d);
+                b = *reinterpret_cast<const float4*>(qr + d2);
+                if (rt.neox) {
+                    float* av = &a.x;
+                    float* bv = &b.x;
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        const float2 cs = scs[d + u];
+                        const float va = av[u], vb = bv[u];
+                        av[u] = rope_first(va, vb, cs.x, cs.y);
+                        bv[u] = rope_second(va, vb, cs.x, cs.y);
+                    }
+                } else {
+                    float* v8[2] = {&a.x, &b.x};
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        float* v = v8[u / 2] + (u % 2) * 2;
+                        const float2 cs = scs[d / 2 + u];
+                        const float va = v[0], vb = v[1];
+                        v[0] = rope_first(va, vb, cs.x, cs.y);
+                        v[1] = rope_second(va, vb, cs.x, cs.y);
+                    }
+                }
+                if (back) {
+                    *reinterpret_cast<float4*>(qr + d) = a;
+                    *reinterpret_cast<float4*>(qr + d2) = b;
+                }
+            }
+            *reinterpret_cast<uint2*>(&sq[r * P + d]) = make_uint2(pack_bf16(a.x, a.y), pack_bf16(a.z, a.w));
+            *reinterpret_cast<uint2*>(&sq[r * P + d2]) = make_uint2(pack_bf16(b.x, b.y), pack_bf16(b.z, b.w));
+        }
+        __syncthreads();  // sko and sq are complete
+        kown = sko;
+        if (n_tiles > 0) {
             put_own(sk(0), kown, j0);
             put_own(sv(0), vown, j0);
-        } else {
-            load(sk(0), kc, j0);
-            cp_async_commit();
-            load(sv(0), vc, j0);
-            cp_async_commit();
         }
-    }
-    if (own && z == 0 && warp == 0) {  // the row's k and v into its cache slot, for later steps
-        const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
-        for (int d = lane; d < D; d += 32) {
-            kc[slot + d] = gpu_f32_to_bf16(kown[d]);
-            vc[slot + d] = gpu_f32_to_bf16(vown[d]);
+        if (z == 0 && warp == 0) {  // the row's k (turned) and v into its cache slot, for later steps
+            const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
+            for (int d = lane; d < D; d += 32) {
+                kc[slot + d] = gpu_f32_to_bf16(kown[d]);
+                vc[slot + d] = gpu_f32_to_bf16(vown[d]);
+            }
         }
+    } else {
+        if (n_tiles > 0) {
+            if (own) {
+                put_own(sk(0), kown, j0);
+                put_own(sv(0), vown, j0);
+            } else {
+                load(sk(0), kc, j0);
+                cp_async_commit();
+                load(sv(0), vc, j0);
+                cp_async_commit();
+            }
+        }
+        if (own && z == 0 && warp == 0) {  // the row's k and v into its cache slot, for later steps
+            const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
+            for (int d = lane; d < D; d += 32) {
+                kc[slot + d] = gpu_f32_to_bf16(kown[d]);
+                vc[slot + d] = gpu_f32_to_bf16(vown[d]);
+            }
+        }
+        // Q: the group's heads as rows 0..group-1 of a 16-row tile, narrowed to bf16.
+        for (int e = threadIdx.x; e < kQRows * D / 4; e += kDecWarps * 32) {
+            const int r = e / (D / 4), d = (e % (D / 4)) * 4;
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (r < group) v = *reinterpret_cast<const float4*>(q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D + d);
+            *reinterpret_cast<uint2*>(&sq[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
+        }
+        __syncthreads();
     }
-    // Q: the group's heads as rows 0..group-1 of a 16-row tile, narrowed to bf16.
-    for (int e = threadIdx.x; e < kQRows * D / 4; e += kDecWarps * 32) {
-        const int r = e / (D / 4), d = (e % (D / 4)) * 4;
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r < group) v = *reinterpret_cast<const float4*>(q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D + d);
-        *reinterpret_cast<uint2*>(&sq[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
-    }
-    __syncthreads();
     uint32_t qa[D / 16][4];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qa[kk], &sq[(lane % 16) * P + kk * 16 + (lane / 16) * 8]);
@@ -246,27 +331,29 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(const float* __res
 // The kernel for one head_dim. Above the default 48 KiB of dynamic shared memory a kernel must
 // ask for it, once per kernel: a static per instantiation (one inside a generic lambda was shared
 // by both head_dims, whose kernels have the same type).
-template <int D>
-int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part) {
-    constexpr size_t smem = dec_smem_bytes<D>();
-    static const gpuError_t attr = gpuFuncSetAttribute(k_attend_tc<D>, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+template <int D, bool ROPE>
+int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable& rt) {
+    constexpr size_t smem = dec_smem_bytes<D, ROPE>();
+    static const gpuError_t attr =
+        gpuFuncSetAttribute((k_attend_tc<D, ROPE>), gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (attr != gpuSuccess) return RAD_E_INTERNAL;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv), static_cast<unsigned>(g.splits));
-    const auto* q = static_cast<const float*>(a->t[0].data);
-    const auto *k = static_cast<const float*>(a->t[1].data), *v = static_cast<const float*>(a->t[2].data);
+    auto* q = static_cast<float*>(a->t[0].data);  // written (turned) only with ROPE
+    auto* k = static_cast<float*>(a->t[1].data);
+    const auto* v = static_cast<const float*>(a->t[2].data);
     auto *kc = static_cast<gpu_bf16*>(a->t[3].data), *vc = static_cast<gpu_bf16*>(a->t[4].data);
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
-    gpu_launch(k_attend_tc<D>, grid, kDecWarps * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
-               block_shift_of(g.block));
+    gpu_launch(k_attend_tc<D, ROPE>, grid, kDecWarps * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
+               block_shift_of(g.block), rt);
     return launched();
 }
 
 }  // namespace
 #endif
 
-int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part) {
+int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable* rope) {
 #if RAD_GPU_CUDA
     const RadTensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *kc = &a->t[3];
     const int group = g.n_head / g.n_head_kv;
@@ -275,9 +362,12 @@ int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* p
     if (g.q_pitch % 4 || g.k_pitch % 4 || g.v_pitch % 4 || reinterpret_cast<uintptr_t>(q->data) % 16 ||
         reinterpret_cast<uintptr_t>(k->data) % 16 || reinterpret_cast<uintptr_t>(v->data) % 16)
         return RAD_E_UNSUPPORTED;
-    return g.head_dim == 128 ? launch_tc<128>(a, g, n, part) : launch_tc<64>(a, g, n, part);
+    if (rope && (!g.own_row || rope->half * 2 != g.head_dim)) return RAD_E_UNSUPPORTED;
+    const RopeTable none{};
+    if (rope) return g.head_dim == 128 ? launch_tc<128, true>(a, g, n, part, *rope) : launch_tc<64, true>(a, g, n, part, *rope);
+    return g.head_dim == 128 ? launch_tc<128, false>(a, g, n, part, none) : launch_tc<64, false>(a, g, n, part, none);
 #else
-    (void)a; (void)g; (void)n; (void)part;
+    (void)a; (void)g; (void)n; (void)part; (void)rope;
     return RAD_E_UNSUPPORTED;
 #endif
 }

@@ -326,9 +326,11 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
     // the launches the mask names (1 the norm-fused ones: qkv, gate/up, head; 2 gemm_add with
     // K > 8,192: down; 4 gemm_add with a smaller K: the output projection, which follows the
     // attention chain; 8 plain gemms). An A/B switch, off until measured on a card.
-    static const int deep_mask = env_int("RADIANCE_GPU_GEMV_DEEP");
+    // RADIANCE_GPU_GEMV_LATE=MASK: the same kinds waiting before their first weight loads (is the
+    // output projection's early burst in the attention chain's way?). An A/B switch.
+    static const int deep_mask = env_int("RADIANCE_GPU_GEMV_DEEP"), late_mask = env_int("RADIANCE_GPU_GEMV_LATE");
     const int kind = NORM ? 1 : ADD ? (K > 8192 ? 2 : 4) : 8;
-    const bool deep = (deep_mask & kind) != 0;
+    const bool deep = (deep_mask & kind) != 0, early_here = early && (late_mask & kind) == 0;
     if constexpr (M <= 2) {
         if (!warp_kernel) {
             constexpr int R = 4, COLS = GLU ? R / 2 : R;
@@ -337,7 +339,7 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
             // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
             gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, deep, opts);
+                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early_here, deep, opts);
             return RAD_OK;
         }
     }

@@ -15,6 +15,7 @@ int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_ge
 int ref_gemm_add(const RadArgs* a) { return rad_compose_gemm_add(a, ref_gemm, ref_add); }
 int ref_rms_norm_gemm(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, ref_rms_norm, ref_gemm); }
 int ref_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, ref_rms_norm, ref_gemm_swiglu); }
+int ref_rope_attention(const RadArgs* a) { return rad_compose_rope_attention(a, ref_rope, ref_attention); }
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
@@ -50,6 +51,9 @@ const RadKernelInfo rows[] = {
     CHAIN("ref_rms_norm_gemm", "rms_norm_gemm", ref_rms_norm_gemm, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
     CHAIN("ref_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", ref_rms_norm_gemm_swiglu, rad_compose_rms_norm_gemm_swiglu_scratch,
           "rms_norm,gemm_swiglu"),
+    {"ref_rope_attention", "rope_attention", "rope_attention", "reference rope on q and k, then attention", "any",
+     "f32 activations", RAD_DOMAIN_HOST, 0, c_block16, 1, 0, ref_rope_attention, nullptr, nullptr, nullptr, nullptr, nullptr,
+     "rope,attention"},
 };
 
 }  // namespace

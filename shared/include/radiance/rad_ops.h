@@ -109,6 +109,24 @@ static const RadOperandSpec rad_op_rms_norm_gemm_opds[] = {
 static const RadOperandSpec rad_op_rms_norm_gemm_swiglu_opds[] = {
     {"x", RAD_OPD_IN, 0}, {"nw", RAD_OPD_WEIGHT, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
 
+/* rope on q and k in place (every head, the step's positions), then attention: the rotation in
+ * the attention's own launch where a library can. attention's parameters and rope's but its
+ * row count and head count (n and n_head are attention's; rope turns n_head q heads and n_head_kv
+ * k heads of head_dim). */
+static const RadParamSpec rad_op_rope_attention_params[] = {
+    RAD_PI("n", RAD_REQUIRED), RAD_PI("n_head", RAD_REQUIRED), RAD_PI("n_head_kv", RAD_REQUIRED),
+    RAD_PI("head_dim", RAD_REQUIRED), RAD_PF("scale", RAD_REQUIRED), RAD_PI("window", RAD_OPTIONAL),
+    RAD_PF("softcap", RAD_OPTIONAL), RAD_PI("block", RAD_DERIVED),
+    RAD_PI("rot_dim", RAD_REQUIRED), RAD_PF("theta", RAD_REQUIRED), RAD_PS("layout", RAD_REQUIRED),
+    RAD_PS("scaling", RAD_REQUIRED), RAD_PF("factor", RAD_OPTIONAL), RAD_PF("low_freq_factor", RAD_OPTIONAL),
+    RAD_PF("high_freq_factor", RAD_OPTIONAL), RAD_PI("orig_ctx", RAD_OPTIONAL), RAD_PF("beta_fast", RAD_OPTIONAL),
+    RAD_PF("beta_slow", RAD_OPTIONAL), RAD_PF("attn_factor", RAD_OPTIONAL)};
+static const RadOperandSpec rad_op_rope_attention_opds[] = {
+    {"q", RAD_OPD_INOUT, 0}, {"k", RAD_OPD_INOUT, 0}, {"v", RAD_OPD_IN, 0},
+    {"k_cache", RAD_OPD_INOUT, 0}, {"v_cache", RAD_OPD_INOUT, 0},
+    {"pos", RAD_OPD_IN, 0}, {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0},
+    {"y", RAD_OPD_OUT, 0}};
+
 /* The vocabulary, in the order docs/OPS.md lists it. */
 static const RadOpSchema rad_ops_conventional[] = {
     {"embed", rad_op_embed_params, RAD_N_OF(rad_op_embed_params), rad_op_embed_opds, RAD_N_OF(rad_op_embed_opds),
@@ -152,6 +170,8 @@ static const RadOpSchema rad_ops_conventional[] = {
     {"rms_norm_gemm_swiglu", rad_op_rms_norm_gemm_params, RAD_N_OF(rad_op_rms_norm_gemm_params),
      rad_op_rms_norm_gemm_swiglu_opds, RAD_N_OF(rad_op_rms_norm_gemm_swiglu_opds),
      "y = gemm_swiglu(rms_norm(x, nw), w): a norm and the gated MLP's projection after it"},
+    {"rope_attention", rad_op_rope_attention_params, RAD_N_OF(rad_op_rope_attention_params), rad_op_rope_attention_opds,
+     RAD_N_OF(rad_op_rope_attention_opds), "rope on q and k in place, then attention: the rotation inside the attention"},
 };
 #define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
 

@@ -1,5 +1,5 @@
 /* rad_compose.h: the fused ops of docs/OPS.md (add_rms_norm, gemm_swiglu, gemm_add,
- * rms_norm_gemm, rms_norm_gemm_swiglu) served by a library's
+ * rms_norm_gemm, rms_norm_gemm_swiglu, rope_attention) served by a library's
  * own unfused rows run one after the other on the same queue. The bytes are the chain's by
  * definition, so a library with no faster kernel for a fusion still serves it, and an
  * architecture that plans the fused op runs on every library. Header-only (a plugin links
@@ -205,6 +205,39 @@ static inline int rad_compose_rms_norm_gemm(const RadArgs* a, RadLaunchFn norm, 
 }
 static inline int rad_compose_rms_norm_gemm_swiglu(const RadArgs* a, RadLaunchFn norm, RadLaunchFn gemm_swiglu) {
     return rad_compose_rms_norm_then(a, norm, gemm_swiglu, 0);
+}
+
+/* rope_attention = rope on q (n_head heads), rope on k (n_head_kv heads), both in place with the
+ * op's rope parameters, then attention with the op's own arguments (its scratch is attention's). */
+#define RAD_COMPOSE_MAX_PARAMS 32
+static inline int rad_compose_rope_attention(const RadArgs* a, RadLaunchFn rope, RadLaunchFn attention) {
+    if (a->n_t < 9 || a->n_p > RAD_COMPOSE_MAX_PARAMS) return RAD_E_ARG;
+    RadParam rp[RAD_COMPOSE_MAX_PARAMS];
+    int32_t heads_at = -1;
+    for (int32_t i = 0; i < a->n_p; ++i) {
+        rp[i] = a->p[i];
+        if (strcmp(a->p[i].name, "n_head") == 0) heads_at = i;
+    }
+    if (heads_at < 0) return RAD_E_ARG;
+    RadTensor t[2];
+    RadArgs s = *a;
+    s.schema = 0;
+    s.t = t;
+    s.n_t = 2;
+    s.p = rp;
+    s.scratch = 0;
+    s.scratch_bytes = 0;
+    t[0] = a->t[0]; /* q */
+    t[1] = a->t[5]; /* pos */
+    int rc = rope(&s);
+    if (rc != RAD_OK) return rc;
+    rp[heads_at].i = rad_args_geti(a, "n_head_kv");
+    t[0] = a->t[1]; /* k */
+    rc = rope(&s);
+    if (rc != RAD_OK) return rc;
+    s = *a;
+    s.schema = 0;
+    return attention(&s);
 }
 
 #endif

@@ -32,6 +32,9 @@ struct AttnConfig {
     rad_weight norm_w = RAD_NULL_HANDLE;
     double norm_eps = 1e-6;
     bool residual_out = false;
+    // Rotate q and k inside the attention (rope_attention) where a loaded library serves it: a
+    // card's decode attention turns them as it loads them, one launch a layer fewer.
+    bool rope_in_attention = false;
 };
 
 // Buffers the block works in; declared once by the model and shared by its layers.
@@ -110,17 +113,28 @@ struct AttnBlock {
             uses(b, op_qn, {bufs.qkv}, {bufs.qkv});
             uses(b, op_kn, {bufs.qkv}, {bufs.qkv});
         }
-        // q and k heads sit side by side in qkv and rotate by the same angles: one launch turns both.
-        op_rq = c.rope.declare_op(b, c.max_tok, heads() + kv_heads(), c.head_dim);
-        uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
         const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
         std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", heads()),
                                         RAD_INT("n_head_kv", kv_heads()), RAD_INT("head_dim", c.head_dim),
                                         RAD_F64("scale", scale)};
         if (c.window > 0) ap.push_back(RAD_INT("window", c.window));
         if (c.softcap > 0) ap.push_back(RAD_F64("softcap", c.softcap));
-        op_attn = rad_decl_op(b, "attention", ap.data(), static_cast<int>(ap.size()), nullptr, 0);
-        uses(b, op_attn, {bufs.qkv}, {bufs.attn});
+        op_rq = op_attn = RAD_NULL_HANDLE;
+        if (c.rope_in_attention) {
+            std::vector<RadParamDecl> rp = ap;
+            c.rope.append_rotation(rp);
+            op_attn = rad_decl_op(b, "rope_attention", rp.data(), static_cast<int>(rp.size()), nullptr, 0);
+            if (!rad_op_resolved(b, op_attn)) op_attn = RAD_NULL_HANDLE;  // (an unresolved op is never issued)
+        }
+        if (op_attn != RAD_NULL_HANDLE) {
+            uses(b, op_attn, {bufs.qkv}, {bufs.qkv, bufs.attn});  // q and k turned in place
+        } else {
+            // q and k heads sit side by side in qkv and rotate by the same angles: one launch turns both.
+            op_rq = c.rope.declare_op(b, c.max_tok, heads() + kv_heads(), c.head_dim);
+            uses(b, op_rq, {bufs.qkv}, {bufs.qkv});
+            op_attn = rad_decl_op(b, "attention", ap.data(), static_cast<int>(ap.size()), nullptr, 0);
+            uses(b, op_attn, {bufs.qkv}, {bufs.attn});
+        }
         rad_bind_layer_kv(b, kv, c.layer);
         map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
         RadWeightDecl wo = weight(c.n_embd, full_q, RAD_SHARD_COL, c.layer);
@@ -145,7 +159,7 @@ struct AttnBlock {
             RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
         }
-        RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
+        if (op_rq != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
         RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw),
                     rad_bview(bufs.qkv, n, qw + kw, kw), rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1),
                     rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),

@@ -42,9 +42,16 @@ struct Rope {
     }
 
     rad_op declare_op(RadBuilder* b, int64_t max_tok, int64_t heads, int64_t head_dim) const {
-        std::vector<RadParamDecl> p = {RAD_RANGE("n", 1, max_tok), RAD_INT("n_head", heads), RAD_INT("head_dim", head_dim),
-                                       RAD_INT("rot_dim", rot_dim), RAD_F64("theta", theta),
-                                       RAD_STR("layout", layout.c_str()), RAD_STR("scaling", type.c_str())};
+        std::vector<RadParamDecl> p = {RAD_RANGE("n", 1, max_tok), RAD_INT("n_head", heads), RAD_INT("head_dim", head_dim)};
+        append_rotation(p);
+        return rad_decl_op(b, "rope", p.data(), static_cast<int>(p.size()), nullptr, 0);
+    }
+
+    // rope's parameters past its row count and heads (which an op such as rope_attention names for
+    // itself); the strings point into this object.
+    void append_rotation(std::vector<RadParamDecl>& p) const {
+        p.insert(p.end(), {RAD_INT("rot_dim", rot_dim), RAD_F64("theta", theta), RAD_STR("layout", layout.c_str()),
+                           RAD_STR("scaling", type.c_str())});
         if (type != "none") {
             p.push_back(RAD_F64("factor", factor));
             p.push_back(RAD_INT("orig_ctx", orig_ctx));
@@ -58,7 +65,6 @@ struct Rope {
             p.push_back(RAD_F64("beta_slow", beta_slow));
             if (attn_factor > 0) p.push_back(RAD_F64("attn_factor", attn_factor));
         }
-        return rad_decl_op(b, "rope", p.data(), static_cast<int>(p.size()), nullptr, 0);
     }
 };
 
