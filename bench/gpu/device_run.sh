@@ -27,7 +27,7 @@
 #   cpu16env llama.cpp's tg128 and libcpu's under each setting of CPU_AB_SET, interleaved (CPU_AB_ROUNDS)
 #   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
 #            duration, pipe use and the warps' stall reasons
-#   kb       rad-kbench on the 8B shapes, only the ops of KB_OPS (default gemm,attention), with speed
+#   kb       rad-kbench on the 8B shapes (KB_SHAPE=small: the small ones), only the ops of KB_OPS (default gemm,attention), with speed
 #   trace    CUPTI kernel timeline of recorded decode steps (tools/rad-cudatrace, CUDA_INJECTION64_PATH),
 #            each run of TRACE_ARGS (arguments joined by ':') summarised by bench/gpu/trace_summary.py
 #   planab   batch-1 decode under plans of other sizes (PLANAB_ARGS: plans, each one's arguments joined by ':')
@@ -343,7 +343,7 @@ for stage in "$@"; do
     grep -E "k_flash|Duration|Throughput|Busy|Issue|Occupancy|Registers|stalled|pipe|Warp Cycles" "$OUTD/ncuflash.txt" |
       awk '$NF + 0 > 0.05 || !/stalled/' | head -60 ;;
   kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS, libgpu rows only
-    "$B/bin/rad-kbench" --shape llama3.1-8b --ops "${KB_OPS:-gemm,attention}" --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
+    "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --ops "${KB_OPS:-gemm,attention}" --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
       tee -a "$OUTD/kb.log" ;;
   envab)  # A/B switches, interleaved: AB_SET="VAR=0 VAR=1,OTHER=2" (commas join variables of one setting), AB_ARGS (rad-enginebench's), AB_ROUNDS
     quiet_begin  # a llama.cpp build still running would contend for the host thread that launches steps

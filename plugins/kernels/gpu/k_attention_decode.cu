@@ -29,12 +29,12 @@ constexpr int kDecWarps = 4, kTile = 64;  // keys a tile, 16 a warp
 constexpr int kQRows = 16;                // query heads of one kv head an mma tile holds
 
 // Dynamic shared memory: the Q tile, two K and two V tiles; the warps' final states (16 rows x D
-// floats each, then their maxima and sums) reuse the tiles. ROPE adds the pairs' (cos, sin) and
-// the own k row turned, in f32, after the tiles.
+// floats each, then their maxima and sums) reuse the tiles. ROPE adds the own k row turned, in
+// f32, after the tiles.
 template <int D>
 constexpr size_t dec_tiles_bytes() { return static_cast<size_t>(kQRows + 4 * kTile) * (D + 8) * sizeof(gpu_bf16); }
 template <int D, bool ROPE>
-constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D>() + (ROPE ? (D / 2) * sizeof(float2) + D * sizeof(float) : 0); }
+constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D>() + (ROPE ? D * sizeof(float) : 0); }
 static_assert(kDecWarps * kQRows * (128 + 2) * sizeof(float) <= 4 * kTile * (128 + 8) * sizeof(gpu_bf16),
               "the warps' states fit in the tile buffers");
 
@@ -104,67 +104,70 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     gpu_grid_wait();
     gpu_grid_release();
     if constexpr (ROPE) {
-        // The pairs' (cos, sin) at this row's position, then the own k row turned into shared
-        // memory (put_own and the cache store read it there) and the group's q heads turned into
-        // the tile; with one split both go back to their inputs turned.
-        float2* scs = reinterpret_cast<float2*>(reinterpret_cast<char*>(smem) + dec_tiles_bytes<D>());
-        float* sko = reinterpret_cast<float*>(scs + D / 2);
-        for (int j = threadIdx.x; j < D / 2; j += kDecWarps * 32) {
-            float c, s;
-            rope_angle(rt, p, j, c, s);
-            scs[j] = make_float2(c, s);
+        // The group's q heads turned into the tile and the own k row turned into shared memory
+        // (put_own and the cache store read it there), the own k as a 17th row; with one split
+        // both go back to their inputs turned. A thread keeps one column chunk c4 in every row it
+        // takes (the block's threads are a multiple of D / 8), so it turns the same 4 pairs, c4 * 4
+        // .. + 3 in either layout: their angles once, in registers, while its loads are in flight.
+        // Neox pairs (j, j + D / 2): float4s at d = 4 c4 and d + D / 2; gptj (2j, 2j + 1): float4s
+        // at d = 8 c4 and d + 4.
+        float* sko = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + dec_tiles_bytes<D>());
+        constexpr int T = kDecWarps * 32, E = (kQRows + 1) * (D / 8), IT = (E + T - 1) / T;
+        static_assert(T % (D / 8) == 0, "a thread's column chunk is the same in every row it takes");
+        const int c4 = threadIdx.x % (D / 8);
+        const int d = rt.neox ? c4 * 4 : c4 * 8, d2 = rt.neox ? d + D / 2 : d + 4;
+        float4 a[IT], b[IT];
+#pragma unroll
+        for (int it = 0; it < IT; ++it) {
+            const int e = threadIdx.x + it * T, r = e / (D / 8);
+            const float* src = e >= E ? nullptr : r < group ? q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D
+                                                 : r == kQRows ? kown : nullptr;
+            a[it] = b[it] = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (src) {
+                a[it] = *reinterpret_cast<const float4*>(src + d);
+                b[it] = *reinterpret_cast<const float4*>(src + d2);
+            }
         }
-        __syncthreads();
+        float cs[4], sn[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) rope_angle(rt, p, c4 * 4 + u, cs[u], sn[u]);
         const bool back = g.splits == 1;
-        for (int j = threadIdx.x; j < D / 2; j += kDecWarps * 32) {
-            const int ia = rt.neox ? j : 2 * j, ib = rt.neox ? j + D / 2 : 2 * j + 1;
-            const float va = kown[ia], vb = kown[ib];
-            const float ta = rope_first(va, vb, scs[j].x, scs[j].y), tb = rope_second(va, vb, scs[j].x, scs[j].y);
-            sko[ia] = ta;
-            sko[ib] = tb;
-            if (back) {
-                kin[i * g.k_pitch + head_off + ia] = ta;
-                kin[i * g.k_pitch + head_off + ib] = tb;
+#pragma unroll
+        for (int it = 0; it < IT; ++it) {
+            const int e = threadIdx.x + it * T, r = e / (D / 8);
+            if (e >= E) break;
+            auto turn = [&](float& va, float& vb, int u) {
+                const float x0 = va, x1 = vb;
+                va = rope_first(x0, x1, cs[u], sn[u]);
+                vb = rope_second(x0, x1, cs[u], sn[u]);
+            };
+            if (rt.neox) {  // pair u is (a[u], b[u])
+                turn(a[it].x, b[it].x, 0);
+                turn(a[it].y, b[it].y, 1);
+                turn(a[it].z, b[it].z, 2);
+                turn(a[it].w, b[it].w, 3);
+            } else {  // pairs 0, 1 in a, 2, 3 in b
+                turn(a[it].x, a[it].y, 0);
+                turn(a[it].z, a[it].w, 1);
+                turn(b[it].x, b[it].y, 2);
+                turn(b[it].z, b[it].w, 3);
             }
-        }
-        // Q: 4 pairs a thread, (d..d+3, d+D/2..) for neox, (d..d+3) = pairs d/2, d/2 + 1 for gptj.
-        for (int e = threadIdx.x; e < kQRows * D / 8; e += kDecWarps * 32) {
-            const int r = e / (D / 8), c4 = e % (D / 8);
-            const int d = rt.neox ? c4 * 4 : c4 * 8;  // gptj: two float4s, d and d + 4
-            const int d2 = rt.neox ? d + D / 2 : d + 4;
-            float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
-            float* qr = q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D;
-            if (r < group) {
-                a = *reinterpret_cast<const float4*>(qr + d);
-                b = *reinterpret_cast<const float4*>(qr + d2);
-                if (rt.neox) {
-                    float* av = &a.x;
-                    float* bv = &b.x;
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) {
-                        const float2 cs = scs[d + u];
-                        const float va = av[u], vb = bv[u];
-                        av[u] = rope_first(va, vb, cs.x, cs.y);
-                        bv[u] = rope_second(va, vb, cs.x, cs.y);
-                    }
-                } else {
-                    float* v8[2] = {&a.x, &b.x};
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) {
-                        float* v = v8[u / 2] + (u % 2) * 2;
-                        const float2 cs = scs[d / 2 + u];
-                        const float va = v[0], vb = v[1];
-                        v[0] = rope_first(va, vb, cs.x, cs.y);
-                        v[1] = rope_second(va, vb, cs.x, cs.y);
-                    }
+            if (r < kQRows) {
+                if (back && r < group) {
+                    float* qr = q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D;
+                    *reinterpret_cast<float4*>(qr + d) = a[it];
+                    *reinterpret_cast<float4*>(qr + d2) = b[it];
                 }
+                *reinterpret_cast<uint2*>(&sq[r * P + d]) = make_uint2(pack_bf16(a[it].x, a[it].y), pack_bf16(a[it].z, a[it].w));
+                *reinterpret_cast<uint2*>(&sq[r * P + d2]) = make_uint2(pack_bf16(b[it].x, b[it].y), pack_bf16(b[it].z, b[it].w));
+            } else {
+                *reinterpret_cast<float4*>(sko + d) = a[it];
+                *reinterpret_cast<float4*>(sko + d2) = b[it];
                 if (back) {
-                    *reinterpret_cast<float4*>(qr + d) = a;
-                    *reinterpret_cast<float4*>(qr + d2) = b;
+                    *reinterpret_cast<float4*>(kin + i * g.k_pitch + head_off + d) = a[it];
+                    *reinterpret_cast<float4*>(kin + i * g.k_pitch + head_off + d2) = b[it];
                 }
             }
-            *reinterpret_cast<uint2*>(&sq[r * P + d]) = make_uint2(pack_bf16(a.x, a.y), pack_bf16(a.z, a.w));
-            *reinterpret_cast<uint2*>(&sq[r * P + d2]) = make_uint2(pack_bf16(b.x, b.y), pack_bf16(b.z, b.w));
         }
         __syncthreads();  // sko and sq are complete
         kown = sko;

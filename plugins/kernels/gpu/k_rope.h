@@ -31,8 +31,10 @@ __device__ __forceinline__ float rope_second(float va, float vb, float c, float 
 // cos and sin of position p's angle for pair j, times the table's multiplier.
 __device__ __forceinline__ void rope_angle(const RopeTable& t, int32_t p, int j, float& c, float& s) {
     const float ang = static_cast<float>(p) * t.inv[j];
-    c = cosf(ang) * t.attn;
-    s = sinf(ang) * t.attn;
+    float sv, cv;
+    sincosf(ang, &sv, &cv);  // one range reduction for both
+    c = cv * t.attn;
+    s = sv * t.attn;
 }
 
 // Pair j of one head row v (f32, in place), turned by (c, s): k_rope's arithmetic.
