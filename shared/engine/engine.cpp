@@ -145,7 +145,7 @@ struct Engine::Impl {
     uint64_t stage_bytes = 0;
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows); null graph: seen once, not recorded
-    std::map<std::array<int64_t, 3>, void*> graphs;
+    std::map<std::array<int64_t, 4>, void*> graphs;
     // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
     bool collectives_on_queue = true;
@@ -971,7 +971,11 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b) {
         graphs.clear();
         graph_generation = opts.comm->staging;
     }
-    const std::array<int64_t, 3> key{b->n_tok, b->n_seq, b->n_out};
+    // An architecture may skip gathering the output rows when they are every row in order (a
+    // decode step's usual case), so that is part of a recorded step's shape too.
+    bool every_row = b->n_out == b->n_tok;
+    for (int32_t i = 0; every_row && i < b->n_out; ++i) every_row = b->out_ids[i] == i;
+    const std::array<int64_t, 4> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0};
     auto it = graphable ? graphs.find(key) : graphs.end();
     if (it != graphs.end() && it->second) {
         device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");

@@ -300,11 +300,13 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     if (!m.head_normed) {
         m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
                                        RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
-        uses(b, m.op_norm, {m.b_xo}, {m.b_xo});
+        uses(b, m.op_norm, {m.b_xo, m.b_x}, {m.b_xo, m.b_x});
         m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
                                    RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_out});
     }
-    uses(b, m.op_head, {m.b_xo}, {head_out});
+    // The head reads x itself when every row is an output (step): x stays live to here, or the
+    // arena would place a later buffer (logits_local under tensor parallelism) over it.
+    uses(b, m.op_head, {m.b_xo, m.b_x}, {head_out});
     if (m.op_vgather != RAD_NULL_HANDLE) uses(b, m.op_vgather, {head_out}, {m.b_logits});
     rad_declare_logits(b, m.b_logits);
     return RAD_OK;
@@ -337,17 +339,27 @@ void step(RadCtx* c, const RadBatch* bt) {
     if (m.fused) RAD_ISSUE_N(c, m.op_final_add, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     if (bt->n_out <= 0) return;  // a chunk that finishes no sequence runs no head
     const int64_t o = bt->n_out;
-    RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
+    // Every row an output, in order (a decode step): the head reads the residual stream itself
+    // and no gather runs (a launch and a round trip a step on a card; the engine keys recorded
+    // graphs by this as well). RADIANCE_HEAD_GATHER=1 gathers anyway (an A/B switch).
+    static const bool always_gather = [] {
+        const char* e = std::getenv("RADIANCE_HEAD_GATHER");
+        return e && std::string(e) == "1";
+    }();
+    bool every_row = o == n && !always_gather;
+    for (int64_t i = 0; every_row && i < o; ++i) every_row = bt->out_ids[i] == i;
+    const rad_buf xo = every_row ? m.b_x : m.b_xo;  // (normed in place below: nothing reads b_x after the head)
+    if (!every_row) RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
     if (m.head_normed) {  // one rank (decode fusions): no vocabulary gather
-        RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_norm), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+        RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_norm), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
         return;
     }
-    RAD_ISSUE_N(c, m.op_norm, o, rad_brows(m.b_xo, o), rad_w(m.w_norm), rad_brows(m.b_xo, o));
+    RAD_ISSUE_N(c, m.op_norm, o, rad_brows(xo, o), rad_w(m.w_norm), rad_brows(xo, o));
     if (m.op_vgather == RAD_NULL_HANDLE) {
-        RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+        RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
         return;
     }
-    RAD_ISSUE_N(c, m.op_head, o, rad_brows(m.b_xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits_local, o));
+    RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits_local, o));
     RAD_ISSUE_N(c, m.op_vgather, o, rad_brows(m.b_logits_local, o), rad_brows(m.b_logits, o));
 }
 

@@ -9,6 +9,20 @@
 
 #include "../rad_plugin.h"
 
+/* A part's arguments: the fused op's queue, rank and instance with the part's operands and
+ * parameters, no schema, and no scratch unless the caller hands it some. */
+static inline RadArgs rad_compose_part(const RadArgs* a, RadTensor* t, int32_t n_t, const RadParam* p, int32_t n_p) {
+    RadArgs s = *a;
+    s.schema = 0;
+    s.t = t;
+    s.n_t = n_t;
+    s.p = p;
+    s.n_p = n_p;
+    s.scratch = 0;
+    s.scratch_bytes = 0;
+    return s;
+}
+
 /* add_rms_norm = add (x = x + r) then rms_norm (y = norm(x)). The fused args' parameters (n, dim,
  * eps, unit_offset, wdtype) are what both parts read. */
 static inline int rad_compose_add_rms_norm(const RadArgs* a, RadLaunchFn add, RadLaunchFn norm) {
@@ -58,12 +72,7 @@ static inline int rad_compose_gemm_swiglu(const RadArgs* a, RadLaunchFn gemm, Ra
     gp[1].name = "N", gp[1].type = RAD_P_INT, gp[1].i = 2 * N;
     gp[2].name = "K", gp[2].type = RAD_P_INT, gp[2].i = K;
     gp[3].name = "wdtype", gp[3].type = RAD_P_STR, gp[3].s = rad_args_gets_or(a, "wdtype", "bf16");
-    RadArgs s = *a;
-    s.schema = 0;
-    s.t = t;
-    s.n_t = 4;
-    s.p = gp;
-    s.n_p = 4;
+    RadArgs s = rad_compose_part(a, t, 4, gp, 4);
     /* the product first; the rest of the scratch is the gemm row's own */
     const uint64_t product = (uint64_t)M * (uint64_t)N * 8u;
     s.scratch = a->scratch_bytes > product ? (void*)((char*)a->scratch + product) : 0;
@@ -220,13 +229,7 @@ static inline int rad_compose_rope_attention(const RadArgs* a, RadLaunchFn rope,
     }
     if (heads_at < 0) return RAD_E_ARG;
     RadTensor t[2];
-    RadArgs s = *a;
-    s.schema = 0;
-    s.t = t;
-    s.n_t = 2;
-    s.p = rp;
-    s.scratch = 0;
-    s.scratch_bytes = 0;
+    RadArgs s = rad_compose_part(a, t, 2, rp, a->n_p);
     t[0] = a->t[0]; /* q */
     t[1] = a->t[5]; /* pos */
     int rc = rope(&s);
@@ -235,8 +238,9 @@ static inline int rad_compose_rope_attention(const RadArgs* a, RadLaunchFn rope,
     t[0] = a->t[1]; /* k */
     rc = rope(&s);
     if (rc != RAD_OK) return rc;
-    s = *a;
-    s.schema = 0;
+    s = rad_compose_part(a, a->t, a->n_t, a->p, a->n_p);
+    s.scratch = a->scratch; /* attention's */
+    s.scratch_bytes = a->scratch_bytes;
     return attention(&s);
 }
 
