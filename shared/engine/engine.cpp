@@ -144,7 +144,8 @@ struct Engine::Impl {
     Bytes stage_d;
     uint64_t stage_bytes = 0;
     float* logits_h = nullptr;
-    // decode graphs keyed by (tokens, sequences, logits rows); null graph: seen once, not recorded
+    // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order);
+    // null graph: seen once, not recorded
     std::map<std::array<int64_t, 4>, void*> graphs;
     // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
