@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <thread>
 
 #include "radiance/rad_plugin.h"
@@ -21,15 +20,6 @@ uint64_t hash_name(const std::string& s) {  // FNV-1a
     return h;
 }
 
-void store(uint8_t* out, uint64_t i, int dtype, float v) {
-    if (dtype == RAD_F32) {
-        std::memcpy(out + i * 4, &v, 4);
-    } else {
-        const uint16_t h = dtype == RAD_BF16 ? rad_f32_to_bf16(v) : rad_f32_to_f16(v);
-        std::memcpy(out + i * 2, &h, 2);
-    }
-}
-
 }  // namespace
 
 std::vector<uint8_t> random_weight(const std::string& name, const std::vector<int64_t>& shape, int dtype, double std,
@@ -41,7 +31,7 @@ std::vector<uint8_t> random_weight(const std::string& name, const std::vector<in
     std::vector<uint8_t> out(count * static_cast<uint64_t>(rad_dtype_bits(dtype) / 8));
     if (shape.size() < 2) {  // norm weights ones, biases zeros
         const float v = name.find("norm") != std::string::npos ? 1.0f : 0.0f;
-        for (uint64_t i = 0; i < count; ++i) store(out.data(), i, dtype, v);
+        for (uint64_t i = 0; i < count; ++i) rad_store_f32(dtype, out.data(), static_cast<int64_t>(i), v);
         return out;
     }
     const uint64_t h = hash_name(name);
@@ -57,8 +47,8 @@ std::vector<uint8_t> random_weight(const std::string& name, const std::vector<in
                 const float rad = std::sqrt(-2.0f * std::log(u1)) * s;
                 const float a = 6.2831853f * u2;
                 const uint64_t i = 4 * q + 2 * static_cast<uint64_t>(k);
-                if (i < count) store(out.data(), i, dtype, rad * std::cos(a));
-                if (i + 1 < count) store(out.data(), i + 1, dtype, rad * std::sin(a));
+                if (i < count) rad_store_f32(dtype, out.data(), static_cast<int64_t>(i), rad * std::cos(a));
+                if (i + 1 < count) rad_store_f32(dtype, out.data(), static_cast<int64_t>(i + 1), rad * std::sin(a));
             }
         }
     };

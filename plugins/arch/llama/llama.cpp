@@ -76,6 +76,10 @@ bool switched_off(const char* name) {
     const char* e = std::getenv(name);
     return e && std::string(e) == "0";
 }
+bool switched_on(const char* name) {
+    const char* e = std::getenv(name);
+    return e && std::string(e) == "1";
+}
 
 rad_op norm(RadBuilder* b, rad_weight w) {
     return op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
@@ -342,10 +346,7 @@ void step(RadCtx* c, const RadBatch* bt) {
     // Every row an output, in order (a decode step): the head reads the residual stream itself
     // and no gather runs (a launch and a round trip a step on a card; the engine keys recorded
     // graphs by this as well). RADIANCE_HEAD_GATHER=1 gathers anyway (an A/B switch).
-    static const bool always_gather = [] {
-        const char* e = std::getenv("RADIANCE_HEAD_GATHER");
-        return e && std::string(e) == "1";
-    }();
+    static const bool always_gather = switched_on("RADIANCE_HEAD_GATHER");
     bool every_row = o == n && !always_gather;
     for (int64_t i = 0; every_row && i < o; ++i) every_row = bt->out_ids[i] == i;
     const rad_buf xo = every_row ? m.b_x : m.b_xo;  // (normed in place below: nothing reads b_x after the head)

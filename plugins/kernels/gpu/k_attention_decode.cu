@@ -171,36 +171,26 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
         }
         __syncthreads();  // sko and sq are complete
         kown = sko;
-        if (n_tiles > 0) {
+    }
+    if (n_tiles > 0) {
+        if (own) {
             put_own(sk(0), kown, j0);
             put_own(sv(0), vown, j0);
+        } else {
+            load(sk(0), kc, j0);
+            cp_async_commit();
+            load(sv(0), vc, j0);
+            cp_async_commit();
         }
-        if (z == 0 && warp == 0) {  // the row's k (turned) and v into its cache slot, for later steps
-            const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
-            for (int d = lane; d < D; d += 32) {
-                kc[slot + d] = gpu_f32_to_bf16(kown[d]);
-                vc[slot + d] = gpu_f32_to_bf16(vown[d]);
-            }
+    }
+    if (own && z == 0 && warp == 0) {  // the row's k (ROPE: turned) and v into its cache slot, for later steps
+        const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
+        for (int d = lane; d < D; d += 32) {
+            kc[slot + d] = gpu_f32_to_bf16(kown[d]);
+            vc[slot + d] = gpu_f32_to_bf16(vown[d]);
         }
-    } else {
-        if (n_tiles > 0) {
-            if (own) {
-                put_own(sk(0), kown, j0);
-                put_own(sv(0), vown, j0);
-            } else {
-                load(sk(0), kc, j0);
-                cp_async_commit();
-                load(sv(0), vc, j0);
-                cp_async_commit();
-            }
-        }
-        if (own && z == 0 && warp == 0) {  // the row's k and v into its cache slot, for later steps
-            const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
-            for (int d = lane; d < D; d += 32) {
-                kc[slot + d] = gpu_f32_to_bf16(kown[d]);
-                vc[slot + d] = gpu_f32_to_bf16(vown[d]);
-            }
-        }
+    }
+    if constexpr (!ROPE) {
         // Q: the group's heads as rows 0..group-1 of a 16-row tile, narrowed to bf16.
         for (int e = threadIdx.x; e < kQRows * D / 4; e += kDecWarps * 32) {
             const int r = e / (D / 4), d = (e % (D / 4)) * 4;

@@ -327,12 +327,11 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
     // K > 8,192: down; 4 gemm_add with a smaller K: the output projection, which follows the
     // attention chain; 8 plain gemms). Default all: batch-1 decode 241.7 -> 248.4 tok/s with
     // 1, 247.9 with 3, 248.5 with 7, level at 64 rows (8B shape, H200, 2026-12-03, two rounds).
-    // RADIANCE_GPU_GEMV_LATE=MASK: the same kinds waiting before their first weight loads (an A/B
-    // switch: the output projection waiting, 4, was 241.1 against 241.7 tok/s, so its early burst
-    // is not in the attention chain's way).
-    static const int deep_mask = env_int("RADIANCE_GPU_GEMV_DEEP", 15), late_mask = env_int("RADIANCE_GPU_GEMV_LATE");
+    // (The output projection alone waiting before its first loads was 241.1 against 241.7: its
+    // early burst is not in the attention chain's way.)
+    static const int deep_mask = env_int("RADIANCE_GPU_GEMV_DEEP", 15);
     const int kind = NORM ? 1 : ADD ? (K > 8192 ? 2 : 4) : 8;
-    const bool deep = (deep_mask & kind) != 0, early_here = early && (late_mask & kind) == 0;
+    const bool deep = (deep_mask & kind) != 0;
     if constexpr (M <= 2) {
         if (!warp_kernel) {
             constexpr int R = 4, COLS = GLU ? R / 2 : R;
@@ -341,7 +340,7 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
             // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
             gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early_here, deep, opts);
+                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, deep, opts);
             return RAD_OK;
         }
     }
