@@ -350,7 +350,7 @@ for stage in "$@"; do
     for round in $(seq "${AB_ROUNDS:-2}"); do
       for setting in ${AB_SET:?envab needs AB_SET}; do
         env ${setting//,/ } "$B/bin/rad-enginebench" $M8.rad --placement device ${AB_ARGS:---prefill 4096 --decode 1 --in 128 --out 64} 2>&1 |
-          grep -E "^(decode|prefill)" | sed "s/^/round $round $setting: /"
+          grep -E "^(decode|prefill|host)" | sed "s/^/round $round $setting: /"
       done
     done 2>&1 | tee -a "$OUTD/envab.log"
     quiet_end ;;

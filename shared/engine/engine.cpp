@@ -10,6 +10,7 @@
 #include <set>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <sstream>
 
 #include "arena.h"
@@ -139,14 +140,14 @@ struct Engine::Impl {
     StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
     int argmax_op = -1;  // the engine's own ops: greedy tokens on the card (-1: no row serves it)
     int sample_op = -1;  // and sampled ones (temperature, top_k, top_p, min_p)
-    int64_t stage_stride = 0;  // block-table stride on the card (tables are padded to it)
+    int64_t stage_stride = 0;  // the widest block tables on the card (the plan's longest context)
     uint8_t* stage_h = nullptr;
     Bytes stage_d;
     uint64_t stage_bytes = 0;
     float* logits_h = nullptr;
-    // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order);
-    // null graph: seen once, not recorded
-    std::map<std::array<int64_t, 4>, void*> graphs;
+    // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
+    // block-table width, pick op or -1); null graph: seen once, not recorded
+    std::map<std::array<int64_t, 6>, void*> graphs;
     // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
     bool collectives_on_queue = true;
@@ -162,6 +163,7 @@ struct Engine::Impl {
     // step state
     const RadBatch* batch = nullptr;
     std::string step_error;
+    Engine::HostTimes host_times;
 
     void plan_ops();
     void plan_weights();
@@ -173,7 +175,8 @@ struct Engine::Impl {
     void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void device_check(int rc, const char* what) const;
     void stage_batch(const StepBatch& in, RadBatch* b);
-    void run_on_device(RadCtx* ctx, const RadBatch* b);
+    int64_t table_width(int64_t max_ctx) const;
+    void run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, const std::function<bool()>& pick);
     bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
     int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
     bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
@@ -782,6 +785,8 @@ int Engine::kv_block_size() const { return impl_->block; }
 int64_t Engine::kv_blocks() const { return impl_->blocks; }
 int64_t Engine::vocab() const { return impl_->vocab; }
 bool Engine::sample_on_card() const { return impl_->sample_op >= 0; }
+Engine::HostTimes Engine::host_times() const { return impl_->host_times; }
+void Engine::reset_host_times() { impl_->host_times = {}; }
 int64_t Engine::max_out_rows() const { return impl_->max_out; }
 const Declaration& Engine::declaration() const { return impl_->decl; }
 uint64_t Engine::arena_bytes() const { return impl_->arena.size; }
@@ -806,6 +811,8 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits) {
 void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
                   std::vector<int32_t>& tokens) {
     Impl& m = *impl_;
+    using Clock = std::chrono::steady_clock;
+    const auto t_enter = Clock::now();
     tokens.clear();
     const int64_t n_tok = static_cast<int64_t>(in.tokens.size());
     const int64_t n_seq = static_cast<int64_t>(in.cu_seqlens.size()) - 1;
@@ -868,6 +875,7 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
             picked[i] = draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f));
         if (pick_op >= 0 && pick_op == m.sample_op) m.stage_draws(draws, picked);
     }
+    const auto t_stage = Clock::now();
     if (m.dev) m.stage_batch(in, &b);
     m.step_error.clear();
     RadCtx ctx{&kCtxApi, &m};
@@ -878,20 +886,29 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
         logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
         return;
     }
-    m.run_on_device(&ctx, &b);
     const size_t n_picked = static_cast<size_t>(std::count(picked.begin(), picked.end(), 1));
-    if (n_picked) {
+    // The pick op and the copy of its ids to the host run after the model's ops, inside a recorded
+    // decode graph with them (every row is picked; the host ignores the ids of rows it samples).
+    auto pick = [&]() -> bool {
         const auto rows = static_cast<int64_t>(n_out);
         const RadOperandRef lg = rad_brows(m.decl.logits, rows), ids = rad_raw(m.stage_h + m.st_ids.off, RAD_I32, rows);
         const RadOperandRef with_argmax[2] = {lg, ids};
         const RadOperandRef with_sample[4] = {lg, rad_raw2(m.stage_h + m.st_cfg.off, RAD_F32, rows, 4),
                                               rad_raw(m.stage_h + m.st_u.off, RAD_F64, rows), ids};
         const bool by_sample = pick_op == m.sample_op;
+        // failures go to step_error, not an exception: a graph may be recording
+        auto failed = [&](const std::string& why) {
+            if (m.step_error.empty()) m.step_error = why;
+            return false;
+        };
         if (m.issue(pick_op, by_sample ? with_sample : with_argmax, by_sample ? 4 : 2, rows) != RAD_OK)
-            throw Error("step failed: " + m.step_error);
-        m.device_check(m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d.data + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream),
-                       "reading the tokens picked on the card");
-    }
+            return failed("picking the tokens on the card");
+        if (m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d.data + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream) != RAD_OK)
+            return failed(std::string("reading the tokens picked on the card: ") + m.dev->last_error());
+        return true;
+    };
+    const auto t_queue = Clock::now();
+    m.run_on_device(&ctx, &b, n_picked ? pick_op : -1, pick);
     const auto* lg_dev = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
     if (n_picked == 0 && n_out) {
         m.device_check(m.dev->copy(m.logits_h, lg_dev, n_out * V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
@@ -900,7 +917,15 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
             if (!picked[i])
                 m.device_check(m.dev->copy(m.logits_h + i * V, lg_dev + i * V, V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
     }
+    const auto t_wait = Clock::now();
     m.device_check(m.dev->sync(m.stream), "running the step");
+    const auto t_done = Clock::now();
+    auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
+    m.host_times.steps += 1;
+    m.host_times.prepare_us += us(t_stage - t_enter);
+    m.host_times.stage_us += us(t_queue - t_stage);
+    m.host_times.queue_us += us(t_wait - t_queue);
+    m.host_times.wait_us += us(t_done - t_wait);
     logits.resize(n_out * V);
     for (size_t i = 0; i < n_out; ++i)
         if (!picked[i]) std::memcpy(logits.data() + i * V, m.logits_h + i * V, V * 4);
@@ -950,21 +975,40 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
             throw Error("bad step: a context of " + std::to_string(b->max_ctx_len) + " tokens is longer than the plan's " +
                         std::to_string(opts.max_ctx));
         auto* dst = reinterpret_cast<int32_t*>(stage_h + st_bt.off);
-        const int64_t used = std::min<int64_t>(in.block_table_stride, stage_stride);
+        const int64_t width = table_width(b->max_ctx_len);
+        const int64_t used = std::min<int64_t>(in.block_table_stride, width);
         for (int64_t q = 0; q < n_seq; ++q) {  // each row's entries, then zeros to the card's stride
-            std::memcpy(dst + q * stage_stride, in.block_tables.data() + q * in.block_table_stride, static_cast<size_t>(used) * 4);
-            std::memset(dst + q * stage_stride + used, 0, static_cast<size_t>(stage_stride - used) * 4);
+            std::memcpy(dst + q * width, in.block_tables.data() + q * in.block_table_stride, static_cast<size_t>(used) * 4);
+            std::memset(dst + q * width + used, 0, static_cast<size_t>(width - used) * 4);
         }
         b->block_tables = dst;
-        b->block_table_stride = static_cast<int32_t>(stage_stride);
-        end += static_cast<uint64_t>(n_seq * stage_stride) * 4;
+        b->block_table_stride = static_cast<int32_t>(width);
+        end += static_cast<uint64_t>(n_seq * width) * 4;
     }
     device_check(dev->copy(stage_d.data, stage_h, end, RAD_COPY_H2D, stream), "copying the step's inputs");
 }
 
+// The block tables' width on the card for a step whose longest context is max_ctx: the blocks it
+// needs rounded up to a power of two, from 256 positions, at most the plan's. A kernel library
+// may size its work by the width (libgpu's decode attention cuts a context into splits by it, and
+// with one split it launches no merge), so short contexts do not pay for the plan's longest one;
+// recorded decode graphs are keyed by it. RADIANCE_TABLE_WIDTH=plan keeps the plan's width (an A/B
+// switch).
+int64_t Engine::Impl::table_width(int64_t max_ctx) const {
+    static const bool plan_width = [] {
+        const char* p = std::getenv("RADIANCE_TABLE_WIDTH");
+        return p && std::strcmp(p, "plan") == 0;
+    }();
+    if (plan_width || block <= 0) return stage_stride;
+    const int64_t need = (max_ctx + block - 1) / block;
+    int64_t w = (256 + block - 1) / block;
+    while (w < need) w *= 2;
+    return std::min(w, stage_stride);
+}
+
 // Decode steps of one shape are recorded as a graph on their second run and replayed after:
 // their launches differ only in the inputs, which sit at the same place every step.
-void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b) {
+void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, const std::function<bool()>& pick) {
     const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && (opts.world_size == 1 || collectives_on_queue);
     if (opts.comm && opts.comm->staging != graph_generation) {  // a new generation of the group: the
         for (auto& [k, g] : graphs)                              // recorded collectives name the old one
@@ -973,10 +1017,21 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b) {
         graph_generation = opts.comm->staging;
     }
     // An architecture may skip gathering the output rows when they are every row in order (a
-    // decode step's usual case), so that is part of a recorded step's shape too.
+    // decode step's usual case), so that is part of a recorded step's shape too, as is the block
+    // tables' width (table_width).
     bool every_row = b->n_out == b->n_tok;
     for (int32_t i = 0; every_row && i < b->n_out; ++i) every_row = b->out_ids[i] == i;
-    const std::array<int64_t, 4> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0};
+    // RADIANCE_PICK_IN_GRAPH=0 issues the pick op after the graph (an A/B switch)
+    static const bool pick_in_graph = [] {
+        const char* p = std::getenv("RADIANCE_PICK_IN_GRAPH");
+        return !(p && std::strcmp(p, "0") == 0);
+    }();
+    if (graphable && !pick_in_graph && pick_op >= 0) {
+        run_on_device(ctx, b, -1, pick);
+        if (!pick()) throw Error("step failed: " + step_error);
+        return;
+    }
+    const std::array<int64_t, 6> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op};
     auto it = graphable ? graphs.find(key) : graphs.end();
     if (it != graphs.end() && it->second) {
         device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");
@@ -985,6 +1040,7 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b) {
     const bool record = it != graphs.end();  // seen once: record this run
     if (record) device_check(dev->graph_begin(stream), "starting a graph");
     arch->step(ctx, b);
+    if (step_error.empty() && pick_op >= 0) pick();  // a failed pick leaves step_error
     if (record) {
         void* g = nullptr;
         int rc = dev->graph_end(stream, &g);

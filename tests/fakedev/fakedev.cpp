@@ -5,8 +5,8 @@
 // the engine's side: placement and device-only selection, the weights' upload, the arena, KV and
 // scratch on the card, the staged step inputs (a raw operand pointing anywhere else would read
 // the host array the arch saw, not the copy: this library's copies are real), greedy argmax on
-// the card, and decode graphs: between graph_begin and graph_end every launch is recorded (its
-// arguments deep-copied) instead of run, and graph_launch replays the records.
+// the card, and decode graphs: between graph_begin and graph_end every launch and copy is
+// recorded (a launch's arguments deep-copied) instead of run, and graph_launch replays the records.
 #include <radiance/kernels/rad_compose.h>
 #include <radiance/rad_ops.h>
 
@@ -24,7 +24,10 @@ int ref_add_rms_norm(const RadArgs* a) { return rad_compose_add_rms_norm(a, ref_
 int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_gemm, ref_swiglu); }
 
 struct Record {
-    RadLaunchFn fn;
+    RadLaunchFn fn;  // null: a recorded copy of n bytes from src to dst
+    void* dst = nullptr;
+    const void* src = nullptr;
+    uint64_t n = 0;
     std::vector<RadTensor> t;
     std::vector<RadParam> p;
     std::vector<std::unique_ptr<std::string>> strs;
@@ -104,7 +107,15 @@ void release(void* p) { std::free(p); }
 RadStream stream_create() { return reinterpret_cast<RadStream>(&g_stream_token); }
 void stream_destroy(RadStream) {}
 int copy(void* d, const void* s, uint64_t n, int, RadStream) {
-    if (g_capturing) return g_error = "a copy inside a graph capture", RAD_E_INTERNAL;
+    if (g_capturing) {  // recorded: a graph copies what the source holds when it replays
+        auto r = std::make_unique<Record>();
+        r->fn = nullptr;
+        r->dst = d;
+        r->src = s;
+        r->n = n;
+        g_capturing->launches.push_back(std::move(r));
+        return RAD_OK;
+    }
     std::memcpy(d, s, n);
     return RAD_OK;
 }
@@ -124,8 +135,13 @@ int graph_end(RadStream, void** out) {
     return *out ? RAD_OK : RAD_E_INTERNAL;
 }
 int graph_launch(void* g, RadStream) {
-    for (auto& r : static_cast<Graph*>(g)->launches)
+    for (auto& r : static_cast<Graph*>(g)->launches) {
+        if (!r->fn) {
+            std::memcpy(r->dst, r->src, r->n);
+            continue;
+        }
         if (int rc = r->fn(&r->a); rc != RAD_OK) return g_error = "a replayed launch failed", rc;
+    }
     return RAD_OK;
 }
 void graph_destroy(void* g) { delete static_cast<Graph*>(g); }

@@ -25,6 +25,11 @@ run card --placement device --kernels libfakedev
 same host card "greedy tokens on the card and the host"
 run tp2 --placement device --kernels libfakedev --tp 2
 same host tp2 "greedy tokens of two ranks and the host"
+# Past 256 positions the block tables on the card widen (a decode graph of its own is recorded
+# for the wider tables) while the step still picks on the card inside the graph.
+run host_long --placement host --kernels libref --decode 2 --in 240 --out 30
+run card_long --placement device --kernels libfakedev --decode 2 --in 240 --out 30
+same host_long card_long "greedy tokens across 256 positions on the card and the host"
 # Sampling: a cut of each kind, all of them, and none; each must really be drawn on the card.
 for s in 0.8,40,0.95,0.02 1.3,0,1,0 0.7,0,0.8,0 1,5,1,0 1,0,1,0.1; do
   run host_s --placement host --kernels libref --sample $s

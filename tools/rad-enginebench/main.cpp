@@ -277,10 +277,12 @@ int main(int argc, char** argv) {
             };
             const int warm = std::min(3, out);
             for (int t = 0; t < warm; ++t) step(t);
+            eng->reset_host_times();
             auto a = Clock::now();
             for (int t = warm; t < out; ++t) step(t);
             const double s = seconds(a, Clock::now());
             const int steps = out - warm;
+            const engine::Engine::HostTimes ht = eng->host_times();
             if (print_tokens)
                 for (int s = 0; s < B; ++s) {
                     std::printf("tokens %d:", s);
@@ -288,6 +290,12 @@ int main(int argc, char** argv) {
                     std::printf("\n");
                 }
             std::printf("%-10s %8d %10.4f %12.1f %12.3f\n", "decode", B, s, steps * B / s, 1e3 * s / steps);
+            if (ht.steps > 0) {  // the host's share of a step on a card; "outside": the loop's own work between steps
+                const double n = static_cast<double>(ht.steps), step_us = 1e6 * s / steps;
+                std::printf("host       %8d   us a step: check %.1f, stage %.1f, queue %.1f, wait %.1f, outside the engine %.1f\n", B,
+                            ht.prepare_us / n, ht.stage_us / n, ht.queue_us / n, ht.wait_us / n,
+                            step_us - (ht.prepare_us + ht.stage_us + ht.queue_us + ht.wait_us) / n);
+            }
             if (mixed <= 0) continue;
             // The same decode rows (positions from `in` again: their cache is rewritten) plus a
             // P-token chunk of sequence B, whose blocks follow the decoders'.

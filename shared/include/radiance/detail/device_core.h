@@ -42,7 +42,8 @@ typedef struct RadDeviceApi {
     int (*copy)(void* dst, const void* src, uint64_t bytes, int kind /* RadCopyKind */, RadStream s);
     int (*fill)(void* dst, int byte, uint64_t bytes, RadStream s);
     int (*sync)(RadStream s);
-    /* graphs: record what the rows queue between begin and end, replay it as one launch */
+    /* graphs: record what the rows and copy queue between begin and end, replay it as one launch
+     * (a recorded copy reads its source when the graph replays) */
     int (*graph_begin)(RadStream s);
     int (*graph_end)(RadStream s, void** graph);
     int (*graph_launch)(void* graph, RadStream s);

@@ -86,6 +86,17 @@ public:
     // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`).
     bool sample_on_card() const;
 
+    // Where the host's time of the steps on a card went since the last reset (microseconds, summed):
+    // checking the inputs, staging them (and queueing their copy), queueing the work (the graph or
+    // the launches, the copies back), and waiting for it. A benchmark's view of the turnaround
+    // between steps.
+    struct HostTimes {
+        int64_t steps = 0;
+        double prepare_us = 0, stage_us = 0, queue_us = 0, wait_us = 0;
+    };
+    HostTimes host_times() const;
+    void reset_host_times();
+
     struct Impl;  // public so the RadCtx callbacks in engine.cpp can reach it
 
 private:
