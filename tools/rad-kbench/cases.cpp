@@ -252,13 +252,16 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
     sampling(out, f, d, 1);
     sampling(out, f, d, small ? 24 : 64);
     attention(out, f, d, 1, 1, small ? 200 : 1000);      // one decode row
+    attention(out, f, d, 1, 1, small ? 150 : 250);       // one decode row whose context one block takes (libgpu: no merge)
+    attention(out, f, d, 1, 1, small ? 3000 : 5000);     // a long one: splits of several tiles each
     attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch
     attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512);  // a prefill chunk after a cached prefix
     attention(out, f, d, 1, small ? 40 : 64, small ? 120 : 160, small ? 12 : 256);  // a mixed step: decode rows and a chunk
-    // rope_attention: one decode row (many splits: k_merge writes q and k back turned), a batch
-    // with one split a row (the attention kernel writes them back), gptj pairs, and a prompt chunk
-    // (the chain)
+    // rope_attention: one decode row (many splits: k_merge writes q and k back turned), one whose
+    // context one block takes, a batch with one split a row (the attention kernel writes them
+    // back), gptj pairs, and a prompt chunk (the chain)
     attention(out, f, d, 1, 1, small ? 200 : 1000, 0, "neox");
+    attention(out, f, d, 1, 1, small ? 150 : 250, 0, "neox");  // one live split: the attention kernel writes them back
     attention(out, f, d, small ? 300 : 80, 1, small ? 40 : 64, 0, "neox");
     attention(out, f, d, 2, 1, small ? 90 : 300, 0, "gptj");
     attention(out, f, d, 1, small ? 32 : 128, small ? 100 : 256, 0, "neox");

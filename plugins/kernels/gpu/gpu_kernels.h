@@ -34,6 +34,13 @@ struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
     int own_row;  // 1: each row is its sequence's only one this step, and the kernel stores its k/v itself
     int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
+    // > 0: a row's context is cut into only as many of the splits as it needs for at most this many
+    // keys each (live_splits, k_paged.h), the rest idle; with one live split the attention kernel
+    // writes y itself and k_merge leaves the row alone. 0: every split takes a share.
+    int live_keys;
+    // 1: the decode kernel lets the next kernel launch only once its keys are in (the next one,
+    // with no merge between them, is a gemv whose early weight loads would queue beside its own)
+    int release_late;
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };
@@ -42,7 +49,8 @@ struct AttnGeom {
 // where it has no path (HIP, an f32 cache, head_dim other than 64 / 128, groups above 16).
 // With `rope` (every row its sequence's only one, rot_dim = head_dim) q and the own k are turned
 // as they load and, with one split, written back turned (k_merge writes them back otherwise).
-int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable* rope = nullptr);
+// It may lower g.splits and set g.live_keys (the caller's merge follows them).
+int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, const RopeTable* rope = nullptr);
 struct FlashGeom {
     int n_head, n_head_kv, block, n_seq, bt_stride, window;
     float scale, softcap;

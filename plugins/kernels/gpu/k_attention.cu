@@ -6,8 +6,8 @@
 // serves one row and one kv head (with up to kMaxGroup query heads that share it), its warps take
 // positions in turn with an online softmax, and the context is cut into `splits` chunks whose
 // partial results a second kernel merges. The split count depends only on the row count and the
-// block-table width (the plan's longest context), never on this step's lengths, so a decode step
-// recorded as a graph replays correctly at any context length.
+// block-table width (the engine's: the step's longest context rounded up), never on this step's
+// lengths, so a decode step recorded as a graph replays correctly at any context that width holds.
 #include <algorithm>
 #include <cfloat>
 #include <cstdlib>
@@ -230,10 +230,13 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 // own k unturned, so the block of (row, head h) writes q's head h back turned, and k's head h
 // where there is one, once every split is done (the chain leaves them turned in place).
 template <bool WIDE, bool ROPE>
-__global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom g, RopeBack rb) {
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
+    // One live split (g.live_keys): the attention kernel wrote y, and with ROPE q and k, itself.
+    const int live = live_splits(g, pos[i]);
+    if (live == 1) return;
     if constexpr (ROPE) {
         const int h = blockIdx.y;
         const int32_t p = rb.pos[i];
@@ -255,34 +258,34 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
     if constexpr (WIDE) {
         const int d = threadIdx.x < g.head_dim ? threadIdx.x : 0;
 #pragma unroll
-        for (int z = 0; z < kMaxSplits; ++z) v[z] = z < g.splits ? pp[z * stride + 2 + d] : 0.0f;
+        for (int z = 0; z < kMaxSplits; ++z) v[z] = z < live ? pp[z * stride + 2 + d] : 0.0f;
     }
     // Every split's (max, sum) at once into shared memory, then each split's weight: the loads of
     // one loop over splits after another were a chain of dependent round trips (~6 us a launch).
     __shared__ float wz[kMaxSplits], mz[kMaxSplits], lz[kMaxSplits];
-    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) {
+    for (int z = threadIdx.x; z < live; z += blockDim.x) {
         mz[z] = pp[z * stride];
         lz[z] = pp[z * stride + 1];
     }
     __syncthreads();
     float M = -FLT_MAX;
-    for (int z = 0; z < g.splits; ++z) M = fmaxf(M, mz[z]);
-    for (int z = threadIdx.x; z < g.splits; z += blockDim.x) wz[z] = __expf(mz[z] - M);
+    for (int z = 0; z < live; ++z) M = fmaxf(M, mz[z]);
+    for (int z = threadIdx.x; z < live; z += blockDim.x) wz[z] = __expf(mz[z] - M);
     __syncthreads();
     float L = 0.0f;
-    for (int z = 0; z < g.splits; ++z) L += lz[z] * wz[z];
+    for (int z = 0; z < live; ++z) L += lz[z] * wz[z];
     if constexpr (WIDE) {
         if (threadIdx.x >= g.head_dim) return;
         float a = 0.0f;
 #pragma unroll
         for (int z = 0; z < kMaxSplits; ++z)
-            if (z < g.splits) a += v[z] * wz[z];
+            if (z < live) a += v[z] * wz[z];
         y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + threadIdx.x] = L > 0.0f ? a / L : 0.0f;
     } else {
         for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
             float a = 0.0f;
 #pragma unroll 8
-            for (int z = 0; z < g.splits; ++z) a += pp[z * stride + 2 + d] * wz[z];
+            for (int z = 0; z < live; ++z) a += pp[z * stride + 2 + d] * wz[z];
             y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
         }
     }
@@ -294,18 +297,18 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, AttnGeom
 // 9,834 -> 9,678 (H200, 2026-12-03, two rounds each). RADIANCE_GPU_MERGE_WIDE=0 / 1 forces the
 // narrow / wide form (an A/B switch).
 // With `rb`, q and k are written back turned (rope_attention).
-void launch_merge(const float* part, float* y, const int32_t* cu, const AttnGeom& g, int64_t n, gpuStream_t s,
+void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, const AttnGeom& g, int64_t n, gpuStream_t s,
                   const RopeBack* rb = nullptr) {
     static const int force = env_int("RADIANCE_GPU_MERGE_WIDE", -1);
     const bool wide = force >= 0 ? force != 0 && g.head_dim <= 128 : g.splits > 8 && g.head_dim <= 128;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
     const RopeBack none{};
     if (rb) {
-        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, g, *rb);
-        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, g, *rb);
+        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, g, *rb);
+        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, g, *rb);
     } else {
-        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, g, none);
-        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, g, none);
+        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, g, none);
+        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, g, none);
     }
 }
 
@@ -336,7 +339,7 @@ int run_rope(const RadArgs* a, AttnGeom g, int64_t n, const RopeTable& t) {
     if (rc != RAD_OK || g.splits == 1) return rc;
     const RopeBack rb{static_cast<float*>(a->t[0].data), static_cast<float*>(a->t[1].data),
                       static_cast<const int32_t*>(a->t[5].data), t};
-    launch_merge(part, static_cast<float*>(a->t[8].data), static_cast<const int32_t*>(a->t[6].data), g, n, stream_of(a), &rb);
+    launch_merge(part, static_cast<float*>(a->t[8].data), static_cast<const int32_t*>(a->t[6].data), rb.pos, g, n, stream_of(a), &rb);
     return launched();
 }
 
@@ -378,7 +381,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
         if (rc != RAD_E_UNSUPPORTED) {
             if (rc == RAD_OK && g.splits > 1) {
-                launch_merge(part, static_cast<float*>(y->data), cp, g, n, s);
+                launch_merge(part, static_cast<float*>(y->data), cp, pp, g, n, s);
                 return launched();
             }
             return rc;
@@ -411,7 +414,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
-    if (g.splits > 1) launch_merge(part, yp, cp, g, n, s);
+    if (g.splits > 1) launch_merge(part, yp, cp, pp, g, n, s);
     return launched();
 }
 

@@ -5,14 +5,21 @@
 // cache reads (rad-enginebench on an H200: 16.9 ms a step against 7.6 at 128 context). Here a
 // block serves the same (row, kv head, split) but the GQA group's query heads are the rows of an
 // m16n8k16 tile (rows past the group are zero): key and value tiles of 64 positions come from the
-// paged cache into shared memory by cp.async, two buffers each; each of the 4 warps takes 16 keys
+// paged cache into shared memory by cp.async, two buffers each; each of the W warps takes 16 keys
 // of a tile, S = Q K^T in 16 mma, an online softmax over its keys (exp2 units), O += P V in 16
-// mma. The warps' states merge through shared memory at the end, into y (one split) or into the
-// partials k_merge combines, in k_attend's layout (the max in natural-log units).
+// mma. The warps' states merge through shared memory at the end, into y (one live split) or into
+// the partials k_merge combines, in k_attend's layout (the max in natural-log units).
+//
+// A split's first two tiles load at once (both buffers are free then), so a split of up to two
+// tiles costs one round trip to memory. For a few rows (batch-1 decode) the block has 8 warps
+// (128-key tiles) and the splits go live only as the context needs them, 256 keys each
+// (AttnGeom::live_keys): a context of up to 256 keys is one block a kv head that writes y
+// itself, and k_merge has nothing to do.
 //
 // In decode (own_row) the row's own k and v come from the step's inputs, narrowed as the cache
 // holds them, and split 0 stores them; the first tiles of earlier positions load before
 // gpu_grid_wait (no kernel of the step writes them).
+#include <algorithm>
 #include <cfloat>
 
 #include "k_mma.h"
@@ -25,30 +32,32 @@ namespace gpu {
 namespace {
 using namespace mma;
 
-constexpr int kDecWarps = 4, kTile = 64;  // keys a tile, 16 a warp
-constexpr int kQRows = 16;                // query heads of one kv head an mma tile holds
+constexpr int kQRows = 16;  // query heads of one kv head an mma tile holds
+template <int W>
+constexpr int tile_keys() { return W * 16; }  // keys a tile, 16 a warp
 
 // Dynamic shared memory: the Q tile, two K and two V tiles; the warps' final states (16 rows x D
 // floats each, then their maxima and sums) reuse the tiles. ROPE adds the own k row turned, in
 // f32, after the tiles.
-template <int D>
-constexpr size_t dec_tiles_bytes() { return static_cast<size_t>(kQRows + 4 * kTile) * (D + 8) * sizeof(gpu_bf16); }
-template <int D, bool ROPE>
-constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D>() + (ROPE ? D * sizeof(float) : 0); }
-static_assert(kDecWarps * kQRows * (128 + 2) * sizeof(float) <= 4 * kTile * (128 + 8) * sizeof(gpu_bf16),
-              "the warps' states fit in the tile buffers");
+template <int D, int W>
+constexpr size_t dec_tiles_bytes() { return static_cast<size_t>(kQRows + 4 * tile_keys<W>()) * (D + 8) * sizeof(gpu_bf16); }
+template <int D, int W, bool ROPE>
+constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D, W>() + (ROPE ? D * sizeof(float) : 0); }
+static_assert(4 * kQRows * (128 + 2) * sizeof(float) <= 4 * tile_keys<4>() * (128 + 8) * sizeof(gpu_bf16),
+              "the warps' states fit in the tile buffers (W warps' states, W * 16-key tiles)");
 
 // ROPE (rope_attention, decode only: rot_dim = D): q and the own k arrive unturned; the block
 // turns its group's q heads and its own k with k_rope.h's arithmetic as it loads them, and with
 // one split (no other block reads those heads) writes them back turned; k_merge does that
 // otherwise.
-template <int D, bool ROPE>
-__global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* kin, const float* __restrict__ vin,
+template <int D, int W, bool ROPE>
+__global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, const float* __restrict__ vin,
                                                               gpu_bf16* __restrict__ kc, gpu_bf16* __restrict__ vc,
                                                               const int32_t* __restrict__ pos, const int32_t* __restrict__ cu,
                                                               const int32_t* __restrict__ bt, float* __restrict__ y,
                                                               float* __restrict__ part, AttnGeom g, int block_shift, RopeTable rt) {
     constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
+    constexpr int kTile = tile_keys<W>();
     extern __shared__ __align__(16) gpu_bf16 smem[];
     gpu_bf16* sq = smem;
     auto sk = [&](int b) { return smem + (kQRows + b * kTile) * P; };
@@ -63,9 +72,12 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     if (g.single_only && cu[lo + 1] - cu[lo] != 1) return;  // the whole block: before any barrier
     const int32_t* table = bt + static_cast<int64_t>(lo) * g.bt_stride;
     const int p = pos[i];
+    const int live = live_splits(g, p);
+    if (z >= live) return;  // the whole block: no share of this row's context
     int j0, j1;  // this split's keys: [j0, j1)
     split_range(g, p, z, j0, j1);
     const int n_tiles = j1 > j0 ? (j1 - j0 + kTile - 1) / kTile : 0;
+    const bool pre = n_tiles > 1;  // tile 1 loads with tile 0
     const bool own = g.own_row != 0;
     const int64_t head_off = static_cast<int64_t>(kvh) * D;
     const float* kown = kin + i * g.k_pitch + head_off;  // ROPE: the turned copy in shared memory once made
@@ -75,7 +87,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     // zero-filled (masked; zeros keep them finite), and in decode the row's own key is skipped
     // (put_own writes it).
     auto load = [&](gpu_bf16* dst, const gpu_bf16* cache, int t0) {
-        for (int e = threadIdx.x; e < kTile * D / 8; e += kDecWarps * 32) {
+        for (int e = threadIdx.x; e < kTile * D / 8; e += W * 32) {
             const int r = e / (D / 8), d = (e % (D / 8)) * 8;
             const int j = t0 + r;
             if (own && j == p) continue;
@@ -88,21 +100,25 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     // (plain stores: the barrier after the tile's cp.async wait publishes them with it).
     auto put_own = [&](gpu_bf16* dst, const float* src, int t0) {
         if (!own || p < t0 || p >= t0 + kTile) return;
-        for (int d = threadIdx.x * 8; d < D; d += kDecWarps * 32 * 8) {
+        for (int d = threadIdx.x * 8; d < D; d += W * 32 * 8) {
             const float4 a = *reinterpret_cast<const float4*>(src + d), b = *reinterpret_cast<const float4*>(src + d + 4);
             *reinterpret_cast<uint4*>(&dst[(p - t0) * P + d]) =
                 make_uint4(pack_bf16(a.x, a.y), pack_bf16(a.z, a.w), pack_bf16(b.x, b.y), pack_bf16(b.z, b.w));
         }
     };
 
-    if (own && n_tiles > 0) {
-        load(sk(0), kc, j0);
-        cp_async_commit();
-        load(sv(0), vc, j0);
-        cp_async_commit();
-    }
+    // K(0), V(0), then with `pre` K(1), V(1): one commit group each, in that order
+    auto first_loads = [&] {
+        for (int t = 0; t < (pre ? 2 : 1); ++t) {
+            load(sk(t), kc, j0 + t * kTile);
+            cp_async_commit();
+            load(sv(t), vc, j0 + t * kTile);
+            cp_async_commit();
+        }
+    };
+    if (own && n_tiles > 0) first_loads();
     gpu_grid_wait();
-    gpu_grid_release();
+    if (!g.release_late) gpu_grid_release();
     if constexpr (ROPE) {
         // The group's q heads turned into the tile and the own k row turned into shared memory
         // (put_own and the cache store read it there), the own k as a 17th row; with one split
@@ -111,8 +127,8 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
         // .. + 3 in either layout: their angles once, in registers, while its loads are in flight.
         // Neox pairs (j, j + D / 2): float4s at d = 4 c4 and d + D / 2; gptj (2j, 2j + 1): float4s
         // at d = 8 c4 and d + 4.
-        float* sko = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + dec_tiles_bytes<D>());
-        constexpr int T = kDecWarps * 32, E = (kQRows + 1) * (D / 8), IT = (E + T - 1) / T;
+        float* sko = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + dec_tiles_bytes<D, W>());
+        constexpr int T = W * 32, E = (kQRows + 1) * (D / 8), IT = (E + T - 1) / T;
         static_assert(T % (D / 8) == 0, "a thread's column chunk is the same in every row it takes");
         const int c4 = threadIdx.x % (D / 8);
         const int d = rt.neox ? c4 * 4 : c4 * 8, d2 = rt.neox ? d + D / 2 : d + 4;
@@ -131,7 +147,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
         float cs[4], sn[4];
 #pragma unroll
         for (int u = 0; u < 4; ++u) rope_angle(rt, p, c4 * 4 + u, cs[u], sn[u]);
-        const bool back = g.splits == 1;
+        const bool back = live == 1;
 #pragma unroll
         for (int it = 0; it < IT; ++it) {
             const int e = threadIdx.x + it * T, r = e / (D / 8);
@@ -174,13 +190,12 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     }
     if (n_tiles > 0) {
         if (own) {
-            put_own(sk(0), kown, j0);
-            put_own(sv(0), vown, j0);
+            for (int t = 0; t < (pre ? 2 : 1); ++t) {
+                put_own(sk(t), kown, j0 + t * kTile);
+                put_own(sv(t), vown, j0 + t * kTile);
+            }
         } else {
-            load(sk(0), kc, j0);
-            cp_async_commit();
-            load(sv(0), vc, j0);
-            cp_async_commit();
+            first_loads();
         }
     }
     if (own && z == 0 && warp == 0) {  // the row's k (ROPE: turned) and v into its cache slot, for later steps
@@ -192,7 +207,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     }
     if constexpr (!ROPE) {
         // Q: the group's heads as rows 0..group-1 of a 16-row tile, narrowed to bf16.
-        for (int e = threadIdx.x; e < kQRows * D / 4; e += kDecWarps * 32) {
+        for (int e = threadIdx.x; e < kQRows * D / 4; e += W * 32) {
             const int r = e / (D / 4), d = (e % (D / 4)) * 4;
             float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
             if (r < group) v = *reinterpret_cast<const float4*>(q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D + d);
@@ -211,17 +226,19 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     // Rows lane/4 (a) and lane/4 + 8 (b): running max (log2 units) and this thread's share of the sum.
     float m_a = -FLT_MAX, m_b = -FLT_MAX, l_a = 0.f, l_b = 0.f;
-    // Outstanding groups at the top of every iteration: K(t), V(t), in that order.
+    // Outstanding groups at the top of every iteration: K(t), V(t), in that order; at t = 0 with
+    // `pre` K(1) and V(1) after them, which the iteration then does not issue.
     for (int t = 0, buf = 0; t < n_tiles; ++t, buf ^= 1) {
         const int t0 = j0 + t * kTile;
-        const bool more = t + 1 < n_tiles;
-        cp_async_wait_all_but_newest();  // K(t) has landed
+        const bool ahead = pre && t == 0;  // tile t + 1 is in flight already
+        const bool more = t + 1 < n_tiles && !ahead;
+        if (ahead) cp_async_wait_group<3>(); else cp_async_wait_all_but_newest();  // K(t) has landed
         __syncthreads();
         if (more) {
             load(sk(buf ^ 1), kc, t0 + kTile);
             put_own(sk(buf ^ 1), kown, t0 + kTile);
         }
-        cp_async_commit();
+        if (!ahead) cp_async_commit();
         const int wj = t0 + kb;
         const bool active = wj < j1;  // the warp has keys in this tile
         uint32_t pa[1][4];  // P as the A fragment of one k16 step
@@ -253,13 +270,13 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
             l_b = l_b * cb + sb;
             rescale_o(o, ca, cb);
         }
-        cp_async_wait_all_but_newest();  // V(t) has landed (K(t+1) may still be in flight)
+        if (ahead) cp_async_wait_group<2>(); else cp_async_wait_all_but_newest();  // V(t) has landed (K(t+1) may not)
         __syncthreads();
         if (more) {
             load(sv(buf ^ 1), vc, t0 + kTile);
             put_own(sv(buf ^ 1), vown, t0 + kTile);
         }
-        cp_async_commit();
+        if (!ahead) cp_async_commit();
         if (active) {
             const gpu_bf16* vt = sv(buf);
 #pragma unroll
@@ -271,6 +288,7 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
             }
         }
     }
+    if (g.release_late) gpu_grid_release();
     l_a = quad_sum(l_a);
     l_b = quad_sum(l_b);
 
@@ -279,8 +297,8 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     asm volatile("cp.async.wait_all;\n" ::);  // the last (empty) groups
     __syncthreads();
     float* so = reinterpret_cast<float*>(smem);  // [warp][row][D]
-    float* sm = so + kDecWarps * kQRows * D;      // [warp][row]
-    float* sl = sm + kDecWarps * kQRows;
+    float* sm = so + W * kQRows * D;      // [warp][row]
+    float* sl = sm + W * kQRows;
     const int ra = lane / 4, rb = ra + 8;
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) {
@@ -296,19 +314,19 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     }
     __syncthreads();
     constexpr float kLn2 = 0.6931471805599453f;
-    for (int e = threadIdx.x; e < group * D; e += kDecWarps * 32) {
+    for (int e = threadIdx.x; e < group * D; e += W * 32) {
         const int r = e / D, d = e % D;
         float M = -FLT_MAX;
 #pragma unroll
-        for (int w = 0; w < kDecWarps; ++w) M = fmaxf(M, sm[w * kQRows + r]);
+        for (int w = 0; w < W; ++w) M = fmaxf(M, sm[w * kQRows + r]);
         float L = 0.f, acc = 0.f;
 #pragma unroll
-        for (int w = 0; w < kDecWarps; ++w) {
+        for (int w = 0; w < W; ++w) {
             const float c = fast_exp2(sm[w * kQRows + r] - M);
             L += sl[w * kQRows + r] * c;
             acc += so[(w * kQRows + r) * D + d] * c;
         }
-        if (g.splits == 1) {
+        if (live == 1) {
             y[i * g.y_pitch + static_cast<int64_t>(h0 + r) * D + d] = L > 0.f ? acc / L : 0.f;
         } else {  // partial: [row][head][split] of (m, l, acc[head_dim]), m in natural-log units
             float* pp = part + ((i * g.n_head + h0 + r) * g.splits + z) * (D + 2);
@@ -321,14 +339,14 @@ __global__ void __launch_bounds__(kDecWarps * 32) k_attend_tc(float* q, float* k
     }
 }
 
-// The kernel for one head_dim. Above the default 48 KiB of dynamic shared memory a kernel must
-// ask for it, once per kernel: a static per instantiation (one inside a generic lambda was shared
-// by both head_dims, whose kernels have the same type).
-template <int D, bool ROPE>
+// The kernel for one head_dim and warp count. Above the default 48 KiB of dynamic shared memory a
+// kernel must ask for it, once per kernel: a static per instantiation (one inside a generic lambda
+// was shared by both head_dims, whose kernels have the same type).
+template <int D, int W, bool ROPE>
 int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable& rt) {
-    constexpr size_t smem = dec_smem_bytes<D, ROPE>();
+    constexpr size_t smem = dec_smem_bytes<D, W, ROPE>();
     static const gpuError_t attr =
-        gpuFuncSetAttribute((k_attend_tc<D, ROPE>), gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        gpuFuncSetAttribute((k_attend_tc<D, W, ROPE>), gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (attr != gpuSuccess) return RAD_E_INTERNAL;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head_kv), static_cast<unsigned>(g.splits));
     auto* q = static_cast<float*>(a->t[0].data);  // written (turned) only with ROPE
@@ -338,15 +356,22 @@ int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
-    gpu_launch(k_attend_tc<D, ROPE>, grid, kDecWarps * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
+    gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
                block_shift_of(g.block), rt);
     return launched();
+}
+
+template <int W>
+int launch_tc_for(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable* rope) {
+    const RopeTable none{};
+    if (rope) return g.head_dim == 128 ? launch_tc<128, W, true>(a, g, n, part, *rope) : launch_tc<64, W, true>(a, g, n, part, *rope);
+    return g.head_dim == 128 ? launch_tc<128, W, false>(a, g, n, part, none) : launch_tc<64, W, false>(a, g, n, part, none);
 }
 
 }  // namespace
 #endif
 
-int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const RopeTable* rope) {
+int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, const RopeTable* rope) {
 #if RAD_GPU_CUDA
     const RadTensor *q = &a->t[0], *k = &a->t[1], *v = &a->t[2], *kc = &a->t[3];
     const int group = g.n_head / g.n_head_kv;
@@ -356,9 +381,25 @@ int attention_decode_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* p
         reinterpret_cast<uintptr_t>(k->data) % 16 || reinterpret_cast<uintptr_t>(v->data) % 16)
         return RAD_E_UNSUPPORTED;
     if (rope && (!g.own_row || rope->half * 2 != g.head_dim)) return RAD_E_UNSUPPORTED;
-    const RopeTable none{};
-    if (rope) return g.head_dim == 128 ? launch_tc<128, true>(a, g, n, part, *rope) : launch_tc<64, true>(a, g, n, part, *rope);
-    return g.head_dim == 128 ? launch_tc<128, false>(a, g, n, part, none) : launch_tc<64, false>(a, g, n, part, none);
+    // A few rows (up to 32 row x kv-head blocks a split): 8 warps, and splits live only as the
+    // context needs them (two 128-key tiles each); as many splits as the block tables' width needs
+    // that way (one for a width of up to 256 positions: no k_merge launch), at most one block a
+    // multiprocessor. RADIANCE_GPU_ATTN_WARPS=4 / 8 forces the form (an A/B switch; 4: every split
+    // live, as before).
+    static const int warps = env_int("RADIANCE_GPU_ATTN_WARPS");
+    const bool big = warps > 0 ? warps == 8 : n * g.n_head_kv <= 32;
+    if (!big) return launch_tc_for<4>(a, g, n, part, rope);
+    g.live_keys = 2 * tile_keys<8>();
+    // RADIANCE_GPU_ATTN_LATE=0 lets the next kernel launch right after the wait (an A/B switch)
+    static const bool late = env_flag("RADIANCE_GPU_ATTN_LATE", true);
+    g.release_late = late ? 1 : 0;
+    const int64_t sms = sm_count() > 0 ? sm_count() : 132;
+    const int64_t cap = std::max<int64_t>(1, sms / std::max<int64_t>(1, n * g.n_head_kv));
+    int64_t ctx = static_cast<int64_t>(g.bt_stride) * g.block;
+    if (g.window > 0 && g.window < ctx) ctx = g.window;
+    const int64_t need = std::max<int64_t>(1, (ctx + g.live_keys - 1) / g.live_keys);
+    g.splits = static_cast<int>(std::min<int64_t>({static_cast<int64_t>(g.splits), cap, need}));
+    return launch_tc_for<8>(a, g, n, part, rope);
 #else
     (void)a; (void)g; (void)n; (void)part; (void)rope;
     return RAD_E_UNSUPPORTED;

@@ -36,6 +36,8 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool va
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all_but_newest() { asm volatile("cp.async.wait_group 1;\n" ::); }
+template <int N>  // until at most the N newest groups are in flight
+__device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // 2^x in one MUFU instruction (exp2f adds range handling a softmax does not need: its arguments
 // are <= 0 and a flush to zero of tiny results is what it wants).

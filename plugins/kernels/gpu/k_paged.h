@@ -24,12 +24,25 @@ __device__ __forceinline__ int64_t paged_row(const int32_t* table, int j, int bl
     return static_cast<int64_t>(table[blk]) * block + off;
 }
 
-// Split z's keys [j0, j1) of a row at position p: the visible positions (all before p, or the
-// window's) cut into g.splits equal chunks, the last ones empty when the row is short.
+// The visible positions of a row at position p: [first, p].
+__device__ __forceinline__ int visible_first(const AttnGeom& g, int p) { return g.window > 0 ? max(0, p - g.window + 1) : 0; }
+
+// The splits that take a share of a row at position p: all of them, or with live_keys only as many
+// as hold at most live_keys keys each (at least one).
+__device__ __forceinline__ int live_splits(const AttnGeom& g, int p) {
+    if (g.live_keys <= 0) return g.splits;
+    const int len = p + 1 - visible_first(g, p);
+    const int s = (len + g.live_keys - 1) / g.live_keys;
+    return s < 1 ? 1 : s > g.splits ? g.splits : s;
+}
+
+// Split z's keys [j0, j1) of a row at position p: the visible positions cut into live_splits equal
+// chunks, the last ones empty when the row is short (and every split past the live ones).
 __device__ __forceinline__ void split_range(const AttnGeom& g, int p, int z, int& j0, int& j1) {
-    const int first = g.window > 0 ? max(0, p - g.window + 1) : 0;
+    const int first = visible_first(g, p);
     const int len = p + 1 - first;
-    const int per = (len + g.splits - 1) / g.splits;
+    const int live = live_splits(g, p);
+    const int per = (len + live - 1) / live;
     j0 = first + z * per;
     j1 = min(p + 1, j0 + per);
 }
