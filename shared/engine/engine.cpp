@@ -144,6 +144,7 @@ struct Engine::Impl {
     uint8_t* stage_h = nullptr;
     Bytes stage_d;
     uint64_t stage_bytes = 0;
+    uint64_t stage_used = 0;  // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
     // block-table width, pick op or -1); null graph: seen once, not recorded
@@ -953,8 +954,8 @@ void Engine::Impl::stage_draws(const std::vector<CardDraw>& draws, const std::ve
     }
 }
 
-// The step's inputs into their fixed regions (block tables padded to the card's stride), the
-// batch pointed at them, and one copy to the card.
+// The step's inputs into their fixed regions (block tables padded to the card's stride) and the
+// batch pointed at them; run_on_device copies them to the card in one copy.
 void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
     const int64_t n_seq = b->n_seq;
     auto put = [&](const StageRegion& r, const int32_t* src, size_t n) -> const int32_t* {
@@ -985,7 +986,7 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
         b->block_table_stride = static_cast<int32_t>(width);
         end += static_cast<uint64_t>(n_seq * width) * 4;
     }
-    device_check(dev->copy(stage_d.data, stage_h, end, RAD_COPY_H2D, stream), "copying the step's inputs");
+    stage_used = end;  // copied by run_on_device, inside a recorded decode graph
 }
 
 // The block tables' width on the card for a step whose longest context is max_ctx: the blocks it
@@ -1031,15 +1032,26 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, co
         if (!pick()) throw Error("step failed: " + step_error);
         return;
     }
+    // The inputs' copy is the recorded graph's first node (its size follows the key's sequences
+    // and table width): one launch a step instead of a copy and a launch. RADIANCE_COPY_IN_GRAPH=0
+    // queues it before the graph (an A/B switch).
+    static const bool copy_in_graph = [] {
+        const char* p = std::getenv("RADIANCE_COPY_IN_GRAPH");
+        return !(p && std::strcmp(p, "0") == 0);
+    }();
+    auto copy_inputs = [&] { return dev->copy(stage_d.data, stage_h, stage_used, RAD_COPY_H2D, stream); };
     const std::array<int64_t, 6> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op};
     auto it = graphable ? graphs.find(key) : graphs.end();
-    if (it != graphs.end() && it->second) {
+    const bool record = it != graphs.end();  // seen once: record this run
+    if (!(record && copy_in_graph)) device_check(copy_inputs(), "copying the step's inputs");
+    if (record && it->second) {
         device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");
         return;
     }
-    const bool record = it != graphs.end();  // seen once: record this run
     if (record) device_check(dev->graph_begin(stream), "starting a graph");
-    arch->step(ctx, b);
+    if (record && copy_in_graph && copy_inputs() != RAD_OK && step_error.empty())
+        step_error = std::string("copying the step's inputs: ") + dev->last_error();
+    if (step_error.empty()) arch->step(ctx, b);
     if (step_error.empty() && pick_op >= 0) pick();  // a failed pick leaves step_error
     if (record) {
         void* g = nullptr;

@@ -38,9 +38,6 @@ struct AttnGeom {
     // keys each (live_splits, k_paged.h), the rest idle; with one live split the attention kernel
     // writes y itself and k_merge leaves the row alone. 0: every split takes a share.
     int live_keys;
-    // 1: the decode kernel lets the next kernel launch only once its keys are in (the next one,
-    // with no merge between them, is a gemv whose early weight loads would queue beside its own)
-    int release_late;
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 };

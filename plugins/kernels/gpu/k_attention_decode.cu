@@ -14,7 +14,12 @@
 // tiles costs one round trip to memory. For a few rows (batch-1 decode) the block has 8 warps
 // (128-key tiles) and the splits go live only as the context needs them, 256 keys each
 // (AttnGeom::live_keys): a context of up to 256 keys is one block a kv head that writes y
-// itself, and k_merge has nothing to do.
+// itself, and with block tables that narrow no k_merge is launched. Measured level with the
+// 4-warp form and its merge at batch 1 (8B shape, H200, 2026-12-03: 245.6 / 246.1 against
+// 245.4 / 246.0 tok/s): the timeline puts the one block at 16.3 us exposed a layer against 10.4
+// for 12 splits plus 6.3 for k_merge, its 8 blocks each reading the whole context; kept for the
+// launch a layer fewer and a split count that no longer follows the plan's longest context.
+// (Letting the next kernel launch only once the keys were in was level too.)
 //
 // In decode (own_row) the row's own k and v come from the step's inputs, narrowed as the cache
 // holds them, and split 0 stores them; the first tiles of earlier positions load before
@@ -118,7 +123,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     };
     if (own && n_tiles > 0) first_loads();
     gpu_grid_wait();
-    if (!g.release_late) gpu_grid_release();
+    gpu_grid_release();
     if constexpr (ROPE) {
         // The group's q heads turned into the tile and the own k row turned into shared memory
         // (put_own and the cache store read it there), the own k as a 17th row; with one split
@@ -288,7 +293,6 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
             }
         }
     }
-    if (g.release_late) gpu_grid_release();
     l_a = quad_sum(l_a);
     l_b = quad_sum(l_b);
 
@@ -390,9 +394,6 @@ int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, c
     const bool big = warps > 0 ? warps == 8 : n * g.n_head_kv <= 32;
     if (!big) return launch_tc_for<4>(a, g, n, part, rope);
     g.live_keys = 2 * tile_keys<8>();
-    // RADIANCE_GPU_ATTN_LATE=0 lets the next kernel launch right after the wait (an A/B switch)
-    static const bool late = env_flag("RADIANCE_GPU_ATTN_LATE", true);
-    g.release_late = late ? 1 : 0;
     const int64_t sms = sm_count() > 0 ? sm_count() : 132;
     const int64_t cap = std::max<int64_t>(1, sms / std::max<int64_t>(1, n * g.n_head_kv));
     int64_t ctx = static_cast<int64_t>(g.bt_stride) * g.block;
