@@ -1042,9 +1042,10 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, co
     auto copy_inputs = [&] { return dev->copy(stage_d.data, stage_h, stage_used, RAD_COPY_H2D, stream); };
     const std::array<int64_t, 6> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op};
     auto it = graphable ? graphs.find(key) : graphs.end();
-    const bool record = it != graphs.end();  // seen once: record this run
-    if (!(record && copy_in_graph)) device_check(copy_inputs(), "copying the step's inputs");
-    if (record && it->second) {
+    const bool replay = it != graphs.end() && it->second;
+    const bool record = it != graphs.end() && !it->second;  // seen once: record this run
+    if (!((replay || record) && copy_in_graph)) device_check(copy_inputs(), "copying the step's inputs");
+    if (replay) {
         device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");
         return;
     }
