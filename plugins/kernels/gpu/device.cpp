@@ -134,5 +134,6 @@ int open_device(const RadMachine* m) {
 
 const RadDeviceApi* device_api() { return g_open ? &g_api : nullptr; }
 int sm_count() { return g_prop.multiProcessorCount; }
+uint64_t smem_per_sm() { return g_prop.sharedMemPerMultiprocessor; }
 
 }  // namespace gpu

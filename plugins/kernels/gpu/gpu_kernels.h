@@ -6,8 +6,9 @@
 
 namespace gpu {
 
-// The card's multiprocessors (device.cpp).
+// The card's multiprocessors and the shared memory each one has (device.cpp).
 int sm_count();
+uint64_t smem_per_sm();
 
 // Elementwise and row ops (k_elementwise.cu).
 int embed(const RadArgs* a);

@@ -14,12 +14,13 @@
 // tiles costs one round trip to memory. For a few rows (batch-1 decode) the block has 8 warps
 // (128-key tiles) and the splits go live only as the context needs them, 256 keys each
 // (AttnGeom::live_keys): a context of up to 256 keys is one block a kv head that writes y
-// itself, and with block tables that narrow no k_merge is launched. Measured level with the
-// 4-warp form and its merge at batch 1 (8B shape, H200, 2026-12-03: 245.6 / 246.1 against
-// 245.4 / 246.0 tok/s): the timeline puts the one block at 16.3 us exposed a layer against 10.4
-// for 12 splits plus 6.3 for k_merge, its 8 blocks each reading the whole context; kept for the
-// launch a layer fewer and a split count that no longer follows the plan's longest context.
-// (Letting the next kernel launch only once the keys were in was level too.)
+// itself, and with block tables that narrow no k_merge is launched. That was level with the
+// 4-warp form and its merge at batch 1 and 128-256 positions (8B shape, H200, 2026-12-03: 245.6 /
+// 246.1 against 245.4 / 246.0 tok/s; the timeline puts the one block at 16.3 us exposed a layer
+// against 10.4 for 12 splits plus 6.3 for k_merge: 8 blocks each reading the whole context),
+// slower where the 4-warp blocks all fit on the card at once and faster where they do not
+// (attention_decode_tc's choice). (Letting the next kernel launch only once the keys were in was
+// level too.)
 //
 // In decode (own_row) the row's own k and v come from the step's inputs, narrowed as the cache
 // holds them, and split 0 stores them; the first tiles of earlier positions load before
@@ -385,16 +386,23 @@ int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, c
         reinterpret_cast<uintptr_t>(k->data) % 16 || reinterpret_cast<uintptr_t>(v->data) % 16)
         return RAD_E_UNSUPPORTED;
     if (rope && (!g.own_row || rope->half * 2 != g.head_dim)) return RAD_E_UNSUPPORTED;
-    // A few rows (up to 32 row x kv-head blocks a split): 8 warps, and splits live only as the
-    // context needs them (two 128-key tiles each); as many splits as the block tables' width needs
-    // that way (one for a width of up to 256 positions: no k_merge launch), at most one block a
-    // multiprocessor. RADIANCE_GPU_ATTN_WARPS=4 / 8 forces the form (an A/B switch; 4: every split
-    // live, as before).
+    // A few rows (up to 32 row x kv-head blocks a split) whose 4-warp blocks would not all fit on
+    // the card at once: 8 warps, and splits live only as the context needs them (two 128-key tiles
+    // each); as many splits as the block tables' width needs that way (one for a width of up to
+    // 256 positions: no k_merge launch), at most one block a multiprocessor. Measured on the 8B
+    // shape (H200, 2026-12-03, two rounds): 2 and 4 rows at 512-640 positions (512 and 544 4-warp
+    // blocks, 396 fit) 288.5 -> 297.9 and 618 -> 635 tok/s; but 1 row at 1,024-1,152 positions
+    // (256 blocks, all resident) 244.8 -> 238.8, the 8-warp blocks too few to spread the reads,
+    // and at 128-256 positions level. RADIANCE_GPU_ATTN_WARPS=4 / 8 forces the form (an A/B
+    // switch; 4: every split live).
     static const int warps = env_int("RADIANCE_GPU_ATTN_WARPS");
-    const bool big = warps > 0 ? warps == 8 : n * g.n_head_kv <= 32;
+    const int64_t sms = sm_count() > 0 ? sm_count() : 132;
+    const uint64_t smem4 = g.head_dim == 128 ? dec_smem_bytes<128, 4, true>() : dec_smem_bytes<64, 4, true>();
+    const int64_t per_sm = smem_per_sm() > 0 ? std::max<int64_t>(1, static_cast<int64_t>(smem_per_sm() / (smem4 + 1024))) : 3;
+    const bool one_wave = n * g.n_head_kv * g.splits <= per_sm * sms;
+    const bool big = warps > 0 ? warps == 8 : n * g.n_head_kv <= 32 && !one_wave;
     if (!big) return launch_tc_for<4>(a, g, n, part, rope);
     g.live_keys = 2 * tile_keys<8>();
-    const int64_t sms = sm_count() > 0 ? sm_count() : 132;
     const int64_t cap = std::max<int64_t>(1, sms / std::max<int64_t>(1, n * g.n_head_kv));
     int64_t ctx = static_cast<int64_t>(g.bt_stride) * g.block;
     if (g.window > 0 && g.window < ctx) ctx = g.window;
