@@ -134,6 +134,12 @@ int open_device(const RadMachine* m) {
 
 const RadDeviceApi* device_api() { return g_open ? &g_api : nullptr; }
 int sm_count() { return g_prop.multiProcessorCount; }
-uint64_t smem_per_sm() { return g_prop.sharedMemPerMultiprocessor; }
+uint64_t smem_per_sm() {
+#if RAD_GPU_CUDA
+    return g_prop.sharedMemPerMultiprocessor;
+#else
+    return g_prop.maxSharedMemoryPerMultiProcessor;  // HIP's name for it
+#endif
+}
 
 }  // namespace gpu
