@@ -373,6 +373,32 @@ int launch_tc_for(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, c
     return g.head_dim == 128 ? launch_tc<128, W, false>(a, g, n, part, none) : launch_tc<64, W, false>(a, g, n, part, none);
 }
 
+// The split count of the 8-warp form for n rows, or 0 where the 4-warp form serves them: a few
+// rows (up to 32 row x kv-head blocks a split) whose 4-warp blocks would not all fit on the card
+// at once (their shared memory sized as the ROPE form's, the larger) take 8 warps, and splits
+// live only as the context needs them (two 128-key tiles each): as many splits as the block
+// tables' width needs that way (one for a width of up to 256 positions: no k_merge launch), at
+// most one block a multiprocessor. Measured on the 8B shape (H200, 2026-12-03, two rounds): 2
+// and 4 rows at 512-640 positions (512 and 544 4-warp blocks, 396 fit) 288.5 -> 297.9 and
+// 618 -> 635 tok/s; but 1 row at 1,024-1,152 positions (256 blocks, all resident) 244.8 ->
+// 238.8, the 8-warp blocks too few to spread the reads, and at 128-256 positions level.
+// RADIANCE_GPU_ATTN_WARPS=4 / 8 forces the form (an A/B switch; 4: every split live).
+int eight_warp_splits(const AttnGeom& g, int64_t n) {
+    static const int warps = env_int("RADIANCE_GPU_ATTN_WARPS");
+    const int64_t sms = sm_count() > 0 ? sm_count() : 132;
+    const uint64_t smem4 = g.head_dim == 128 ? dec_smem_bytes<128, 4, true>() : dec_smem_bytes<64, 4, true>();
+    const int64_t per_sm = smem_per_sm() > 0 ? std::max<int64_t>(1, static_cast<int64_t>(smem_per_sm() / (smem4 + 1024))) : 3;
+    const int64_t head_blocks = n * g.n_head_kv;
+    const bool one_wave = head_blocks * g.splits <= per_sm * sms;
+    const bool big = warps > 0 ? warps == 8 : head_blocks <= 32 && !one_wave;
+    if (!big) return 0;
+    const int64_t cap = std::max<int64_t>(1, sms / std::max<int64_t>(1, head_blocks));
+    int64_t ctx = static_cast<int64_t>(g.bt_stride) * g.block;
+    if (g.window > 0 && g.window < ctx) ctx = g.window;
+    const int64_t need = std::max<int64_t>(1, (ctx + 2 * tile_keys<8>() - 1) / (2 * tile_keys<8>()));
+    return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(g.splits), cap, need}));
+}
+
 }  // namespace
 #endif
 
@@ -386,28 +412,10 @@ int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, c
         reinterpret_cast<uintptr_t>(k->data) % 16 || reinterpret_cast<uintptr_t>(v->data) % 16)
         return RAD_E_UNSUPPORTED;
     if (rope && (!g.own_row || rope->half * 2 != g.head_dim)) return RAD_E_UNSUPPORTED;
-    // A few rows (up to 32 row x kv-head blocks a split) whose 4-warp blocks would not all fit on
-    // the card at once: 8 warps, and splits live only as the context needs them (two 128-key tiles
-    // each); as many splits as the block tables' width needs that way (one for a width of up to
-    // 256 positions: no k_merge launch), at most one block a multiprocessor. Measured on the 8B
-    // shape (H200, 2026-12-03, two rounds): 2 and 4 rows at 512-640 positions (512 and 544 4-warp
-    // blocks, 396 fit) 288.5 -> 297.9 and 618 -> 635 tok/s; but 1 row at 1,024-1,152 positions
-    // (256 blocks, all resident) 244.8 -> 238.8, the 8-warp blocks too few to spread the reads,
-    // and at 128-256 positions level. RADIANCE_GPU_ATTN_WARPS=4 / 8 forces the form (an A/B
-    // switch; 4: every split live).
-    static const int warps = env_int("RADIANCE_GPU_ATTN_WARPS");
-    const int64_t sms = sm_count() > 0 ? sm_count() : 132;
-    const uint64_t smem4 = g.head_dim == 128 ? dec_smem_bytes<128, 4, true>() : dec_smem_bytes<64, 4, true>();
-    const int64_t per_sm = smem_per_sm() > 0 ? std::max<int64_t>(1, static_cast<int64_t>(smem_per_sm() / (smem4 + 1024))) : 3;
-    const bool one_wave = n * g.n_head_kv * g.splits <= per_sm * sms;
-    const bool big = warps > 0 ? warps == 8 : n * g.n_head_kv <= 32 && !one_wave;
-    if (!big) return launch_tc_for<4>(a, g, n, part, rope);
+    const int big_splits = eight_warp_splits(g, n);
+    if (big_splits == 0) return launch_tc_for<4>(a, g, n, part, rope);
     g.live_keys = 2 * tile_keys<8>();
-    const int64_t cap = std::max<int64_t>(1, sms / std::max<int64_t>(1, n * g.n_head_kv));
-    int64_t ctx = static_cast<int64_t>(g.bt_stride) * g.block;
-    if (g.window > 0 && g.window < ctx) ctx = g.window;
-    const int64_t need = std::max<int64_t>(1, (ctx + g.live_keys - 1) / g.live_keys);
-    g.splits = static_cast<int>(std::min<int64_t>({static_cast<int64_t>(g.splits), cap, need}));
+    g.splits = big_splits;
     return launch_tc_for<8>(a, g, n, part, rope);
 #else
     (void)a; (void)g; (void)n; (void)part; (void)rope;

@@ -258,8 +258,9 @@ typedef enum RadPhase { RAD_PHASE_PREFILL = 1, RAD_PHASE_DECODE = 2, RAD_PHASE_M
 /* One step's batch, built once by the core and shared by every block. Sequences are ordered
  * decode-first; cu_seqlens holds absolute row offsets (n_seq + 1 entries). The arrays are host
  * memory an architecture may read while it issues. A recorded decode step replays for later
- * steps with the same n_tok, n_seq and n_out and the same answer to "are out_ids 0..n_tok-1?",
- * so issuing may depend on those and on nothing else of the batch's contents. */
+ * steps with the same n_tok, n_seq, n_out and block_table_stride and the same answer to "are
+ * out_ids 0..n_tok-1?", so issuing may depend on those and on nothing else of the batch's
+ * contents. */
 typedef struct RadBatch {
     uint32_t struct_size;
     int32_t phase;          /* RadPhase */
