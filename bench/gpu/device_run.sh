@@ -31,6 +31,10 @@
 #   trace    CUPTI kernel timeline of recorded decode steps (tools/rad-cudatrace, CUDA_INJECTION64_PATH),
 #            each run of TRACE_ARGS (arguments joined by ':') summarised by bench/gpu/trace_summary.py
 #   planab   batch-1 decode under plans of other sizes (PLANAB_ARGS: plans, each one's arguments joined by ':')
+#   basehome /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so (built from the
+#            base tree) in their place, for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance
+#   phases   a measuring libgpu (.devcarry/phases/libgpu.so, built with -DRADIANCE_GPU_PHASES=ON): clock
+#            stamps inside the decode chain's kernels per run of PHASES_ARGS, bench/gpu/phase_summary.py
 #   envab    rad-enginebench AB_ARGS under each environment setting of AB_SET ("VAR=a VAR=b ..."),
 #            the whole list AB_ROUNDS times (default 2) so that pairs sit next to each other in time
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
@@ -68,6 +72,16 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 ldd "$B/share/radiance/kernels/libgpu.so" | grep -i "not found" && echo "libgpu has unresolved libraries"
 M8=/tmp/llama8b
 eb8b() { "$B/bin/rad-enginebench" $M8.rad --placement device "$@"; }  # rad-enginebench on the 8B container, on the card
+
+# home_with DIR SRC: DIR/share/radiance, the bundle's plugins with SRC/*.so (another build of them) in their place
+home_with() {
+  rm -rf "$1" && mkdir -p "$1" && cp -r "$B/share" "$1/"
+  for f in "$2"/*.so; do
+    [[ -f $f ]] || continue
+    dst=$(find "$1/share/radiance" -name "$(basename "$f")" | head -1)
+    [[ -n $dst ]] && cp "$f" "$dst" && echo "$1: $(basename "$f") from $2"
+  done
+}
 
 # --- llama.cpp side by side: helpers of the peers-*, gguf8b and cpu16* stages ---------------------
 RADTOK=/tmp/radtok LCPID=/tmp/llamacpp-build.pid
@@ -345,12 +359,24 @@ for stage in "$@"; do
   kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS, libgpu rows only
     "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --ops "${KB_OPS:-gemm,attention}" --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
       tee -a "$OUTD/kb.log" ;;
+  basehome)  # /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so over them (a build of the base tree), for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance against RADIANCE_HOME=$B/share/radiance
+    home_with /tmp/radbase "$root/.devcarry/base" ;;
+  phases)  # a measuring libgpu (.devcarry/phases/libgpu.so, cmake -DRADIANCE_GPU_PHASES=ON): stamps inside the decode chain's kernels, each run of PHASES_ARGS (arguments joined by ':') summarised by bench/gpu/phase_summary.py
+    home_with /tmp/radphases "$root/.devcarry/phases"
+    i=0
+    for run in ${PHASES_ARGS:-"--prefill:16:--decode:1:--out:48"}; do
+      i=$((i + 1)); args=${run//:/ }
+      echo "--- phases $i: $args"
+      RADIANCE_HOME=/tmp/radphases/share/radiance RADIANCE_GPU_PHASES_OUT=$OUTD/phases-$i.txt eb8b $args --in 128 2>&1 | grep -E "^decode|phase"
+      python3 "$root/bench/gpu/phase_summary.py" "$OUTD/phases-$i.txt"
+      xz -T0 "$OUTD/phases-$i.txt"
+    done 2>&1 | tee -a "$OUTD/phases.log" ;;
   envab)  # A/B switches, interleaved: AB_SET="VAR=0 VAR=1,OTHER=2" (commas join variables of one setting), AB_ARGS (rad-enginebench's), AB_ROUNDS
     quiet_begin  # a llama.cpp build still running would contend for the host thread that launches steps
     for round in $(seq "${AB_ROUNDS:-2}"); do
       for setting in ${AB_SET:?envab needs AB_SET}; do
         env ${setting//,/ } "$B/bin/rad-enginebench" $M8.rad --placement device ${AB_ARGS:---prefill 4096 --decode 1 --in 128 --out 64} 2>&1 |
-          grep -E "^(decode|prefill|host)" | sed "s/^/round $round $setting: /"
+          grep -E "^(decode|prefill|host)" | sed "s|^|round $round $setting: |"
       done
     done 2>&1 | tee -a "$OUTD/envab.log"
     quiet_end ;;

@@ -41,6 +41,9 @@ struct AttnGeom {
     int live_keys;
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
+#ifdef RAD_GPU_PHASES
+    unsigned long long* ph;  // k_phase.h's slots of this launch (a measuring build only)
+#endif
 };
 // Decode rows on the tensor cores (k_attention_decode.cu): the GQA group's query heads as the
 // rows of an m16n8k16 tile; writes y (one split) or the partials k_merge reads. RAD_E_UNSUPPORTED

@@ -17,6 +17,7 @@
 
 #include "k_common.h"
 #include "k_paged.h"
+#include "k_phase.h"
 #include "k_rope.h"
 
 namespace gpu {
@@ -228,30 +229,50 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 //
 // ROPE (rope_attention with several splits): the attention kernel's splits all read q and the
 // own k unturned, so the block of (row, head h) writes q's head h back turned, and k's head h
-// where there is one, once every split is done (the chain leaves them turned in place).
+// where there is one, once every split is done (the chain leaves them turned in place). Their
+// unturned values and angles are read before gpu_grid_wait: q and k are the qkv gemm's, whose
+// grid the attention's wait saw complete before this kernel could launch, and no split writes
+// them while it has company (read from L2, past any stale L1 line of an earlier layer).
+//
+// Before the wait a block reads only the step's inputs (positions, sequences), so after it the
+// partials' loads are the first round trip; the turned q and k are stored after y, off the
+// path to the output projection's inputs. `release` (RADIANCE_GPU_MERGE_RELEASE): when the next
+// kernel (the output projection, whose first wave sends its weight loads as soon as it is
+// resident) may launch: 0 right after the wait, 1 once the partials are in, 2 at the end.
 template <bool WIDE, bool ROPE>
-__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb) {
-    gpu_grid_wait();
-    gpu_grid_release();
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb, int release) {
     const int64_t i = blockIdx.x;
+    const int h = blockIdx.y;
+    RAD_PHASE(g.ph, 4, 0);
     // One live split (g.live_keys): the attention kernel wrote y, and with ROPE q and k, itself.
-    const int live = live_splits(g, pos[i]);
+    const int32_t p = pos[i];
+    const int live = live_splits(g, p);
     if (live == 1) return;
-    if constexpr (ROPE) {
-        const int h = blockIdx.y;
-        const int32_t p = rb.pos[i];
-        for (int j = threadIdx.x; j < rb.t.half; j += blockDim.x) {
-            float c, s;
-            rope_angle(rb.t, p, j, c, s);
-            rope_pair(rb.t, rb.q + i * g.q_pitch + static_cast<int64_t>(h) * g.head_dim, j, c, s);
-            if (h < g.n_head_kv) rope_pair(rb.t, rb.k + i * g.k_pitch + static_cast<int64_t>(h) * g.head_dim, j, c, s);
-        }
-    }
     if (g.single_only) {  // k_attend wrote no partials for the flash kernel's rows
         const int s = seq_of_row(cu, g.n_seq, i);
         if (cu[s + 1] - cu[s] != 1) return;
     }
-    const int h = blockIdx.y;
+    // ROPE: this thread's pair j of q's head h and k's head h, unturned, and its angle.
+    const int j = threadIdx.x;
+    const bool turn_q = ROPE && j < rb.t.half, turn_k = turn_q && h < g.n_head_kv;
+    float* qr = ROPE ? rb.q + i * g.q_pitch + static_cast<int64_t>(h) * g.head_dim : nullptr;
+    float* kr = ROPE ? rb.k + i * g.k_pitch + static_cast<int64_t>(h) * g.head_dim : nullptr;
+    const int ia = rb.t.neox ? j : 2 * j, ib = rb.t.neox ? j + rb.t.half : 2 * j + 1;
+    float qa = 0.0f, qb = 0.0f, ka = 0.0f, kb = 0.0f, c = 0.0f, sn = 0.0f;
+    if constexpr (ROPE) {
+        if (turn_q) {
+            qa = gpu_load_l2(qr + ia);
+            qb = gpu_load_l2(qr + ib);
+            if (turn_k) {
+                ka = gpu_load_l2(kr + ia);
+                kb = gpu_load_l2(kr + ib);
+            }
+            rope_angle(rb.t, p, j, c, sn);
+        }
+    }
+    gpu_grid_wait();
+    if (release == 0) gpu_grid_release();
+    RAD_PHASE(g.ph, 4, 1);
     const int64_t stride = g.head_dim + 2;
     const float* pp = part + (i * g.n_head + h) * g.splits * stride;
     float v[WIDE ? kMaxSplits : 1];
@@ -268,6 +289,8 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
         lz[z] = pp[z * stride + 1];
     }
     __syncthreads();
+    if (release == 1) gpu_grid_release();
+    RAD_PHASE(g.ph, 4, 2);
     float M = -FLT_MAX;
     for (int z = 0; z < live; ++z) M = fmaxf(M, mz[z]);
     for (int z = threadIdx.x; z < live; z += blockDim.x) wz[z] = __expf(mz[z] - M);
@@ -275,12 +298,13 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
     float L = 0.0f;
     for (int z = 0; z < live; ++z) L += lz[z] * wz[z];
     if constexpr (WIDE) {
-        if (threadIdx.x >= g.head_dim) return;
-        float a = 0.0f;
+        if (threadIdx.x < g.head_dim) {
+            float a = 0.0f;
 #pragma unroll
-        for (int z = 0; z < kMaxSplits; ++z)
-            if (z < live) a += v[z] * wz[z];
-        y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + threadIdx.x] = L > 0.0f ? a / L : 0.0f;
+            for (int z = 0; z < kMaxSplits; ++z)
+                if (z < live) a += v[z] * wz[z];
+            y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + threadIdx.x] = L > 0.0f ? a / L : 0.0f;
+        }
     } else {
         for (int d = threadIdx.x; d < g.head_dim; d += blockDim.x) {
             float a = 0.0f;
@@ -289,6 +313,17 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
             y[i * g.y_pitch + static_cast<int64_t>(h) * g.head_dim + d] = L > 0.0f ? a / L : 0.0f;
         }
     }
+    if constexpr (ROPE) {
+        if (turn_q) {
+            qr[ia] = rope_first(qa, qb, c, sn);
+            qr[ib] = rope_second(qa, qb, c, sn);
+            if (turn_k) {
+                kr[ia] = rope_first(ka, kb, c, sn);
+                kr[ib] = rope_second(ka, kb, c, sn);
+            }
+        }
+    }
+    RAD_PHASE(g.ph, 4, 3);
 }
 
 // k_merge for these partials, WIDE (every split's loads at once) where head_dim fits the block and
@@ -300,15 +335,20 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
 void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, const AttnGeom& g, int64_t n, gpuStream_t s,
                   const RopeBack* rb = nullptr) {
     static const int force = env_int("RADIANCE_GPU_MERGE_WIDE", -1);
+    static const int release = env_int("RADIANCE_GPU_MERGE_RELEASE", 0);
     const bool wide = force >= 0 ? force != 0 && g.head_dim <= 128 : g.splits > 8 && g.head_dim <= 128;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
     const RopeBack none{};
+    AttnGeom gm = g;
+#ifdef RAD_GPU_PHASES
+    gm.ph = phase_slots(kPhaseMerge, static_cast<int64_t>(grid.x) * grid.y, 4, s);
+#endif
     if (rb) {
-        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, g, *rb);
-        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, g, *rb);
+        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb, release);
+        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb, release);
     } else {
-        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, g, none);
-        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, g, none);
+        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none, release);
+        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none, release);
     }
 }
 

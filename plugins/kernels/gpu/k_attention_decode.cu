@@ -30,6 +30,7 @@
 
 #include "k_mma.h"
 #include "k_paged.h"
+#include "k_phase.h"
 #include "k_rope.h"
 
 namespace gpu {
@@ -43,12 +44,12 @@ template <int W>
 constexpr int tile_keys() { return W * 16; }  // keys a tile, 16 a warp
 
 // Dynamic shared memory: the Q tile, two K and two V tiles; the warps' final states (16 rows x D
-// floats each, then their maxima and sums) reuse the tiles. ROPE adds the own k row turned, in
-// f32, after the tiles.
+// floats each, then their maxima and sums) reuse the tiles. ROPE adds the own k row turned and
+// the own v row, in f32, after the tiles.
 template <int D, int W>
 constexpr size_t dec_tiles_bytes() { return static_cast<size_t>(kQRows + 4 * tile_keys<W>()) * (D + 8) * sizeof(gpu_bf16); }
 template <int D, int W, bool ROPE>
-constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D, W>() + (ROPE ? D * sizeof(float) : 0); }
+constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D, W>() + (ROPE ? 2 * D * sizeof(float) : 0); }
 static_assert(4 * kQRows * (128 + 2) * sizeof(float) <= 4 * tile_keys<4>() * (128 + 8) * sizeof(gpu_bf16),
               "the warps' states fit in the tile buffers (W warps' states, W * 16-key tiles)");
 
@@ -72,6 +73,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     const int kvh = blockIdx.y, z = blockIdx.z;
     const int group = g.n_head / g.n_head_kv, h0 = kvh * group;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    RAD_PHASE(g.ph, 5, 0);
     // Until gpu_grid_wait: only positions, sequences, block tables and (in decode) earlier cache
     // positions, which no kernel of the step writes.
     const int lo = seq_of_row(cu, g.n_seq, i);
@@ -87,7 +89,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     const bool own = g.own_row != 0;
     const int64_t head_off = static_cast<int64_t>(kvh) * D;
     const float* kown = kin + i * g.k_pitch + head_off;  // ROPE: the turned copy in shared memory once made
-    const float* vown = vin + i * g.v_pitch + head_off;
+    const float* vown = vin + i * g.v_pitch + head_off;  // ROPE: its copy in shared memory once made
 
     // Keys [t0, t0 + kTile) of the cache into a tile, asynchronously; keys from j1 on are
     // zero-filled (masked; zeros keep them finite), and in decode the row's own key is skipped
@@ -125,6 +127,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     if (own && n_tiles > 0) first_loads();
     gpu_grid_wait();
     gpu_grid_release();
+    RAD_PHASE(g.ph, 5, 1);
     if constexpr (ROPE) {
         // The group's q heads turned into the tile and the own k row turned into shared memory
         // (put_own and the cache store read it there), the own k as a 17th row; with one split
@@ -132,8 +135,12 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         // takes (the block's threads are a multiple of D / 8), so it turns the same 4 pairs, c4 * 4
         // .. + 3 in either layout: their angles once, in registers, while its loads are in flight.
         // Neox pairs (j, j + D / 2): float4s at d = 4 c4 and d + D / 2; gptj (2j, 2j + 1): float4s
-        // at d = 8 c4 and d + 4.
+        // at d = 8 c4 and d + 4. The own v row loads beside them into shared memory, so that
+        // put_own and the cache store cost no round trip of their own after the barrier.
         float* sko = reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + dec_tiles_bytes<D, W>());
+        float* svo = sko + D;
+        const bool v_chunk = threadIdx.x < D / 4;
+        const float4 vv = v_chunk ? *reinterpret_cast<const float4*>(vown + threadIdx.x * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
         constexpr int T = W * 32, E = (kQRows + 1) * (D / 8), IT = (E + T - 1) / T;
         static_assert(T % (D / 8) == 0, "a thread's column chunk is the same in every row it takes");
         const int c4 = threadIdx.x % (D / 8);
@@ -191,8 +198,10 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
                 }
             }
         }
-        __syncthreads();  // sko and sq are complete
+        if (v_chunk) *reinterpret_cast<float4*>(svo + threadIdx.x * 4) = vv;
+        __syncthreads();  // sko, svo and sq are complete
         kown = sko;
+        vown = svo;
     }
     if (n_tiles > 0) {
         if (own) {
@@ -221,6 +230,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         }
         __syncthreads();
     }
+    RAD_PHASE(g.ph, 5, 2);
     uint32_t qa[D / 16][4];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qa[kk], &sq[(lane % 16) * P + kk * 16 + (lane / 16) * 8]);
@@ -296,6 +306,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     }
     l_a = quad_sum(l_a);
     l_b = quad_sum(l_b);
+    RAD_PHASE(g.ph, 5, 3);
 
     // The warps' states through shared memory (the tiles are done with), then one thread per
     // (head, dim) merges them.
@@ -342,6 +353,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
             }
         }
     }
+    RAD_PHASE(g.ph, 5, 4);
 }
 
 // The kernel for one head_dim and warp count. Above the default 48 KiB of dynamic shared memory a
@@ -361,8 +373,15 @@ int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
+#ifdef RAD_GPU_PHASES
+    AttnGeom gp = g;
+    gp.ph = phase_slots(kPhaseAttention, static_cast<int64_t>(grid.x) * grid.y * grid.z, 5, stream_of(a));
+    gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, gp,
+               block_shift_of(g.block), rt);
+#else
     gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
                block_shift_of(g.block), rt);
+#endif
     return launched();
 }
 

@@ -8,6 +8,7 @@
 #include <radiance/kernels/rad_compose.h>
 
 #include "k_common.h"
+#include "k_phase.h"
 
 namespace gpu {
 namespace {
@@ -202,6 +203,9 @@ struct GemvOptions {
     const void* norm_w;  // NORM: the norm's weight (the projection's dtype)
     float eps;
     int unit;
+#ifdef RAD_GPU_PHASES
+    unsigned long long* ph;  // k_phase.h's slots of this launch (a measuring build only)
+#endif
 };
 
 template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
@@ -211,6 +215,7 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
+    RAD_PHASE(opts.ph, 3, 0);
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
@@ -230,6 +235,7 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     }
     gpu_grid_wait();
     gpu_grid_release();
+    RAD_PHASE(opts.ph, 3, 1);
     if (!early) load(cur, c);
     RowNorm<W, M> norm{static_cast<const W*>(opts.norm_w), opts.unit, {}};
     float resid = 0.0f;  // ADD: the y value this thread's epilogue adds to, loaded while the weights stream
@@ -294,6 +300,7 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
             y[m * py + n0 + r] = ADD ? resid + v : v;  // o < T: resid is this thread's
         }
     }
+    RAD_PHASE(opts.ph, 3, 2);
 }
 
 // Any shape and alignment: one warp per (row, column), scalar loads.
@@ -338,9 +345,14 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
             // One chunk step in flight a thread, four blocks an SM: batch-1 decode 218 -> 231 tok/s
             // on the 8B shape (H200); RADIANCE_GPU_GEMV_U1=0 keeps two steps, two blocks (an A/B switch)
             static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
+            const unsigned blocks = static_cast<unsigned>((N + COLS - 1) / COLS);
+            GemvOptions o = opts;
+#ifdef RAD_GPU_PHASES
+            o.ph = NORM && !GLU ? phase_slots(kPhaseGemvNorm, blocks, 3, s) : kind == 4 ? phase_slots(kPhaseGemvAdd, blocks, 3, s) : nullptr;
+#endif
             // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
             gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                       static_cast<unsigned>((N + COLS - 1) / COLS), kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, deep, opts);
+                       blocks, kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, deep, o);
             return RAD_OK;
         }
     }

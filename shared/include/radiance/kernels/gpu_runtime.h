@@ -199,6 +199,17 @@ __device__ __forceinline__ void gpu_grid_release() {
 #endif
 }
 
+// A load served by L2, the point where a completed grid's writes are visible, never from a line
+// an SM's L1 kept from an earlier kernel: for what a kernel reads before gpu_grid_wait that a
+// kernel two launches back wrote. (HIP launches never overlap, so a plain load there.)
+__device__ __forceinline__ float gpu_load_l2(const float* p) {
+#if RAD_GPU_CUDA
+    return __ldcg(p);
+#else
+    return *p;
+#endif
+}
+
 #if RAD_GPU_CUDA
 // A launch that may be scheduled while the kernel before it drains (attr: its one attribute).
 inline cudaLaunchConfig_t gpu_pdl_config(dim3 grid, dim3 block, size_t smem, gpuStream_t s, cudaLaunchAttribute* attr) {

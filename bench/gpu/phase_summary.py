@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""phase_summary.py FILE: where the time of batch-1 decode's attention chain goes, from the phase
+stamps of a measuring libgpu (cmake -DRADIANCE_GPU_PHASES=ON, RADIANCE_GPU_PHASES_OUT=FILE;
+plugins/kernels/gpu/k_phase.h).
+
+Every layer of a recorded step is one chain: the qkv gemv (with its norm), the decode attention,
+k_merge where the context was split, the output projection. Times are in us from the moment the
+qkv gemv's last block ended, averaged over every such chain the file holds (the last replay of
+each recorded graph). Phases: gemv 0 entry, 1 past the wait, 2 end; attention 0 entry, 1 past
+the wait, 2 q (and rope) in shared memory, 3 keys done, 4 end; merge 0 entry, 1 past the wait,
+2 partials in, 3 end.
+"""
+import statistics
+import sys
+
+KIND = {1: "gemv_norm", 2: "gemv_add", 3: "attention", 4: "merge"}
+
+
+def read(path):
+    launches = []
+    with open(path) as f:
+        cur = None
+        for line in f:
+            if line.startswith("L "):
+                _, kind, blocks, phases, captured = line.split()
+                cur = {"kind": int(kind), "captured": captured == "1", "rows": []}
+                launches.append(cur)
+            elif cur is not None and line.strip():
+                cur["rows"].append([int(v) for v in line.split()])
+    return launches
+
+
+def column(rows, k):
+    return [r[k] for r in rows if r[k] > 0]
+
+
+def main():
+    launches = [l for l in read(sys.argv[1]) if l["captured"]]
+    stats = {}
+    chains = 0
+    resolution = set()
+
+    def put(name, value):
+        stats.setdefault(name, []).append(value)
+
+    for i, l in enumerate(launches):
+        if l["kind"] != 3:
+            continue
+        qkv = next((launches[j] for j in range(i - 1, -1, -1) if launches[j]["kind"] == 1), None)
+        nxt = [launches[j] for j in range(i + 1, min(i + 3, len(launches)))]
+        merge = nxt[0] if nxt and nxt[0]["kind"] == 4 else None
+        oproj = next((n for n in nxt if n["kind"] == 2), None)
+        if qkv is None or oproj is None:
+            continue
+        q_end = column(qkv["rows"], 2)
+        if not q_end:
+            continue
+        t0 = max(q_end)
+        a = l["rows"]
+        starts = column(a, 0)
+        if not starts or abs(min(starts) - t0) > 100000:  # another replay's stamps
+            continue
+        chains += 1
+        us = lambda v: (v - t0) / 1000.0
+        resolution.update(v % 1000 for v in starts[:8])
+        put("qkv: last block's start", us(max(column(qkv["rows"], 0))))
+        put("qkv: first block's end", us(min(q_end)))
+        put("attention: first block's entry", us(min(starts)))
+        put("attention: last block's entry", us(max(starts)))
+        for k, what in ((1, "past the wait"), (2, "q in shared memory"), (3, "keys done"), (4, "end")):
+            c = column(a, k)
+            if c:
+                put(f"attention: {what}, first", us(min(c)))
+                put(f"attention: {what}, median", us(statistics.median(c)))
+                put(f"attention: {what}, last", us(max(c)))
+        if merge:
+            m = merge["rows"]
+            put("merge: first block's entry", us(min(column(m, 0))))
+            for k, what in ((1, "past the wait"), (2, "partials in"), (3, "end")):
+                c = column(m, k)
+                if c:
+                    put(f"merge: {what}, first", us(min(c)))
+                    put(f"merge: {what}, last", us(max(c)))
+        o = oproj["rows"]
+        put("o-proj: first block's entry", us(min(column(o, 0))))
+        put("o-proj: median block's entry", us(statistics.median(column(o, 0))))
+        c = column(o, 1)
+        put("o-proj: past the wait, first", us(min(c)))
+        put("o-proj: past the wait, median", us(statistics.median(c)))
+        put("o-proj: end, last", us(max(column(o, 2))))
+    print(f"chains: {chains} (captured launches: {len(launches)}); us from the qkv gemv's last block's end")
+    if resolution:
+        print(f"clock: low digits of the first stamps (ns mod 1000): {sorted(resolution)[:8]}")
+    for name, vals in stats.items():
+        print(f"  {name:44s} {statistics.mean(vals):8.2f}  (min {min(vals):8.2f}, max {max(vals):8.2f})")
+
+
+if __name__ == "__main__":
+    main()
