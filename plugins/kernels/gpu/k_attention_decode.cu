@@ -124,10 +124,11 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
             cp_async_commit();
         }
     };
-    if (own && n_tiles > 0) first_loads();
+    if (own && n_tiles > 0 && !g.late_kv) first_loads();
     gpu_grid_wait();
     gpu_grid_release();
     RAD_PHASE(g.ph, 5, 1);
+    if (own && n_tiles > 0 && g.late_kv) first_loads();
     if constexpr (ROPE) {
         // The group's q heads turned into the tile and the own k row turned into shared memory
         // (put_own and the cache store read it there), the own k as a 17th row; with one split
@@ -373,15 +374,14 @@ int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
+    static const bool late_kv = env_flag("RADIANCE_GPU_ATTN_LATE_KV");
+    AttnGeom gl = g;
+    gl.late_kv = late_kv ? 1 : 0;
 #ifdef RAD_GPU_PHASES
-    AttnGeom gp = g;
-    gp.ph = phase_slots(kPhaseAttention, static_cast<int64_t>(grid.x) * grid.y * grid.z, 5, stream_of(a));
-    gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, gp,
-               block_shift_of(g.block), rt);
-#else
-    gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, g,
-               block_shift_of(g.block), rt);
+    gl.ph = phase_slots(kPhaseAttention, static_cast<int64_t>(grid.x) * grid.y * grid.z, 5, stream_of(a));
 #endif
+    gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, gl,
+               block_shift_of(g.block), rt);
     return launched();
 }
 

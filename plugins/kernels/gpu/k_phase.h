@@ -7,8 +7,8 @@
 // to become resident, for its predecessor's grid, for a round trip or for its arithmetic. A
 // launch that stamps asks the host for a base slot (phase_slots: kind, blocks, phases a block);
 // thread 0 of each block stores the card's global clock into slot base + block * phases + phase
-// at the points the kernel names. The slots are mapped host memory (stores, no atomics and no
-// round trip in the kernel's path); a recorded graph keeps its launches' bases, so each replay
+// at the points the kernel names. The slots are card memory (plain stores, no atomics and no
+// round trip in the kernel's path), read back at exit; a recorded graph keeps its launches' bases, so each replay
 // rewrites its step's slots and the file holds the last replay of each graph. At exit the library
 // writes RADIANCE_GPU_PHASES_OUT (bench/gpu/phase_summary.py reads it).
 #pragma once
@@ -31,7 +31,7 @@ __device__ __forceinline__ void gpu_phase(unsigned long long* slots, int phases,
         unsigned long long t;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
         const uint64_t b = blockIdx.x + static_cast<uint64_t>(gridDim.x) * (blockIdx.y + static_cast<uint64_t>(gridDim.y) * blockIdx.z);
-        *reinterpret_cast<volatile unsigned long long*>(slots + b * phases + phase) = t;
+        slots[b * phases + phase] = t;
     }
 }
 #endif

@@ -13,7 +13,7 @@
 namespace gpu {
 namespace {
 
-constexpr uint64_t kSlots = uint64_t{1} << 24;  // 128 MiB of mapped host memory; bases wrap here
+constexpr uint64_t kSlots = uint64_t{1} << 24;  // 128 MiB of card memory; bases wrap here
 
 struct Launch {
     int kind;
@@ -23,7 +23,6 @@ struct Launch {
 };
 
 struct Phases {
-    unsigned long long* host = nullptr;
     unsigned long long* dev = nullptr;
     uint64_t next = 0;
     std::vector<Launch> launches;
@@ -38,16 +37,15 @@ Phases& phases() {
         auto* s = new Phases();  // never destroyed: write_out reads it at exit
         s->out = std::getenv("RADIANCE_GPU_PHASES_OUT");
         if (!s->out || !*s->out) return s;
-        void* h = nullptr;
-        if (cudaHostAlloc(&h, kSlots * sizeof(unsigned long long), cudaHostAllocMapped) != cudaSuccess ||
-            cudaHostGetDevicePointer(reinterpret_cast<void**>(&s->dev), h, 0) != cudaSuccess) {
-            std::fprintf(stderr, "[warn] RADIANCE_GPU_PHASES_OUT: no mapped host memory; no stamps\n");
+        // Card memory: a first version stamped into mapped host memory, across PCIe, and every
+        // attention block then reached its later stamps at one moment (the writes held them up).
+        if (cudaMalloc(reinterpret_cast<void**>(&s->dev), kSlots * sizeof(unsigned long long)) != cudaSuccess ||
+            cudaMemset(s->dev, 0, kSlots * sizeof(unsigned long long)) != cudaSuccess) {
+            std::fprintf(stderr, "[warn] RADIANCE_GPU_PHASES_OUT: no card memory for the stamps; none\n");
             s->dev = nullptr;
             return s;
         }
-        std::memset(h, 0, kSlots * sizeof(unsigned long long));
-        s->host = static_cast<unsigned long long*>(h);
-        std::atexit(write_out);
+        std::atexit(write_out);  // after the CUDA runtime's own (it has started): runs before its teardown
         std::fprintf(stderr, "[warn] libgpu phase stamps on (a measuring build): %s at exit\n", s->out);
         return s;
     }();
@@ -59,6 +57,12 @@ Phases& phases() {
 void write_out() {
     Phases& p = phases();
     std::lock_guard<std::mutex> lock(p.mu);
+    std::vector<unsigned long long> host(kSlots);
+    if (!p.dev || cudaDeviceSynchronize() != cudaSuccess ||
+        cudaMemcpy(host.data(), p.dev, kSlots * sizeof(unsigned long long), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        std::fprintf(stderr, "[warn] libgpu phase stamps: could not read them back\n");
+        return;
+    }
     FILE* f = std::fopen(p.out, "w");
     if (!f) return;
     for (size_t i = 0; i < p.launches.size(); ++i) {
@@ -67,7 +71,7 @@ void write_out() {
         std::fprintf(f, "L %d %llu %d %d\n", l.kind, static_cast<unsigned long long>(l.blocks), l.phases, l.captured ? 1 : 0);
         for (uint64_t b = 0; b < l.blocks; ++b) {
             for (int k = 0; k < l.phases; ++k)
-                std::fprintf(f, k ? " %llu" : "%llu", p.host[(l.base + b * l.phases + k) % kSlots]);
+                std::fprintf(f, k ? " %llu" : "%llu", host[(l.base + b * l.phases + k) % kSlots]);
             std::fputc('\n', f);
         }
     }
