@@ -70,7 +70,7 @@ export LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib:${LD_LIBRARY_PATH:-}
 export RADIANCE_HOME=$B/share/radiance
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 ldd "$B/share/radiance/kernels/libgpu.so" | grep -i "not found" && echo "libgpu has unresolved libraries"
-M8=/tmp/llama8b
+M8=${M8:-/tmp/llama8b}  # M8=/tmp/other with RAND_LAYERS=N: a shorter stack for rand8b and what follows
 eb8b() { "$B/bin/rad-enginebench" $M8.rad --placement device "$@"; }  # rad-enginebench on the 8B container, on the card
 
 # home_with DIR SRC: DIR/share/radiance, the bundle's plugins with SRC/*.so (another build of them) in their place
@@ -265,7 +265,7 @@ for stage in "$@"; do
     "$B/bin/rad-convert" $M8 -o $M8.rad 2>&1 | tail -2 ;;
   rand8b)  # the same geometry with weights drawn by rad-convert --random-weights (seconds, not a minute); no HF weights, so not for hf / gguf8b / golden8b
     if [[ -s $M8.rad ]]; then echo "rand8b: $M8.rad exists"; continue; fi
-    python3 "$root/tools/golden/make_random_llama.py" $M8 --config-only
+    python3 "$root/tools/golden/make_random_llama.py" $M8 --config-only ${RAND_LAYERS:+--layers $RAND_LAYERS}
     t0=$SECONDS
     "$B/bin/rad-convert" $M8 -o $M8.rad --random-weights 0 2>&1 | tail -2
     echo "rand8b: $((SECONDS - t0)) s" ;;

@@ -374,6 +374,10 @@ int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
+    // RADIANCE_GPU_ATTN_LATE_KV=1: the first K / V tiles load after the wait (an A/B switch). Phase
+    // stamps (H200, 2026-12-03, batch 1 at 128-176 positions): with the tiles in flight the wait
+    // returns 2.8 us after the qkv gemv's last block ends, without them 0.4 us, yet the keys are in
+    // later (9.2 against 8.4 us) and decode is slower (240.0 / 240.8 against 242.4 / 242.4 tok/s).
     static const bool late_kv = env_flag("RADIANCE_GPU_ATTN_LATE_KV");
     AttnGeom gl = g;
     gl.late_kv = late_kv ? 1 : 0;

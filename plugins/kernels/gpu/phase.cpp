@@ -37,8 +37,8 @@ Phases& phases() {
         auto* s = new Phases();  // never destroyed: write_out reads it at exit
         s->out = std::getenv("RADIANCE_GPU_PHASES_OUT");
         if (!s->out || !*s->out) return s;
-        // Card memory: a first version stamped into mapped host memory, across PCIe, and every
-        // attention block then reached its later stamps at one moment (the writes held them up).
+        // Card memory, read back at exit: no PCIe write in a kernel's path (a first version wrote
+        // mapped host memory; both gave the same timeline).
         if (cudaMalloc(reinterpret_cast<void**>(&s->dev), kSlots * sizeof(unsigned long long)) != cudaSuccess ||
             cudaMemset(s->dev, 0, kSlots * sizeof(unsigned long long)) != cudaSuccess) {
             std::fprintf(stderr, "[warn] RADIANCE_GPU_PHASES_OUT: no card memory for the stamps; none\n");
