@@ -522,13 +522,25 @@ void WorkerGroup::shutdown() {
             if (r.child > 0) kill(r.child, SIGKILL);
     }
     if (m.server) m.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-    std::vector<std::thread> threads;
-    {
-        std::lock_guard<std::mutex> tl(m.threads_mu);
-        threads.swap(m.threads);
+    // Join until no thread is left: a reaper that was restarting its rank as the group stopped
+    // (past its check of `stopping`) may still spawn one more worker and add that worker's reaper,
+    // which a single swap would leave unjoined (std::terminate when the group is destroyed) and the
+    // worker running. So each round ends the workers there are, then joins what it took.
+    for (;;) {
+        std::vector<std::thread> threads;
+        {
+            std::lock_guard<std::mutex> tl(m.threads_mu);
+            threads.swap(m.threads);
+        }
+        if (threads.empty()) break;
+        {
+            std::lock_guard<std::mutex> lk(m.mu);
+            for (Rank& r : m.ranks)
+                if (r.child > 0) kill(r.child, SIGKILL);
+        }
+        for (auto& t : threads)
+            if (t.joinable()) t.join();
     }
-    for (auto& t : threads)
-        if (t.joinable()) t.join();
     m.comm.reset();
     for (Rank& r : m.ranks) r.ring.reset();
     if (!m.socket_dir.empty()) {
