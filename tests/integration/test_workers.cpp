@@ -67,6 +67,20 @@ int worker_children() {
     return n;
 }
 
+// The pid the Ready event reported, once the callback has stored it under mu (it may run just
+// after wait_ready returns); 0 if it never does. A pid of 0 given to kill() would signal this
+// whole process group.
+int ready_pid(std::mutex& mu, const int& pid) {
+    for (int i = 0; i < 500; ++i) {
+        {
+            std::lock_guard<std::mutex> lk(mu);
+            if (pid > 0) return pid;
+        }
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    return 0;
+}
+
 }  // namespace
 
 TEST_CASE("workers join, plan and step over shared memory and over gRPC", "[workers]") {
@@ -131,16 +145,7 @@ TEST_CASE("a stopped (hung) worker is detected by its missing heartbeat", "[work
     });
     g.start();
     REQUIRE(g.wait_ready(seconds(60)));
-    // The Ready event may reach the callback just after wait_ready returns; a pid of 0 would
-    // stop this whole process group.
-    int stopped = 0;
-    for (int i = 0; i < 500 && stopped <= 0; ++i) {
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            stopped = pid;
-        }
-        if (stopped <= 0) std::this_thread::sleep_for(milliseconds(10));
-    }
+    const int stopped = ready_pid(mu, pid);
     REQUIRE(stopped > 0);
     REQUIRE(kill(stopped, SIGSTOP) == 0);
     for (int i = 0; i < 200 && g.states()[0] != frontend::RankState::Down; ++i) std::this_thread::sleep_for(milliseconds(10));
@@ -175,14 +180,7 @@ TEST_CASE("a group stopped while it restarts a rank ends cleanly and leaves no w
         });
         g.start();
         REQUIRE(g.wait_ready(seconds(60)));
-        int ready = 0;
-        for (int i = 0; i < 500 && ready <= 0; ++i) {
-            {
-                std::lock_guard<std::mutex> lk(mu);
-                ready = pid;
-            }
-            if (ready <= 0) std::this_thread::sleep_for(milliseconds(10));
-        }
+        const int ready = ready_pid(mu, pid);
         REQUIRE(ready > 0);
         REQUIRE(kill(ready, SIGKILL) == 0);
         std::this_thread::sleep_for(microseconds(1000 * round));
