@@ -13,7 +13,8 @@ the wait, 2 q (and rope) in shared memory, 3 keys done, 4 end; merge 0 entry, 1 
 import statistics
 import sys
 
-KIND = {1: "gemv_norm", 2: "gemv_add", 3: "attention", 4: "merge"}
+# Launch kinds (k_phase.h's PhaseKind): 1 gemv with its norm (qkv), 2 gemv_add (the output
+# projection), 3 decode attention, 4 k_merge.
 
 
 def read(path):

@@ -516,11 +516,13 @@ void WorkerGroup::shutdown() {
         if (!any) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    {
+    // SIGKILL to every spawned worker still there (their reapers log and clear them).
+    auto end_workers = [&m] {
         std::lock_guard<std::mutex> lk(m.mu);
         for (Rank& r : m.ranks)
             if (r.child > 0) kill(r.child, SIGKILL);
-    }
+    };
+    end_workers();
     if (m.server) m.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
     // Join until no thread is left: a reaper that was restarting its rank as the group stopped
     // (past its check of `stopping`) may still spawn one more worker and add that worker's reaper,
@@ -533,11 +535,7 @@ void WorkerGroup::shutdown() {
             threads.swap(m.threads);
         }
         if (threads.empty()) break;
-        {
-            std::lock_guard<std::mutex> lk(m.mu);
-            for (Rank& r : m.ranks)
-                if (r.child > 0) kill(r.child, SIGKILL);
-        }
+        end_workers();
         for (auto& t : threads)
             if (t.joinable()) t.join();
     }
