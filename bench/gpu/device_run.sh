@@ -35,7 +35,9 @@
 #            base tree) in their place, for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance
 #   phases   a measuring libgpu (.devcarry/phases/libgpu.so, built with -DRADIANCE_GPU_PHASES=ON): clock
 #            stamps inside the decode chain's kernels per run of PHASES_ARGS, bench/gpu/phase_summary.py
-#   envab    rad-enginebench AB_ARGS under each environment setting of AB_SET ("VAR=a VAR=b ..."),
+#   pipecheck pipelined decode (the default on a card) and --lockstep pick the same tokens (1 and 4 rows)
+#   envab    rad-enginebench AB_ARGS under each environment setting of AB_SET ("VAR=a VAR=b ...";
+#            "args:--flag:value" adds arguments instead),
 #            the whole list AB_ROUNDS times (default 2) so that pairs sit next to each other in time
 # llama.cpp side by side (bench/peers/; .devcarry/llamacpp.tar.xz and tokenizers.tar.xz come from
 # bench/peers/llamacpp-pack.sh):
@@ -371,11 +373,22 @@ for stage in "$@"; do
       python3 "$root/bench/gpu/phase_summary.py" "$OUTD/phases-$i.txt"
       xz -T0 "$OUTD/phases-$i.txt"
     done 2>&1 | tee -a "$OUTD/phases.log" ;;
+  pipecheck)  # pipelined decode (the default on a card) and --lockstep pick the same tokens on the 8B
+    for m in "" --lockstep; do
+      eb8b --prefill "" --decode 1,4 --in 100 --out 40 --tokens 2>&1 | grep '^tokens' > "$OUTD/tokens${m:-pipelined}.txt"
+    done
+    if [[ -s $OUTD/tokenspipelined.txt ]] && cmp -s "$OUTD/tokenspipelined.txt" "$OUTD/tokens--lockstep.txt"; then
+      echo "pipecheck: same tokens ($(wc -l < "$OUTD/tokenspipelined.txt") streams)"
+    else
+      echo "pipecheck: FAILED, the token streams differ"; diff "$OUTD/tokenspipelined.txt" "$OUTD/tokens--lockstep.txt" | head -6
+    fi ;;
   envab)  # A/B switches, interleaved: AB_SET="VAR=0 VAR=1,OTHER=2" (commas join variables of one setting), AB_ARGS (rad-enginebench's), AB_ROUNDS
     quiet_begin  # a llama.cpp build still running would contend for the host thread that launches steps
     for round in $(seq "${AB_ROUNDS:-2}"); do
       for setting in ${AB_SET:?envab needs AB_SET}; do
-        env ${setting//,/ } "$B/bin/rad-enginebench" $M8.rad --placement device ${AB_ARGS:---prefill 4096 --decode 1 --in 128 --out 64} 2>&1 |
+        extra=()  # a setting "args:--a:b" adds rad-enginebench arguments (--a b) instead of variables
+        if [[ $setting == args:* ]]; then a=${setting#args:}; extra=(${a//:/ }); fi
+        env $([[ $setting == args:* ]] || echo "${setting//,/ }") "$B/bin/rad-enginebench" $M8.rad --placement device ${AB_ARGS:---prefill 4096 --decode 1 --in 128 --out 64} "${extra[@]}" 2>&1 |
           grep -E "^(decode|prefill|host)" | sed "s|^|round $round $setting: |"
       done
     done 2>&1 | tee -a "$OUTD/envab.log"

@@ -10,6 +10,7 @@
 #include <set>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <sstream>
 
@@ -141,14 +142,30 @@ struct Engine::Impl {
     int argmax_op = -1;  // the engine's own ops: greedy tokens on the card (-1: no row serves it)
     int sample_op = -1;  // and sampled ones (temperature, top_k, top_p, min_p)
     int64_t stage_stride = 0;  // the widest block tables on the card (the plan's longest context)
-    uint8_t* stage_h = nullptr;
-    Bytes stage_d;
-    uint64_t stage_bytes = 0;
+    // Two slots of them: steps alternate, so a step can be staged while the one before it is still
+    // queued (pipelined decode, Engine::enqueue); a recorded graph keeps its slot's addresses.
+    uint8_t* stage_host = nullptr;  // both slots
+    Bytes stage_dev;
+    uint64_t stage_bytes = 0;       // one slot
+    int slot = 1;                   // the slot of the step staged last
+    uint8_t* stage_h = nullptr;     // that slot on the host
+    uint8_t* stage_d = nullptr;     // and on the card
+    // Steps queued by Engine::enqueue and not collected yet, oldest first (at most one a slot),
+    // each with the mark after its work (null where the library has no marks: collect syncs).
+    struct Queued {
+        int slot;
+        size_t n_out;
+        void* mark;
+    };
+    std::deque<Queued> queued;
+    void* marks[2] = {nullptr, nullptr};
+    int64_t pickable_next = 0;  // leading out rows of the step staged last whose tokens the card picked
     uint64_t stage_used = 0;  // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
-    // block-table width, pick op or -1); null graph: seen once, not recorded
-    std::map<std::array<int64_t, 6>, void*> graphs;
+    // block-table width, pick op or -1, staging slot, rows fed from the previous step); null graph:
+    // seen once, not recorded
+    std::map<std::array<int64_t, 8>, void*> graphs;
     // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
     bool collectives_on_queue = true;
@@ -176,8 +193,15 @@ struct Engine::Impl {
     void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void device_check(int rc, const char* what) const;
     void stage_batch(const StepBatch& in, RadBatch* b);
+    void use_slot(int s) {
+        slot = s;
+        stage_h = stage_host + static_cast<uint64_t>(s) * stage_bytes;
+        stage_d = stage_dev.data + static_cast<uint64_t>(s) * stage_bytes;
+    }
+    std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
+                                    int64_t fed, bool every_row_picked);
     int64_t table_width(int64_t max_ctx) const;
-    void run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, const std::function<bool()>& pick);
+    void run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick);
     bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
     int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
     bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
@@ -478,11 +502,15 @@ void Engine::Impl::plan_staging() {
     region(st_pos, opts.max_tok);
     region(st_bt, static_cast<int64_t>(opts.max_seqs) * stage_stride);  // last: copies stop where the tables do
     stage_bytes = at;
-    stage_h = static_cast<uint8_t*>(dev->alloc_host(stage_bytes));
+    stage_host = static_cast<uint8_t*>(dev->alloc_host(2 * stage_bytes));
     logits_h = static_cast<float*>(dev->alloc_host(static_cast<uint64_t>(max_out * vocab) * 4));
-    if (!stage_h || !logits_h) throw Error(std::string("cannot lock host memory for the step's inputs: ") + dev->last_error());
-    std::memset(stage_h, 0, stage_bytes);
-    stage_d.alloc_on(dev, stage_bytes, "step inputs");
+    if (!stage_host || !logits_h) throw Error(std::string("cannot lock host memory for the step's inputs: ") + dev->last_error());
+    std::memset(stage_host, 0, 2 * stage_bytes);
+    stage_dev.alloc_on(dev, 2 * stage_bytes, "step inputs");
+    if (dev->mark_create && dev->mark_record && dev->mark_wait && dev->mark_destroy)
+        for (void*& mk : marks)
+            if (!(mk = dev->mark_create())) throw Error(std::string("cannot create a queue mark: ") + dev->last_error());
+    use_slot(0);
 }
 
 Engine::Impl::~Impl() {
@@ -498,7 +526,9 @@ Engine::Impl::~Impl() {
     if (stream) dev->sync(stream);
     for (auto& [k, g] : graphs)
         if (g) dev->graph_destroy(g);
-    if (stage_h) dev->release_host(stage_h);
+    for (void* mk : marks)
+        if (mk) dev->mark_destroy(mk);
+    if (stage_host) dev->release_host(stage_host);
     if (logits_h) dev->release_host(logits_h);
     if (stream) dev->stream_destroy(stream);
 }
@@ -515,9 +545,9 @@ bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string
         t->data = const_cast<void*>(r.ptr);
         if (dev) {  // only the step's inputs reach the card: point at their copy there
             const auto* p = static_cast<const uint8_t*>(r.ptr);
-            if (p < stage_h || p >= stage_h + stage_bytes)
+            if (p < stage_host || p >= stage_host + 2 * stage_bytes)
                 return *why = "a raw operand that is not one of the step's inputs cannot reach the card", false;
-            t->data = stage_d.data + (p - stage_h);
+            t->data = stage_dev.data + (p - stage_host);
         }
         t->dtype = r.dtype;
         t->rank = r.cols > 0 ? 2 : 1;
@@ -809,12 +839,20 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits) {
     step(in, logits, {}, none);
 }
 
-void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
-                  std::vector<int32_t>& tokens) {
-    Impl& m = *impl_;
-    using Clock = std::chrono::steady_clock;
+namespace {
+using Clock = std::chrono::steady_clock;
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+}  // namespace
+
+// Checks the step, stages its inputs in the next slot and queues its work on the card (on the
+// host: runs it and fills `logits`). Returns which out rows get their token picked on the card;
+// the logits of the others are queued to come back to logits_h. With every_row_picked a step
+// whose rows cannot all be picked there is refused before anything is staged. Its first `fed`
+// token rows take the tokens the card picked for the previous step's first out rows.
+std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
+                                              int64_t fed, bool every_row_picked) {
+    Impl& m = *this;
     const auto t_enter = Clock::now();
-    tokens.clear();
     const int64_t n_tok = static_cast<int64_t>(in.tokens.size());
     const int64_t n_seq = static_cast<int64_t>(in.cu_seqlens.size()) - 1;
     auto bad = [](const std::string& s) { throw Error("bad step: " + s); };
@@ -874,8 +912,26 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
         if (any) pick_op = m.sample_op >= 0 && (sampled || m.argmax_op < 0) ? m.sample_op : m.argmax_op;
         for (size_t i = 0; pick_op >= 0 && i < n_out; ++i)
             picked[i] = draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f));
-        if (pick_op >= 0 && pick_op == m.sample_op) m.stage_draws(draws, picked);
     }
+    if (every_row_picked && std::count(picked.begin(), picked.end(), 1) != static_cast<std::ptrdiff_t>(n_out))
+        bad("a pipelined step needs every out row's token picked on the card (on_card draws the card's ops can serve)");
+    if (fed < 0 || fed > n_tok || fed > m.pickable_next)
+        bad(std::to_string(fed) + " rows fed from the previous step, whose first " + std::to_string(m.pickable_next) +
+            " out rows were picked on the card");
+    // The other slot than the step before's (whose picked ids a fed step reads, and which may
+    // still be queued); back to that one if this step fails before it is queued.
+    struct SlotFlip {
+        Impl& m;
+        int prev;
+        bool queued = false;
+        ~SlotFlip() {
+            if (!queued) m.use_slot(prev);
+        }
+    } flip{m, m.slot};
+    if (m.dev) m.use_slot(m.slot ^ 1);
+    if (pick_op >= 0 && pick_op == m.sample_op) m.stage_draws(draws, picked);
+    int64_t lead_picked = 0;
+    while (lead_picked < static_cast<int64_t>(n_out) && picked[static_cast<size_t>(lead_picked)]) ++lead_picked;
     const auto t_stage = Clock::now();
     if (m.dev) m.stage_batch(in, &b);
     m.step_error.clear();
@@ -885,7 +941,9 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
         if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
         const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
         logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
-        return;
+        m.pickable_next = 0;
+        flip.queued = true;
+        return picked;
     }
     const size_t n_picked = static_cast<size_t>(std::count(picked.begin(), picked.end(), 1));
     // The pick op and the copy of its ids to the host run after the model's ops, inside a recorded
@@ -904,12 +962,12 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
         };
         if (m.issue(pick_op, by_sample ? with_sample : with_argmax, by_sample ? 4 : 2, rows) != RAD_OK)
             return failed("picking the tokens on the card");
-        if (m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d.data + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream) != RAD_OK)
+        if (m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream) != RAD_OK)
             return failed(std::string("reading the tokens picked on the card: ") + m.dev->last_error());
         return true;
     };
     const auto t_queue = Clock::now();
-    m.run_on_device(&ctx, &b, n_picked ? pick_op : -1, pick);
+    m.run_on_device(&ctx, &b, fed, n_picked ? pick_op : -1, pick);
     const auto* lg_dev = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
     if (n_picked == 0 && n_out) {
         m.device_check(m.dev->copy(m.logits_h, lg_dev, n_out * V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
@@ -918,24 +976,71 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
             if (!picked[i])
                 m.device_check(m.dev->copy(m.logits_h + i * V, lg_dev + i * V, V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
     }
+    m.host_times.prepare_us += micros(t_stage - t_enter);
+    m.host_times.stage_us += micros(t_queue - t_stage);
+    m.host_times.queue_us += micros(Clock::now() - t_queue);
+    flip.queued = true;
+    m.pickable_next = lead_picked;
+    return picked;
+}
+
+// The tokens the card picked for a finished step, from its slot's ids (-1 for rows whose logits
+// came back, where `picked` says which).
+static void picked_tokens(const int32_t* ids, const std::vector<uint8_t>* picked, size_t n_out, std::vector<int32_t>& tokens) {
+    tokens.assign(ids, ids + n_out);
+    for (size_t i = 0; picked && i < n_out; ++i)
+        if (!(*picked)[i]) tokens[i] = -1;  // its logits came back instead
+}
+
+void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
+                  std::vector<int32_t>& tokens) {
+    Impl& m = *impl_;
+    if (!m.queued.empty()) throw Error("bad step: pipelined steps are still queued (collect them first)");
+    tokens.clear();
+    const std::vector<uint8_t> picked = m.queue_step(in, logits, draws, 0, false);
+    if (!m.dev) return;
     const auto t_wait = Clock::now();
     m.device_check(m.dev->sync(m.stream), "running the step");
-    const auto t_done = Clock::now();
-    auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
     m.host_times.steps += 1;
-    m.host_times.prepare_us += us(t_stage - t_enter);
-    m.host_times.stage_us += us(t_queue - t_stage);
-    m.host_times.queue_us += us(t_wait - t_queue);
-    m.host_times.wait_us += us(t_done - t_wait);
+    m.host_times.wait_us += micros(Clock::now() - t_wait);
+    const size_t n_out = in.out_ids.size(), V = static_cast<size_t>(m.vocab);
     logits.resize(n_out * V);
     for (size_t i = 0; i < n_out; ++i)
         if (!picked[i]) std::memcpy(logits.data() + i * V, m.logits_h + i * V, V * 4);
-    if (n_picked) {
-        const auto* ids = reinterpret_cast<const int32_t*>(m.stage_h + m.st_ids.off);
-        tokens.assign(ids, ids + n_out);
-        for (size_t i = 0; i < n_out; ++i)
-            if (!picked[i]) tokens[i] = -1;  // its logits came back instead
+    if (std::count(picked.begin(), picked.end(), 1))
+        picked_tokens(reinterpret_cast<const int32_t*>(m.stage_h + m.st_ids.off), &picked, n_out, tokens);
+}
+
+void Engine::enqueue(const StepBatch& in, const std::vector<CardDraw>& draws, int32_t fed) {
+    Impl& m = *impl_;
+    if (!m.dev) throw Error("bad step: pipelined steps need the plan on a card");
+    if (m.queued.size() >= 2) throw Error("bad step: two steps are queued already (collect one first)");
+    std::vector<float> none;
+    m.queue_step(in, none, draws, fed, true);
+    void* mark = m.marks[m.slot];
+    if (mark) m.device_check(m.dev->mark_record(mark, m.stream), "marking the end of a queued step");
+    m.queued.push_back({m.slot, in.out_ids.size(), mark});
+}
+
+size_t Engine::queued_steps() const { return impl_->queued.size(); }
+
+void Engine::collect(std::vector<int32_t>& tokens) {
+    Impl& m = *impl_;
+    if (m.queued.empty()) throw Error("no queued step to collect");
+    const Impl::Queued q = m.queued.front();
+    m.queued.pop_front();
+    const auto t_wait = Clock::now();
+    try {
+        m.device_check(q.mark ? m.dev->mark_wait(q.mark) : m.dev->sync(m.stream), "running a queued step");
+    } catch (...) {
+        m.queued.clear();  // what was queued after it cannot have run either
+        m.pickable_next = 0;
+        throw;
     }
+    m.host_times.steps += 1;
+    m.host_times.wait_us += micros(Clock::now() - t_wait);
+    picked_tokens(reinterpret_cast<const int32_t*>(m.stage_host + static_cast<uint64_t>(q.slot) * m.stage_bytes + m.st_ids.off),
+                  nullptr, q.n_out, tokens);
 }
 
 // The sample op's per-row settings and draws into their staging regions (copied with the step's
@@ -1009,7 +1114,7 @@ int64_t Engine::Impl::table_width(int64_t max_ctx) const {
 
 // Decode steps of one shape are recorded as a graph on their second run and replayed after:
 // their launches differ only in the inputs, which sit at the same place every step.
-void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, const std::function<bool()>& pick) {
+void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick) {
     const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && (opts.world_size == 1 || collectives_on_queue);
     if (opts.comm && opts.comm->staging != graph_generation) {  // a new generation of the group: the
         for (auto& [k, g] : graphs)                              // recorded collectives name the old one
@@ -1028,7 +1133,7 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, co
         return !(p && std::strcmp(p, "0") == 0);
     }();
     if (graphable && !pick_in_graph && pick_op >= 0) {
-        run_on_device(ctx, b, -1, pick);
+        run_on_device(ctx, b, fed, -1, pick);
         if (!pick()) throw Error("step failed: " + step_error);
         return;
     }
@@ -1039,8 +1144,16 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, co
         const char* p = std::getenv("RADIANCE_COPY_IN_GRAPH");
         return !(p && std::strcmp(p, "0") == 0);
     }();
-    auto copy_inputs = [&] { return dev->copy(stage_d.data, stage_h, stage_used, RAD_COPY_H2D, stream); };
-    const std::array<int64_t, 6> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op};
+    auto copy_inputs = [&] { return dev->copy(stage_d, stage_h, stage_used, RAD_COPY_H2D, stream); };
+    // A fed step's first rows take the previous step's picked tokens from its slot on the card,
+    // after the inputs' copy (which brought placeholders there).
+    auto feed = [&] {
+        const uint8_t* prev_ids = stage_dev.data + static_cast<uint64_t>(slot ^ 1) * stage_bytes + st_ids.off;
+        if (fed > 0 && dev->copy(stage_d + st_tokens.off, prev_ids, static_cast<uint64_t>(fed) * 4, RAD_COPY_D2D, stream) != RAD_OK &&
+            step_error.empty())
+            step_error = std::string("feeding the previous step's tokens: ") + dev->last_error();
+    };
+    const std::array<int64_t, 8> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op, slot, fed};
     auto it = graphable ? graphs.find(key) : graphs.end();
     const bool replay = it != graphs.end() && it->second;
     const bool record = it != graphs.end() && !it->second;  // seen once: record this run
@@ -1052,6 +1165,7 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int pick_op, co
     if (record) device_check(dev->graph_begin(stream), "starting a graph");
     if (record && copy_in_graph && copy_inputs() != RAD_OK && step_error.empty())
         step_error = std::string("copying the step's inputs: ") + dev->last_error();
+    if (step_error.empty()) feed();
     if (step_error.empty()) arch->step(ctx, b);
     if (step_error.empty() && pick_op >= 0) pick();  // a failed pick leaves step_error
     if (record) {

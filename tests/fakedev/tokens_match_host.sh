@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tokens_match_host.sh ENGINEBENCH CONVERT MODEL_DIR HOMES — the same decode (3 sequences, f32 KV,
 # libref's arithmetic) on the host and on libfakedev's pretend card, where the tokens are picked by
-# the argmax op (greedy) or the sample op (temperature, top_k, top_p, min_p) and the decode steps
-# replay as graphs, and on two ranks of pretend cards (tensor-parallel decode graphs holding the
+# the argmax op (greedy) or the sample op (temperature, top_k, top_p, min_p), the decode steps
+# replay as graphs and run pipelined (and once in lockstep), and on two ranks of pretend cards (tensor-parallel decode graphs holding the
 # collectives): the token streams must be equal. On the host the sampler draws from the logits.
 set -euo pipefail
 bench=$1 convert=$2 model=$3 homes=$4
@@ -23,6 +23,12 @@ run host --placement host --kernels libref
 [[ $(grep -c '^tokens' "$tmp/host") -eq 3 ]] || { echo "expected 3 token lines from the host run"; cat "$tmp/host"; exit 1; }
 run card --placement device --kernels libfakedev
 same host card "greedy tokens on the card and the host"
+# The card's decode above is pipelined (each step queued, its tokens fed on the card, before the
+# previous step's tokens are read); waiting for every step's tokens must give the same stream.
+grep -q 'pipelined' <("$bench" "$tmp/m.rad" --prefill "" --decode 3 --in 12 --out 4 --kv-f32 --radiance-home "$homes" \
+  --placement device --kernels libfakedev 2>/dev/null) || { echo "the card's decode did not run pipelined"; exit 1; }
+run card_lockstep --placement device --kernels libfakedev --lockstep
+same card card_lockstep "pipelined and lockstep greedy tokens on the card"
 run tp2 --placement device --kernels libfakedev --tp 2
 same host tp2 "greedy tokens of two ranks and the host"
 # Past 256 positions the block tables on the card widen (a decode graph of its own is recorded

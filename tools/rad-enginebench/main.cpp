@@ -1,13 +1,16 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
 //                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32] [--tp N]
-//                 [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P]
+//                 [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
 // (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
 // logits on the host). Prints a table:
 //   prefill N   one sequence of N tokens in steps of --chunk tokens; tokens/s over the whole prompt
 //   decode B    B sequences of --in prompt tokens each (prefilled first, not timed), then --out
-//               lockstep decode steps of B rows; generated tokens/s and ms per step
+//               decode steps of B rows; generated tokens/s and ms per step. On a card whose ops pick
+//               every row's token the steps are pipelined (Engine::enqueue: step t + 1 is queued,
+//               its tokens fed on the card, before step t's tokens are read); --lockstep waits for
+//               each step's tokens before queueing the next (the host's turnaround exposed)
 // The plan is sized for the largest case asked. With --tp N the same benchmark runs as N processes,
 // rank r planning its tensor-parallel slice on card r, summing through the collective rows over a
 // host-staging communicator as the worker group's (same seeds, so every rank steps in lockstep);
@@ -92,7 +95,7 @@ int main(int argc, char** argv) {
     std::string model, kernels, homes, placement = "auto";
     std::vector<int> prefills{512, 4096}, decodes{1};
     int in = 128, out = 128, chunk = 4096, tp = 1, mixed = 0;
-    bool graphs = true, print_tokens = false, kv_f32 = false;
+    bool graphs = true, print_tokens = false, kv_f32 = false, lockstep = false;
     std::optional<sampling::SamplingParams> sample;  // --sample: decode draws instead of greedy
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -112,6 +115,7 @@ int main(int argc, char** argv) {
             else if (a == "--no-graphs") graphs = false;
             else if (a == "--tokens") print_tokens = true;
             else if (a == "--kv-f32") kv_f32 = true;
+            else if (a == "--lockstep") lockstep = true;
             else if (a == "--tp") tp = std::stoi(value());
             else if (a == "--mixed") mixed = std::stoi(value());
             else if (a == "--sample") {
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
     if (model.empty()) {
         std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
                      "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs] [--tp N]\n"
-                     "                       [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P]\n";
+                     "                       [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep]\n";
         return 2;
     }
     if (tp < 1 || tp > 64) {
@@ -253,13 +257,37 @@ int main(int argc, char** argv) {
             }
             std::vector<std::vector<int32_t>> history(static_cast<size_t>(B));
             std::vector<int32_t> toks;
-            auto step = [&](int t) {
+            auto set_step = [&](int t) {  // step t's positions and draws (its tokens are `next`)
                 b.tokens = next;
                 b.positions.assign(static_cast<size_t>(B), in + t);
                 const auto position = static_cast<uint64_t>(in + t);
                 for (int s = 0; sample && s < B; ++s)
                     draws[static_cast<size_t>(s)].u = sampling::uniform_at(static_cast<uint64_t>(s) + 1, position);
+            };
+            // Pipelined: every row picked on the card, so step t + 1 is queued (fed on the card)
+            // before step t's tokens are collected.
+            const bool pipelined = !lockstep && eng->placement() != "host" && (!sample || eng->sample_on_card());
+            auto take = [&](int s, int32_t pick) {
+                next[static_cast<size_t>(s)] = pick;
+                if (print_tokens) history[static_cast<size_t>(s)].push_back(pick);
+            };
+            auto piped = [&](int t) {  // collects step t, with step t + 1 queued first (up to `out`)
+                if (t == 0) {
+                    set_step(0);
+                    eng->enqueue(b, draws, 0);
+                }
+                if (t + 1 < out) {
+                    set_step(t + 1);
+                    eng->enqueue(b, draws, B);
+                }
+                eng->collect(toks);
+                for (int s = 0; s < B; ++s) take(s, toks[static_cast<size_t>(s)]);
+            };
+            auto step = [&](int t) {
+                if (pipelined) return piped(t);
+                set_step(t);
                 eng->step(b, lg, draws, toks);
+                const auto position = static_cast<uint64_t>(in + t);
                 for (int s = 0; s < B; ++s) {
                     const auto i = static_cast<size_t>(s);
                     int32_t pick = 0;
@@ -271,8 +299,7 @@ int main(int argc, char** argv) {
                                                 *sample, {}, position)
                                    .token;
                     }
-                    next[static_cast<size_t>(s)] = pick;
-                    if (print_tokens) history[static_cast<size_t>(s)].push_back(next[static_cast<size_t>(s)]);
+                    take(s, pick);
                 }
             };
             const int warm = std::min(3, out);
@@ -292,8 +319,8 @@ int main(int argc, char** argv) {
             std::printf("%-10s %8d %10.4f %12.1f %12.3f\n", "decode", B, s, steps * B / s, 1e3 * s / steps);
             if (ht.steps > 0) {  // the host's share of a step on a card; "outside": the loop's own work between steps
                 const double n = static_cast<double>(ht.steps), step_us = 1e6 * s / steps;
-                std::printf("host       %8d   us a step: check %.1f, stage %.1f, queue %.1f, wait %.1f, outside the engine %.1f\n", B,
-                            ht.prepare_us / n, ht.stage_us / n, ht.queue_us / n, ht.wait_us / n,
+                std::printf("host       %8d   us a step (%s): check %.1f, stage %.1f, queue %.1f, wait %.1f, outside the engine %.1f\n", B,
+                            pipelined ? "pipelined" : "lockstep", ht.prepare_us / n, ht.stage_us / n, ht.queue_us / n, ht.wait_us / n,
                             step_us - (ht.prepare_us + ht.stage_us + ht.queue_us + ht.wait_us) / n);
             }
             if (mixed <= 0) continue;

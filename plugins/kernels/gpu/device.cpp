@@ -51,17 +51,18 @@ int copy(void* dst, const void* src, uint64_t bytes, int kind, RadStream s) {
 int fill(void* dst, int byte, uint64_t bytes, RadStream s) {
     return check(gpuMemsetAsync(dst, byte, bytes, reinterpret_cast<gpuStream_t>(s)), "filling device memory");
 }
-// With a rank group's collectives on the card, the wait polls instead of blocking, so a group
-// torn down meanwhile (a peer died) gets its transports aborted and the step fails, not hangs.
-int sync(RadStream s) {
-    auto q = reinterpret_cast<gpuStream_t>(s);
+// Waits for a stream's work or an event. With a rank group's collectives on the card the wait
+// polls instead of blocking, so a group torn down meanwhile (a peer died) gets its transports
+// aborted and the step fails, not hangs.
+template <class Handle>
+int wait_done(Handle h, gpuError_t (*block)(Handle), gpuError_t (*query)(Handle)) {
     if (!collectives_live()) {
-        if (int rc = check(gpuStreamSynchronize(q), "running the queued work"); rc != RAD_OK) return rc;
+        if (int rc = check(block(h), "running the queued work"); rc != RAD_OK) return rc;
         return check(gpuGetLastError(), "a kernel");
     }
     bool aborted = false;
     for (unsigned spins = 0;; ++spins) {
-        const gpuError_t e = gpuStreamQuery(q);
+        const gpuError_t e = query(h);
         if (e == gpuSuccess) break;
         if (e != gpuErrorNotReady) return check(e, "running the queued work");
         if (!aborted && (spins & 63u) == 0) aborted = collectives_abort_if_torn_down();
@@ -73,6 +74,16 @@ int sync(RadStream s) {
     }
     return check(gpuGetLastError(), "a kernel");
 }
+int sync(RadStream s) { return wait_done(reinterpret_cast<gpuStream_t>(s), gpuStreamSynchronize, gpuStreamQuery); }
+void* mark_create() {
+    gpuEvent_t e = nullptr;
+    return check(gpuEventCreateNoTiming(&e), "creating an event") == RAD_OK ? static_cast<void*>(e) : nullptr;
+}
+void mark_destroy(void* m) { gpuEventDestroy(static_cast<gpuEvent_t>(m)); }
+int mark_record(void* m, RadStream s) {
+    return check(gpuEventRecord(static_cast<gpuEvent_t>(m), reinterpret_cast<gpuStream_t>(s)), "recording an event");
+}
+int mark_wait(void* m) { return wait_done(static_cast<gpuEvent_t>(m), gpuEventSynchronize, gpuEventQuery); }
 int graph_begin(RadStream s) { return check(gpuStreamBeginCapture(reinterpret_cast<gpuStream_t>(s)), "starting a graph capture"); }
 int graph_end(RadStream s, void** out) {
     gpuGraph_t g = nullptr;
@@ -128,6 +139,10 @@ int open_device(const RadMachine* m) {
     }
     g_api.peer_cards = peers;
     g_api.cards = count;
+    g_api.mark_create = mark_create;
+    g_api.mark_destroy = mark_destroy;
+    g_api.mark_record = mark_record;
+    g_api.mark_wait = mark_wait;
     g_open = true;
     return RAD_OK;
 }

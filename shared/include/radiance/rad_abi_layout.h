@@ -58,7 +58,8 @@
     RAD_L_STRUCT(RadCtxApi), RAD_L_FIELD(RadCtxApi, status),                                      \
     RAD_L_STRUCT(RadComm), RAD_L_FIELD(RadComm, staging), RAD_L_FIELD(RadComm, barrier), RAD_L_FIELD(RadComm, device_comm), RAD_L_FIELD(RadComm, aborted), \
     RAD_L_STRUCT(RadDeviceApi), RAD_L_FIELD(RadDeviceApi, memory_bytes), RAD_L_FIELD(RadDeviceApi, alloc), \
-    RAD_L_FIELD(RadDeviceApi, graph_launch), RAD_L_FIELD(RadDeviceApi, last_error), RAD_L_FIELD(RadDeviceApi, peer_cards), RAD_L_FIELD(RadDeviceApi, cards)
+    RAD_L_FIELD(RadDeviceApi, graph_launch), RAD_L_FIELD(RadDeviceApi, last_error), RAD_L_FIELD(RadDeviceApi, peer_cards), RAD_L_FIELD(RadDeviceApi, cards), \
+    RAD_L_FIELD(RadDeviceApi, mark_wait)
 
 #ifdef __cplusplus
 namespace rad_abi_detail {

@@ -53,7 +53,14 @@ typedef struct RadDeviceApi {
      * engine reports device.p2p = 1 when its rank group fits in them (rank r binds card r) */
     int32_t peer_cards;
     int32_t cards;             /* cards this process sees (rank r binds card r mod cards) */
-    void* reserved[7];
+    /* marks in a queue, optional (null: the engine waits with `sync`): the host waits for the work
+     * queued before a mark without waiting for what was queued after it, so a step can be queued
+     * behind the one running (pipelined decode) */
+    void* (*mark_create)(void);
+    void (*mark_destroy)(void* mark);
+    int (*mark_record)(void* mark, RadStream s);
+    int (*mark_wait)(void* mark);  /* until the work before its last record is done */
+    void* reserved[3];
 } RadDeviceApi;
 
 typedef const RadDeviceApi* (*RadDeviceApiFn)(void);

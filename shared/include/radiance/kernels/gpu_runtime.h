@@ -63,6 +63,12 @@ using gpuDeviceProp = hipDeviceProp_t;
 #define gpuFuncAttributeMaxDynamicSharedMemorySize hipFuncAttributeMaxDynamicSharedMemorySize
 #define gpuStreamQuery hipStreamQuery
 #define gpuErrorNotReady hipErrorNotReady
+using gpuEvent_t = hipEvent_t;
+#define gpuEventCreateNoTiming(e) hipEventCreateWithFlags((e), hipEventDisableTiming)
+#define gpuEventDestroy hipEventDestroy
+#define gpuEventRecord hipEventRecord
+#define gpuEventSynchronize hipEventSynchronize
+#define gpuEventQuery hipEventQuery
 #define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
 #define gpuMemset hipMemset
 #define gpuHostAllocMapped(p, n) hipHostMalloc((p), (n), hipHostMallocMapped)
@@ -114,6 +120,12 @@ using gpuDeviceProp = cudaDeviceProp;
 #define gpuFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define gpuStreamQuery cudaStreamQuery
 #define gpuErrorNotReady cudaErrorNotReady
+using gpuEvent_t = cudaEvent_t;
+#define gpuEventCreateNoTiming(e) cudaEventCreateWithFlags((e), cudaEventDisableTiming)
+#define gpuEventDestroy cudaEventDestroy
+#define gpuEventRecord cudaEventRecord
+#define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventQuery cudaEventQuery
 #define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
 #define gpuMemset cudaMemset
 #define gpuHostAllocMapped(p, n) cudaHostAlloc((p), (n), cudaHostAllocMapped)

@@ -83,6 +83,16 @@ public:
     // (a host plan: every row's logits came back and the caller picks).
     void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws,
               std::vector<int32_t>& tokens);
+    // Pipelined steps on a card: enqueue stages a step and queues its work without waiting, so the
+    // card runs it right after the step before it while the host takes that one's tokens; collect
+    // waits for the oldest queued step and returns its picked tokens (one per out row). Every out
+    // row must be picked on the card (draws as for step(), each on_card and servable there). The
+    // first `fed` token rows take the tokens the card picked for the previous step's first `fed`
+    // out rows (their values in batch.tokens are placeholders): decode continues without the host
+    // seeing the token first. At most two steps are queued; step() refuses while any is.
+    void enqueue(const StepBatch& batch, const std::vector<CardDraw>& draws, int32_t fed);
+    void collect(std::vector<int32_t>& tokens);
+    size_t queued_steps() const;
     // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`).
     bool sample_on_card() const;
 
