@@ -7,7 +7,8 @@ Every layer of a recorded step is one chain: the qkv gemv (with its norm), the d
 k_merge where the context was split, the output projection. Times are in us from the moment the
 qkv gemv's last block ended, averaged over every such chain the file holds (the last replay of
 each recorded graph). Phases: gemv 0 entry, 1 past the wait, 2 end; attention 0 entry, 1 past
-the wait, 2 q (and rope) in shared memory, 3 keys done, 4 end; merge 0 entry, 1 past the wait,
+the wait, 2 q (and rope) in shared memory, 3 keys done, 4 end (5: the end of the states' merge
+run a second time, from a warm instruction cache); merge 0 entry, 1 past the wait,
 2 partials in, 3 end.
 """
 import statistics
@@ -32,12 +33,13 @@ def read(path):
 
 
 def column(rows, k):
-    return [r[k] for r in rows if r[k] > 0]
+    return [r[k] for r in rows if len(r) > k and r[k] > 0]
 
 
 def main():
     launches = [l for l in read(sys.argv[1]) if l["captured"]]
     stats = {}
+    blocks = {}
     chains = 0
     resolution = set()
 
@@ -58,6 +60,11 @@ def main():
             continue
         t0 = max(q_end)
         a = l["rows"]
+        for r in a:  # each block's own stretches between stamps
+            for k, what in ((1, "entry to past the wait"), (2, "wait to q in shared memory"), (3, "q to keys done"),
+                            (4, "keys done to end"), (5, "end to a second pass's end")):
+                if len(r) > k and r[k] > 0 and r[k - 1] > 0:
+                    blocks.setdefault(what, []).append((r[k] - r[k - 1]) / 1000.0)
         starts = column(a, 0)
         if not starts or abs(min(starts) - t0) > 100000:  # another replay's stamps
             continue
@@ -68,7 +75,7 @@ def main():
         put("qkv: first block's end", us(min(q_end)))
         put("attention: first block's entry", us(min(starts)))
         put("attention: last block's entry", us(max(starts)))
-        for k, what in ((1, "past the wait"), (2, "q in shared memory"), (3, "keys done"), (4, "end")):
+        for k, what in ((1, "past the wait"), (2, "q in shared memory"), (3, "keys done"), (4, "end"), (5, "end of a second pass")):
             c = column(a, k)
             if c:
                 put(f"attention: {what}, first", us(min(c)))
@@ -90,6 +97,9 @@ def main():
         put("o-proj: past the wait, median", us(statistics.median(c)))
         put("o-proj: end, last", us(max(column(o, 2))))
     print(f"chains: {chains} (captured launches: {len(launches)}); us from the qkv gemv's last block's end")
+    for name, vals in blocks.items():
+        vals.sort()
+        print(f"  per block, {name:35s} median {statistics.median(vals):6.2f} us (p10 {vals[len(vals) // 10]:6.2f}, p90 {vals[9 * len(vals) // 10]:6.2f})")
     if resolution:
         print(f"clock: low digits of the first stamps (ns mod 1000): {sorted(resolution)[:8]}")
     for name, vals in stats.items():

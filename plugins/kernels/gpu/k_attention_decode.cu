@@ -57,6 +57,8 @@ static_assert(4 * kQRows * (128 + 2) * sizeof(float) <= 4 * tile_keys<4>() * (12
 // turns its group's q heads and its own k with k_rope.h's arithmetic as it loads them, and with
 // one split (no other block reads those heads) writes them back turned; k_merge does that
 // otherwise.
+constexpr int kAttnPhases = 4 + kPhasePasses;  // the measuring build's stamps a block (k_phase.h)
+
 template <int D, int W, bool ROPE>
 __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, const float* __restrict__ vin,
                                                               gpu_bf16* __restrict__ kc, gpu_bf16* __restrict__ vc,
@@ -73,7 +75,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     const int kvh = blockIdx.y, z = blockIdx.z;
     const int group = g.n_head / g.n_head_kv, h0 = kvh * group;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    RAD_PHASE(g.ph, 5, 0);
+    RAD_PHASE(g.ph, kAttnPhases, 0);
     // Until gpu_grid_wait: only positions, sequences, block tables and (in decode) earlier cache
     // positions, which no kernel of the step writes.
     const int lo = seq_of_row(cu, g.n_seq, i);
@@ -95,12 +97,13 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     // zero-filled (masked; zeros keep them finite), and in decode the row's own key is skipped
     // (put_own writes it).
     auto load = [&](gpu_bf16* dst, const gpu_bf16* cache, int t0) {
+#pragma unroll 1
         for (int e = threadIdx.x; e < kTile * D / 8; e += W * 32) {
             const int r = e / (D / 8), d = (e % (D / 8)) * 8;
             const int j = t0 + r;
             if (own && j == p) continue;
             const bool ok = j < j1;
-            const int64_t slot = (paged_row(table, ok ? j : j0, g.block, block_shift) * g.n_head_kv + kvh) * D + d;
+            const int64_t slot = (paged_row_pow2(table, ok ? j : j0, block_shift) * g.n_head_kv + kvh) * D + d;
             cp_async16(&dst[r * P + d], cache + slot, ok);
         }
     };
@@ -127,7 +130,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     if (own && n_tiles > 0 && !g.late_kv) first_loads();
     gpu_grid_wait();
     gpu_grid_release();
-    RAD_PHASE(g.ph, 5, 1);
+    RAD_PHASE(g.ph, kAttnPhases, 1);
     if (own && n_tiles > 0 && g.late_kv) first_loads();
     if constexpr (ROPE) {
         // The group's q heads turned into the tile and the own k row turned into shared memory
@@ -215,7 +218,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         }
     }
     if (own && z == 0 && warp == 0) {  // the row's k (ROPE: turned) and v into its cache slot, for later steps
-        const int64_t slot = (paged_row(table, p, g.block, block_shift) * g.n_head_kv + kvh) * D;
+        const int64_t slot = (paged_row_pow2(table, p, block_shift) * g.n_head_kv + kvh) * D;
         for (int d = lane; d < D; d += 32) {
             kc[slot + d] = gpu_f32_to_bf16(kown[d]);
             vc[slot + d] = gpu_f32_to_bf16(vown[d]);
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         }
         __syncthreads();
     }
-    RAD_PHASE(g.ph, 5, 2);
+    RAD_PHASE(g.ph, kAttnPhases, 2);
     uint32_t qa[D / 16][4];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qa[kk], &sq[(lane % 16) * P + kk * 16 + (lane / 16) * 8]);
@@ -245,6 +248,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     float m_a = -FLT_MAX, m_b = -FLT_MAX, l_a = 0.f, l_b = 0.f;
     // Outstanding groups at the top of every iteration: K(t), V(t), in that order; at t = 0 with
     // `pre` K(1) and V(1) after them, which the iteration then does not issue.
+#pragma unroll 1
     for (int t = 0, buf = 0; t < n_tiles; ++t, buf ^= 1) {
         const int t0 = j0 + t * kTile;
         const bool ahead = pre && t == 0;  // tile t + 1 is in flight already
@@ -307,54 +311,57 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     }
     l_a = quad_sum(l_a);
     l_b = quad_sum(l_b);
-    RAD_PHASE(g.ph, 5, 3);
+    RAD_PHASE(g.ph, kAttnPhases, 3);
 
     // The warps' states through shared memory (the tiles are done with), then one thread per
-    // (head, dim) merges them.
-    asm volatile("cp.async.wait_all;\n" ::);  // the last (empty) groups
-    __syncthreads();
-    float* so = reinterpret_cast<float*>(smem);  // [warp][row][D]
-    float* sm = so + W * kQRows * D;      // [warp][row]
-    float* sl = sm + W * kQRows;
-    const int ra = lane / 4, rb = ra + 8;
+    // (head, dim) merges them. The measuring build does it twice (kPhasePasses), stamping after
+    // each: what the first pass costs beyond the second is its instructions' fetch.
+    for (int pass = 0; pass < kPhasePasses; ++pass) {
+        asm volatile("cp.async.wait_all;\n" ::);  // the last (empty) groups
+        __syncthreads();
+        float* so = reinterpret_cast<float*>(smem);  // [warp][row][D]
+        float* sm = so + W * kQRows * D;              // [warp][row]
+        float* sl = sm + W * kQRows;
+        const int ra = lane / 4, rb = ra + 8;
 #pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-        const int d = j * 8 + (lane % 4) * 2;
-        *reinterpret_cast<float2*>(&so[(warp * kQRows + ra) * D + d]) = make_float2(o[j][0], o[j][1]);
-        *reinterpret_cast<float2*>(&so[(warp * kQRows + rb) * D + d]) = make_float2(o[j][2], o[j][3]);
-    }
-    if (lane % 4 == 0) {
-        sm[warp * kQRows + ra] = m_a;
-        sm[warp * kQRows + rb] = m_b;
-        sl[warp * kQRows + ra] = l_a;
-        sl[warp * kQRows + rb] = l_b;
-    }
-    __syncthreads();
-    constexpr float kLn2 = 0.6931471805599453f;
-    for (int e = threadIdx.x; e < group * D; e += W * 32) {
-        const int r = e / D, d = e % D;
-        float M = -FLT_MAX;
-#pragma unroll
-        for (int w = 0; w < W; ++w) M = fmaxf(M, sm[w * kQRows + r]);
-        float L = 0.f, acc = 0.f;
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-            const float c = fast_exp2(sm[w * kQRows + r] - M);
-            L += sl[w * kQRows + r] * c;
-            acc += so[(w * kQRows + r) * D + d] * c;
+        for (int j = 0; j < D / 8; ++j) {
+            const int d = j * 8 + (lane % 4) * 2;
+            *reinterpret_cast<float2*>(&so[(warp * kQRows + ra) * D + d]) = make_float2(o[j][0], o[j][1]);
+            *reinterpret_cast<float2*>(&so[(warp * kQRows + rb) * D + d]) = make_float2(o[j][2], o[j][3]);
         }
-        if (live == 1) {
-            y[i * g.y_pitch + static_cast<int64_t>(h0 + r) * D + d] = L > 0.f ? acc / L : 0.f;
-        } else {  // partial: [row][head][split] of (m, l, acc[head_dim]), m in natural-log units
-            float* pp = part + ((i * g.n_head + h0 + r) * g.splits + z) * (D + 2);
-            pp[2 + d] = acc;
-            if (d == 0) {
-                pp[0] = M * kLn2;
-                pp[1] = L;
+        if (lane % 4 == 0) {
+            sm[warp * kQRows + ra] = m_a;
+            sm[warp * kQRows + rb] = m_b;
+            sl[warp * kQRows + ra] = l_a;
+            sl[warp * kQRows + rb] = l_b;
+        }
+        __syncthreads();
+        constexpr float kLn2 = 0.6931471805599453f;
+        for (int e = threadIdx.x; e < group * D; e += W * 32) {
+            const int r = e / D, d = e % D;
+            float M = -FLT_MAX;
+#pragma unroll
+            for (int w = 0; w < W; ++w) M = fmaxf(M, sm[w * kQRows + r]);
+            float L = 0.f, acc = 0.f;
+#pragma unroll
+            for (int w = 0; w < W; ++w) {
+                const float c = fast_exp2(sm[w * kQRows + r] - M);
+                L += sl[w * kQRows + r] * c;
+                acc += so[(w * kQRows + r) * D + d] * c;
+            }
+            if (live == 1) {
+                y[i * g.y_pitch + static_cast<int64_t>(h0 + r) * D + d] = L > 0.f ? acc / L : 0.f;
+            } else {  // partial: [row][head][split] of (m, l, acc[head_dim]), m in natural-log units
+                float* pp = part + ((i * g.n_head + h0 + r) * g.splits + z) * (D + 2);
+                pp[2 + d] = acc;
+                if (d == 0) {
+                    pp[0] = M * kLn2;
+                    pp[1] = L;
+                }
             }
         }
+        RAD_PHASE(g.ph, kAttnPhases, 4 + pass);
     }
-    RAD_PHASE(g.ph, 5, 4);
 }
 
 // The kernel for one head_dim and warp count. Above the default 48 KiB of dynamic shared memory a
@@ -382,7 +389,7 @@ int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const
     AttnGeom gl = g;
     gl.late_kv = late_kv ? 1 : 0;
 #ifdef RAD_GPU_PHASES
-    gl.ph = phase_slots(kPhaseAttention, static_cast<int64_t>(grid.x) * grid.y * grid.z, 5, stream_of(a));
+    gl.ph = phase_slots(kPhaseAttention, static_cast<int64_t>(grid.x) * grid.y * grid.z, kAttnPhases, stream_of(a));
 #endif
     gpu_launch(k_attend_tc<D, W, ROPE>, grid, W * 32, smem, stream_of(a), q, k, v, kc, vc, pos, cu, bt, y, part, gl,
                block_shift_of(g.block), rt);
@@ -435,6 +442,7 @@ int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, c
         reinterpret_cast<uintptr_t>(k->data) % 16 || reinterpret_cast<uintptr_t>(v->data) % 16)
         return RAD_E_UNSUPPORTED;
     if (rope && (!g.own_row || rope->half * 2 != g.head_dim)) return RAD_E_UNSUPPORTED;
+    if (block_shift_of(g.block) < 0) return RAD_E_UNSUPPORTED;  // its cache rows by shifts only
     const int big_splits = eight_warp_splits(g, n);
     if (big_splits == 0) return launch_tc_for<4>(a, g, n, part, rope);
     g.live_keys = 2 * tile_keys<8>();

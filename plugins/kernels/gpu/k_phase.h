@@ -36,7 +36,11 @@ __device__ __forceinline__ void gpu_phase(unsigned long long* slots, int phases,
 }
 #endif
 #define RAD_PHASE(slots, phases, phase) ::gpu::gpu_phase((slots), (phases), (phase))
+// Passes of a stretch a kernel repeats in the measuring build, stamping after each: the second
+// runs the same instructions from a warm instruction cache.
+constexpr int kPhasePasses = 2;
 #else
+constexpr int kPhasePasses = 1;
 #define RAD_PHASE(slots, phases, phase) ((void)0)
 #endif
 
