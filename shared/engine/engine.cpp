@@ -159,7 +159,7 @@ struct Engine::Impl {
     };
     std::deque<Queued> queued;
     void* marks[2] = {nullptr, nullptr};
-    int64_t pickable_next = 0;  // leading out rows of the step staged last whose tokens the card picked
+    int64_t pickable_next = 0;  // leading out rows of the last queued step whose tokens the card picked (what the next may feed)
     uint64_t stage_used = 0;  // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,

@@ -96,6 +96,8 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     // Keys [t0, t0 + kTile) of the cache into a tile, asynchronously; keys from j1 on are
     // zero-filled (masked; zeros keep them finite), and in decode the row's own key is skipped
     // (put_own writes it).
+    // Not unrolled: the loop's six call sites unrolled eight times each were a third of the
+    // kernel's code, which a block runs once through, fetching it cold (docs/GPU_KERNELS.md).
     auto load = [&](gpu_bf16* dst, const gpu_bf16* cache, int t0) {
 #pragma unroll 1
         for (int e = threadIdx.x; e < kTile * D / 8; e += W * 32) {
@@ -248,7 +250,6 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     float m_a = -FLT_MAX, m_b = -FLT_MAX, l_a = 0.f, l_b = 0.f;
     // Outstanding groups at the top of every iteration: K(t), V(t), in that order; at t = 0 with
     // `pre` K(1) and V(1) after them, which the iteration then does not issue.
-#pragma unroll 1
     for (int t = 0, buf = 0; t < n_tiles; ++t, buf ^= 1) {
         const int t0 = j0 + t * kTile;
         const bool ahead = pre && t == 0;  // tile t + 1 is in flight already
