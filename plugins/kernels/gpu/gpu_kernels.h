@@ -39,7 +39,6 @@ struct AttnGeom {
     // keys each (live_splits, k_paged.h), the rest idle; with one live split the attention kernel
     // writes y itself and k_merge leaves the row alone. 0: every split takes a share.
     int live_keys;
-    int late_kv;  // 1: the decode kernel's first K / V tiles load after its wait (RADIANCE_GPU_ATTN_LATE_KV, an A/B switch)
     float scale, softcap;
     int64_t q_pitch, k_pitch, v_pitch, y_pitch;
 #ifdef RAD_GPU_PHASES

@@ -260,7 +260,8 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
     const bool turn_q = ROPE && j < rb.t.half, turn_k = turn_q && h < g.n_head_kv;
     float* qr = ROPE ? rb.q + i * g.q_pitch + static_cast<int64_t>(h) * g.head_dim : nullptr;
     float* kr = ROPE ? rb.k + i * g.k_pitch + static_cast<int64_t>(h) * g.head_dim : nullptr;
-    const int ia = rb.t.neox ? j : 2 * j, ib = rb.t.neox ? j + rb.t.half : 2 * j + 1;
+    int ia, ib;
+    rope_indices(rb.t, j, ia, ib);
     float qa = 0.0f, qb = 0.0f, ka = 0.0f, kb = 0.0f, c = 0.0f, sn = 0.0f;
     if constexpr (ROPE) {
         if (turn_q) {
@@ -380,9 +381,9 @@ int run_rope(const RadArgs* a, AttnGeom g, int64_t n, const RopeTable& t) {
     auto* part = static_cast<float*>(a->scratch);
     const int rc = attention_decode_tc(a, g, n, part, &t);
     if (rc != RAD_OK || g.splits == 1) return rc;
-    const RopeBack rb{static_cast<float*>(a->t[0].data), static_cast<float*>(a->t[1].data),
-                      static_cast<const int32_t*>(a->t[5].data), t};
-    launch_merge(part, static_cast<float*>(a->t[8].data), static_cast<const int32_t*>(a->t[6].data), rb.pos, g, n, stream_of(a), &rb);
+    const RopeBack rb{static_cast<float*>(a->t[0].data), static_cast<float*>(a->t[1].data), t};
+    launch_merge(part, static_cast<float*>(a->t[8].data), static_cast<const int32_t*>(a->t[6].data),
+                 static_cast<const int32_t*>(a->t[5].data), g, n, stream_of(a), &rb);
     return launched();
 }
 

@@ -129,11 +129,13 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
             cp_async_commit();
         }
     };
-    if (own && n_tiles > 0 && !g.late_kv) first_loads();
+    // Before the wait: loading them after it (a switch since taken out) let the wait return 0.4
+    // instead of 2.8 us after the qkv gemv's end, yet the keys came in later and decode was slower
+    // (240.0 / 240.8 against 242.4 / 242.4 tok/s, H200, 2026-12-03).
+    if (own && n_tiles > 0) first_loads();
     gpu_grid_wait();
     gpu_grid_release();
     RAD_PHASE(g.ph, kAttnPhases, 1);
-    if (own && n_tiles > 0 && g.late_kv) first_loads();
     if constexpr (ROPE) {
         // The group's q heads turned into the tile and the own k row turned into shared memory
         // (put_own and the cache store read it there), the own k as a 17th row; with one split
@@ -382,13 +384,7 @@ int launch_tc(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, const
     const auto *pos = static_cast<const int32_t*>(a->t[5].data), *cu = static_cast<const int32_t*>(a->t[6].data);
     const auto* bt = static_cast<const int32_t*>(a->t[7].data);
     auto* y = static_cast<float*>(a->t[8].data);
-    // RADIANCE_GPU_ATTN_LATE_KV=1: the first K / V tiles load after the wait (an A/B switch). Phase
-    // stamps (H200, 2026-12-03, batch 1 at 128-176 positions): with the tiles in flight the wait
-    // returns 2.8 us after the qkv gemv's last block ends, without them 0.4 us, yet the keys are in
-    // later (9.2 against 8.4 us) and decode is slower (240.0 / 240.8 against 242.4 / 242.4 tok/s).
-    static const bool late_kv = env_flag("RADIANCE_GPU_ATTN_LATE_KV");
     AttnGeom gl = g;
-    gl.late_kv = late_kv ? 1 : 0;
 #ifdef RAD_GPU_PHASES
     gl.ph = phase_slots(kPhaseAttention, static_cast<int64_t>(grid.x) * grid.y * grid.z, kAttnPhases, stream_of(a));
 #endif

@@ -37,9 +37,16 @@ __device__ __forceinline__ void rope_angle(const RopeTable& t, int32_t p, int j,
     s = sv * t.attn;
 }
 
+// Where pair j of a head row sits: (j, j + half) for neox, else (2j, 2j + 1).
+__device__ __forceinline__ void rope_indices(const RopeTable& t, int j, int& ia, int& ib) {
+    ia = t.neox ? j : 2 * j;
+    ib = t.neox ? j + t.half : 2 * j + 1;
+}
+
 // Pair j of one head row v (f32, in place), turned by (c, s): k_rope's arithmetic.
 __device__ __forceinline__ void rope_pair(const RopeTable& t, float* v, int j, float c, float s) {
-    const int ia = t.neox ? j : 2 * j, ib = t.neox ? j + t.half : 2 * j + 1;
+    int ia, ib;
+    rope_indices(t, j, ia, ib);
     const float va = v[ia], vb = v[ib];
     v[ia] = rope_first(va, vb, c, s);
     v[ib] = rope_second(va, vb, c, s);
@@ -49,7 +56,6 @@ __device__ __forceinline__ void rope_pair(const RopeTable& t, float* v, int j, f
 struct RopeBack {
     float* q;
     float* k;
-    const int32_t* pos;
     RopeTable t;
 };
 
