@@ -4,7 +4,8 @@ transformers' float32 outputs for a few prompts, in the format of ../shared/fixt
 
   DIR/config.json, DIR/model.safetensors (bf16), DIR/golden.safetensors with promptN.ids (int32),
   promptN.logits (float32 [n, vocab], the float32 forward of the bf16 weights) and promptN.greedy
-  (int32, 24 greedy tokens).
+  (int32, 24 greedy tokens), and DIR/decode.safetensors with the logits at every greedy position
+  (tools/golden/decode_refs.py) for rad-golden's teacher-forced decode checks.
 
 Run where torch and transformers are installed (the H200 machine):
   python3 tools/golden/make_golden.py OUT_DIR [NAME ...]
@@ -16,6 +17,8 @@ import sys
 import torch
 from safetensors.torch import save_file
 from transformers import AutoConfig, AutoModelForCausalLM
+
+from decode_refs import decode_refs
 
 VOCAB = 512
 COMMON = dict(vocab_size=VOCAB, max_position_embeddings=512, rms_norm_eps=1e-5, initializer_range=0.08,
@@ -46,6 +49,19 @@ CASES = {
     "mistral_w16_mha": ("mistral", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                         num_attention_heads=4, num_key_value_heads=4, head_dim=16, sliding_window=16,
                         rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [10, 17, 125]),
+    # Positions that matter: a small rope base turns even the lowest frequencies many times over a
+    # 440-token prompt (the shared llama fixture passes with its base off by 5%; these cannot), and
+    # yarn scaling far past its original length; decode runs to position ~475 of 512.
+    "llama_long_theta500": ("llama", dict(hidden_size=64, intermediate_size=144, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                            rope_parameters=dict(rope_type="default", rope_theta=500.0)), [190, 440]),
+    "llama_long_yarn": ("llama", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=1, head_dim=16,
+                        rope_parameters=dict(rope_type="yarn", rope_theta=1000.0, factor=8.0,
+                                             original_max_position_embeddings=64)), [210, 450]),
+    "qwen2_long_theta1000": ("qwen2", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2,
+                             rope_parameters=dict(rope_type="default", rope_theta=1000.0)), [300, 460]),
 }
 
 
@@ -77,6 +93,12 @@ def make(out_root, name, seed):
     save_file(tensors, os.path.join(out, "golden.safetensors"),
               metadata={"reference": "float32 forward of the bf16 checkpoint", "torch": torch.__version__,
                         "transformers": transformers.__version__, "made_by": "tools/golden/make_golden.py"})
+    decode, notes = decode_refs(model, tensors)
+    save_file(decode, os.path.join(out, "decode.safetensors"),
+              metadata={"reference": "float32 forward of the bf16 checkpoint over prompt + greedy",
+                        "made_by": "tools/golden/make_golden.py (decode_refs.py)"})
+    for note in notes:
+        print("note:", name, note)
     for junk in ("generation_config.json",):
         p = os.path.join(out, junk)
         if os.path.exists(p):
@@ -89,8 +111,9 @@ def main():
         print(__doc__)
         sys.exit(2)
     names = sys.argv[2:] or list(CASES)
-    for i, name in enumerate(names):
-        make(sys.argv[1], name, 1000 + i)
+    for name in names:
+        # Each case's seed is its place in CASES, so making one case again reproduces it.
+        make(sys.argv[1], name, 1000 + list(CASES).index(name))
 
 
 if __name__ == "__main__":
