@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # device_run.sh STAGE... — what one call on the GPU machine runs (scripts/device-bundle.sh first,
 # carry .devcarry). Stages:
-#   golden   rad-golden on every fixture with the plan on the card (bf16 KV, tol 2e-2, top-1 98%)
+#   golden   rad-golden on every fixture with the plan on the card (bf16 KV, tol 2e-2, top-1 98%): prompt and
+#            teacher-forced decode logits, free-running greedy pipelined on the card
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
 #   rand8b   only the .rad, its weights drawn by rad-convert --random-weights (for radiance-only calls)
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
@@ -258,7 +259,11 @@ for stage in "$@"; do
   golden)
     for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do
       [[ -f $f/golden.safetensors ]] || continue
-      "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|rel_err|passed" | sed "s|^|$(basename "$f"): |" | awk '/FAIL|passed/ || NR % 6 == 1'
+      # every line to the log; on screen the failures, the near-ties, the largest logit error and the verdict
+      "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 > "/tmp/golden-$(basename "$f").log" 2>&1
+      { grep -E "^FAIL|near-tie|agreement|passed" "/tmp/golden-$(basename "$f").log" | grep -v "^PASS .*top-1 [0-9]*/[0-9]*, the rest" | head -8
+        grep -oE "rel_err=[0-9.e-]+" "/tmp/golden-$(basename "$f").log" | sort -t= -k2 -g | tail -1 | sed 's/^/largest /'; } |
+        sed "s|^|$(basename "$f"): |"
     done 2>&1 | tee "$OUTD/golden.log" ;;
   make8b)
     if [[ -s $M8.rad && -f $M8/model.safetensors ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi

@@ -135,7 +135,19 @@ int graph_end(RadStream, void** out) {
     return *out ? RAD_OK : RAD_E_INTERNAL;
 }
 int graph_launch(void* g, RadStream) {
-    for (auto& r : static_cast<Graph*>(g)->launches) {
+    auto& launches = static_cast<Graph*>(g)->launches;
+#ifdef FAKEDEV_FAULT_SKIP_LAST_LAUNCH
+    // The broken card of the tests' own test (tests/fakedev/CMakeLists.txt, libfakedev_faulty): its
+    // replayed graphs skip their last launch, so a decode step returns the logits or tokens a step
+    // before it left behind, while prefill (never replayed) stays right.
+    const Record* skipped = nullptr;
+    for (auto& r : launches)
+        if (r->fn) skipped = r.get();
+#endif
+    for (auto& r : launches) {
+#ifdef FAKEDEV_FAULT_SKIP_LAST_LAUNCH
+        if (r.get() == skipped) continue;
+#endif
         if (!r->fn) {
             std::memcpy(r->dst, r->src, r->n);
             continue;

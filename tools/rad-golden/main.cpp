@@ -1,18 +1,33 @@
 // rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--radiance-home HOMES] [--transport shm|grpc] [--in-process]
-//                [--placement auto|host|device] [--no-graphs] [--top1 FRAC] [--model FILE.rad]
+//                [--placement auto|host|device] [--no-graphs] [--top1 FRAC] [--model FILE.rad] [--decode-ref FILE]
 //
-// Converts the checkpoint in DIR (or takes --model, that checkpoint already converted: big ones), runs the prompts of DIR/golden.safetensors (promptN.ids,
-// promptN.logits, promptN.greedy) each alone and all together in one batch, and compares the
-// prompt logits (relative error ||ours - ref|| / ||ref||) and the greedy tokens with the
-// transformers reference. The prompts run through radiance-worker processes (one per rank) as a
-// server runs them; --in-process steps an engine in this process instead. --top1 FRAC checks
-// teacher-forced agreement instead of exact greedy runs: the share of prompt positions whose
-// top-1 token is the reference's must reach FRAC (a bf16 card path may flip a near-tie, after
-// which a free-running greedy sequence legitimately differs); greedy differences are then noted. One line per check, then "N passed, M failed"; exit 0 only if all pass.
+// Converts the checkpoint in DIR (or takes --model, that checkpoint already converted: big ones)
+// and runs the prompts of DIR/golden.safetensors (promptN.ids, .logits, .greedy: transformers'
+// float32 outputs) alone, all together in one batch, and mixed as the scheduler runs them
+// (runs.h), through radiance-worker processes (one per rank) as a server runs them, or with
+// --in-process through an engine in this process. Logits are compared as the relative error
+// ||ours - ref|| / ||ref||.
+//
+// With decode references (DIR/decode.safetensors or --decode-ref: transformers' logits at every
+// position of the greedy continuation, tools/golden/decode_refs.py) each mode runs twice:
+//   teacher-forced: every decode step is fed the reference's token, and each step's logits are
+//     compared with transformers' (tol) as the prompt's are, and their top-1 with the reference's;
+//   free-running greedy: tokens picked where the logits are (the card's argmax op; in-process on a
+//     card, decode steps queued pipelined and fed on the card) against transformers' greedy tokens.
+// Without --top1 (host libraries) both must agree exactly. With --top1 FRAC (a bf16 card path) the
+// share of prompt and decode positions whose top-1 is the reference's must reach FRAC, every
+// position that differs must be a near-tie, and the free run is compared up to its first
+// difference, which must be a near-tie too. A near-tie: the reference's gap between its token and
+// ours is within kTieSigmas of the row's own observed error (ours teacher-forced against the
+// reference at that very position) capped at the tolerance, so a flip that an error within
+// tolerance explains passes, and a wrong token from a step that computed the wrong thing, or a
+// free run that went astray while the teacher-forced step was right, does not.
+// Without decode references only the prompt logits and the greedy tokens (fed back by the host's
+// argmax) are checked; with --top1 a greedy difference is then only noted.
+// One line per check, then "N passed, M failed"; exit 0 only if all pass.
 #include <unistd.h>
 
 #include <cmath>
-#include <functional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,200 +36,54 @@
 #include <string>
 #include <vector>
 
+#include "golden_file.h"
 #include "radiance/convert/convert.h"
-#include "worker_group.h"
-#include "radiance/convert/safetensors.h"
 #include "radiance/engine/engine.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
-#include "radiance/util/strings.h"
+#include "runs.h"
+#include "worker_group.h"
 
 using namespace radiance;
+using namespace radiance::golden;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Prompt {
-    std::string name;
-    std::vector<int32_t> ids, greedy;
-    std::vector<float> logits;  // [ids.size(), vocab]
-};
-
-template <typename T> std::vector<T> as_vec(const convert::StTensor& t) {
-    std::vector<T> v(t.bytes / sizeof(T));
-    std::memcpy(v.data(), t.data, t.bytes);
-    return v;
-}
-
-std::vector<Prompt> load_golden(const std::string& path) {
-    auto f = convert::SafetensorsFile::open(path);
-    std::vector<Prompt> out;
-    for (int i = 0;; ++i) {
-        std::string p = "prompt" + std::to_string(i);
-        auto ids = f->tensors().find(p + ".ids");
-        if (ids == f->tensors().end()) break;
-        auto lg = f->tensors().find(p + ".logits");
-        auto gr = f->tensors().find(p + ".greedy");
-        if (lg == f->tensors().end() || gr == f->tensors().end()) throw Error(path + ": " + p + " lacks logits or greedy");
-        out.push_back({p, as_vec<int32_t>(ids->second), as_vec<int32_t>(gr->second), as_vec<float>(lg->second)});
-    }
-    if (out.empty()) throw Error(path + ": no promptN.ids tensors");
-    return out;
-}
-
-int argmax(const float* v, int64_t n) {
-    int best = 0;
-    for (int64_t i = 1; i < n; ++i)
-        if (v[i] > v[best]) best = static_cast<int>(i);
-    return best;
-}
-
-// What the checks step: the worker processes (the default) or an in-process engine (--in-process).
-struct Stepper {
-    int64_t vocab = 0;
-    int block = 0;
-    std::function<void(const engine::StepBatch&, std::vector<float>&)> step;
-};
-
-// Runs prompts together: one prefill step for all, then lockstep greedy decode.
-struct Result {
-    std::vector<std::vector<float>> logits;  // per prompt, [len, vocab]
-    std::vector<std::vector<int32_t>> greedy;
-};
-
-Result run(Stepper& eng, const std::vector<const Prompt*>& ps, size_t n_greedy) {
-    const int64_t V = eng.vocab;
-    const int block = eng.block;
-    size_t longest = 0;
-    for (auto* p : ps) longest = std::max(longest, p->ids.size() + n_greedy);
-    const int32_t stride = static_cast<int32_t>((longest + block - 1) / block);
-    std::vector<int32_t> tables;
-    for (size_t s = 0; s < ps.size(); ++s)
-        for (int32_t b = 0; b < stride; ++b) tables.push_back(static_cast<int32_t>(s) * stride + b);
-    Result r;
-    r.logits.resize(ps.size());
-    r.greedy.resize(ps.size());
-    engine::StepBatch pre;
-    pre.cu_seqlens.push_back(0);
-    for (size_t s = 0; s < ps.size(); ++s) {
-        for (size_t i = 0; i < ps[s]->ids.size(); ++i) {
-            pre.out_ids.push_back(static_cast<int32_t>(pre.tokens.size()));
-            pre.tokens.push_back(ps[s]->ids[i]);
-            pre.positions.push_back(static_cast<int32_t>(i));
-        }
-        pre.cu_seqlens.push_back(static_cast<int32_t>(pre.tokens.size()));
-        pre.seq_ids.push_back(static_cast<int32_t>(s));
-    }
-    pre.block_tables = tables;
-    pre.block_table_stride = stride;
-    std::vector<float> lg;
-    eng.step(pre, lg);
-    std::vector<int32_t> next(ps.size());
-    for (size_t s = 0; s < ps.size(); ++s) {
-        const size_t off = static_cast<size_t>(pre.cu_seqlens[s]) * V, len = ps[s]->ids.size();
-        r.logits[s].assign(lg.begin() + off, lg.begin() + off + len * V);
-        next[s] = argmax(&lg[off + (len - 1) * V], V);
-        r.greedy[s].push_back(next[s]);
-    }
-    for (size_t t = 1; t < n_greedy; ++t) {
-        engine::StepBatch dec;
-        dec.cu_seqlens.push_back(0);
-        for (size_t s = 0; s < ps.size(); ++s) {
-            dec.tokens.push_back(next[s]);
-            dec.positions.push_back(static_cast<int32_t>(ps[s]->ids.size() + t - 1));
-            dec.out_ids.push_back(static_cast<int32_t>(s));
-            dec.cu_seqlens.push_back(static_cast<int32_t>(s + 1));
-            dec.seq_ids.push_back(static_cast<int32_t>(s));
-        }
-        dec.n_seq_decode = static_cast<int32_t>(ps.size());
-        dec.block_tables = tables;
-        dec.block_table_stride = stride;
-        eng.step(dec, lg);
-        for (size_t s = 0; s < ps.size(); ++s) {
-            next[s] = argmax(&lg[s * V], V);
-            r.greedy[s].push_back(next[s]);
-        }
-    }
-    return r;
-}
-
-// Continuous batching as the scheduler runs it: sequences arrive one step apart, each prompt is
-// prefilled in chunks of `chunk` tokens beside the decode rows of the sequences already running
-// (decode rows first), so most steps are mixed.
-Result run_mixed(Stepper& eng, const std::vector<const Prompt*>& ps, size_t n_greedy, size_t chunk) {
-    const int64_t V = eng.vocab;
-    const int block = eng.block;
-    size_t longest = 0;
-    for (auto* p : ps) longest = std::max(longest, p->ids.size() + n_greedy);
-    const int32_t stride = static_cast<int32_t>((longest + block - 1) / block);
-    struct Seq {
-        size_t prefilled = 0;
-        std::vector<int32_t> out;
-        bool started = false;
-    };
-    std::vector<Seq> seqs(ps.size());
-    Result r;
-    r.logits.resize(ps.size());
-    r.greedy.resize(ps.size());
-    for (size_t step = 0;; ++step) {
-        if (step < ps.size()) seqs[step].started = true;
-        engine::StepBatch b;
-        b.cu_seqlens.push_back(0);
-        std::vector<std::pair<size_t, bool>> rows;  // (sequence, is-decode) in batch order
-        for (size_t s = 0; s < ps.size(); ++s)  // decode rows first
-            if (seqs[s].started && seqs[s].prefilled == ps[s]->ids.size() && seqs[s].out.size() < n_greedy) {
-                b.tokens.push_back(seqs[s].out.back());
-                b.positions.push_back(static_cast<int32_t>(ps[s]->ids.size() + seqs[s].out.size() - 1));
-                b.out_ids.push_back(static_cast<int32_t>(b.tokens.size() - 1));
-                b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
-                b.seq_ids.push_back(static_cast<int32_t>(s));
-                rows.push_back({s, true});
-            }
-        b.n_seq_decode = static_cast<int32_t>(rows.size());
-        for (size_t s = 0; s < ps.size(); ++s)
-            if (seqs[s].started && seqs[s].prefilled < ps[s]->ids.size()) {
-                const size_t from = seqs[s].prefilled, to = std::min(ps[s]->ids.size(), from + chunk);
-                for (size_t i = from; i < to; ++i) {
-                    b.out_ids.push_back(static_cast<int32_t>(b.tokens.size()));
-                    b.tokens.push_back(ps[s]->ids[i]);
-                    b.positions.push_back(static_cast<int32_t>(i));
-                }
-                b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
-                b.seq_ids.push_back(static_cast<int32_t>(s));
-                rows.push_back({s, false});
-            }
-        if (rows.empty()) break;
-        for (auto& [s, dec] : rows)
-            for (int32_t x = 0; x < stride; ++x) b.block_tables.push_back(static_cast<int32_t>(s) * stride + x);
-        b.block_table_stride = stride;
-        std::vector<float> lg;
-        eng.step(b, lg);
-        size_t out_row = 0;
-        for (size_t k = 0; k < rows.size(); ++k) {
-            auto [s, dec] = rows[k];
-            const size_t n = static_cast<size_t>(b.cu_seqlens[k + 1] - b.cu_seqlens[k]);
-            if (!dec) {
-                r.logits[s].insert(r.logits[s].end(), lg.begin() + out_row * V, lg.begin() + (out_row + n) * V);
-                seqs[s].prefilled += n;
-            }
-            if (dec || seqs[s].prefilled == ps[s]->ids.size())
-                seqs[s].out.push_back(argmax(&lg[(out_row + n - 1) * V], V));
-            out_row += n;
-        }
-    }
-    for (size_t s = 0; s < ps.size(); ++s) r.greedy[s] = seqs[s].out;
-    return r;
-}
+// Two logits whose errors have an rms of sigma differ by more than 6 sigma (4.2 standard
+// deviations of their difference) about 3 times in 100,000: a flip with a larger gap is not noise.
+constexpr double kTieSigmas = 6.0;
 
 double rel_err(const std::vector<float>& a, const std::vector<float>& ref) {
+    if (a.size() != ref.size()) return INFINITY;
     double num = 0, den = 0;
-    for (size_t i = 0; i < a.size() && i < ref.size(); ++i) {
+    for (size_t i = 0; i < a.size(); ++i) {
         double d = static_cast<double>(a[i]) - ref[i];
         num += d * d;
         den += static_cast<double>(ref[i]) * ref[i];
     }
-    if (a.size() != ref.size()) return INFINITY;
     return std::sqrt(num) / std::sqrt(den > 0 ? den : 1.0);
+}
+
+struct Tie {
+    bool is_tie = false;
+    double gap = 0, bound = 0;
+};
+
+// Whether our row picking `got` where the reference's row picks `want` is a near-tie. The row's
+// error counts only as far as the tolerance allows (rms tol * rms(ref)): a row that computed the
+// wrong thing explains no flip.
+Tie near_tie(const float* ours, const float* ref, int64_t V, int want, int got, double tol) {
+    double se = 0, sr = 0;
+    for (int64_t i = 0; i < V; ++i) {
+        se += (static_cast<double>(ours[i]) - ref[i]) * (static_cast<double>(ours[i]) - ref[i]);
+        sr += static_cast<double>(ref[i]) * ref[i];
+    }
+    Tie t;
+    t.bound = kTieSigmas * std::sqrt(std::min(se, tol * tol * sr) / static_cast<double>(V));
+    t.gap = static_cast<double>(ref[want]) - ref[got];
+    t.is_tie = t.gap <= t.bound;
+    return t;
 }
 
 std::string ids_str(const std::vector<int32_t>& v) {
@@ -223,19 +92,27 @@ std::string ids_str(const std::vector<int32_t>& v) {
     return os.str();
 }
 
-}  // namespace
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, f, a, b, c);
+    return buf;
+}
 
-int main(int argc, char** argv) {
-    std::string dir, kernels, homes;
-    double tol = 1e-4;
+struct Options {
+    std::string dir, kernels, homes, transport = "shm", placement = "auto", model_file, decode_ref;
+    double tol = 1e-4, top1 = -1;
     int tp = 1;
-    bool in_process = false;
-    bool debug_selection = false;
-    std::string transport = "shm";
-    std::string placement = "auto";
-    bool graphs = true;
-    double top1 = -1;
-    std::string model_file;
+    bool in_process = false, debug_selection = false, graphs = true;
+};
+
+[[noreturn]] void usage() {
+    std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--top1 FRAC] [--in-process] [--placement P]\n"
+                 "                  [--transport shm|grpc] [--no-graphs] [--model FILE.rad] [--decode-ref FILE] [--radiance-home H]\n";
+    std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -245,48 +122,136 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--kernels") kernels = value();
-        else if (a == "--radiance-home") homes = value();
-        else if (a == "--tol") tol = std::stod(value());
-        else if (a == "--tp") tp = std::stoi(value());
-        else if (a == "--in-process") in_process = true;
-        else if (a == "--placement") placement = value();
-        else if (a == "--no-graphs") graphs = false;
-        else if (a == "--top1") top1 = std::stod(value());
-        else if (a == "--debug-selection") debug_selection = true;
-        else if (a == "--transport") transport = value();
-        else if (a == "--model") model_file = value();
-        else if (dir.empty()) dir = a;
-        else {
-            std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X]\n";
-            return 2;
-        }
+        if (a == "--kernels") o.kernels = value();
+        else if (a == "--radiance-home") o.homes = value();
+        else if (a == "--tol") o.tol = std::stod(value());
+        else if (a == "--tp") o.tp = std::stoi(value());
+        else if (a == "--in-process") o.in_process = true;
+        else if (a == "--placement") o.placement = value();
+        else if (a == "--no-graphs") o.graphs = false;
+        else if (a == "--top1") o.top1 = std::stod(value());
+        else if (a == "--debug-selection") o.debug_selection = true;
+        else if (a == "--transport") o.transport = value();
+        else if (a == "--model") o.model_file = value();
+        else if (a == "--decode-ref") o.decode_ref = value();
+        else if (o.dir.empty()) o.dir = a;
+        else usage();
     }
-    if (dir.empty()) {
-        std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X]\n";
-        return 2;
-    }
-    int passed = 0, failed = 0;
-    auto check = [&](bool ok, const std::string& line) {
+    if (o.dir.empty()) usage();
+    return o;
+}
+
+// The checks of one mode's runs against the references.
+class Checker {
+public:
+    Checker(std::string label, const Options& o, int64_t V) : label_(std::move(label)), o_(o), V_(V) {}
+
+    void check(bool ok, const std::string& line) {
         std::printf("%s %s\n", ok ? "PASS" : "FAIL", line.c_str());
-        (ok ? passed : failed)++;
-    };
-    fs::path norm = fs::path(dir).lexically_normal();
+        (ok ? passed_ : failed_)++;
+    }
+    int failed() const { return failed_; }
+    int passed() const { return passed_; }
+
+    void logits(const Prompt& p, const std::string& mode, const char* what, const std::vector<float>& ours,
+                const std::vector<float>& ref, size_t rows) {
+        const double e = rel_err(ours, ref);
+        check(e <= o_.tol, name(p, mode) + " " + what + " logits rel_err=" + fmt("%.3g", e) + " over " + std::to_string(rows) +
+                               " positions (tol " + fmt("%.3g", o_.tol) + ")");
+    }
+
+    // Teacher-forced top-1 at every prompt and decode position: each difference must be a near-tie.
+    void top1(const Prompt& p, const std::string& mode, const Run& r, size_t s) {
+        int64_t agree = 0, rows = 0;
+        std::string untied;
+        auto row = [&](const float* ours, const float* ref, const std::string& where) {
+            const int want = argmax(ref, V_), got = argmax(ours, V_);
+            rows++;
+            if (want == got) return void(agree++);
+            Tie t = near_tie(ours, ref, V_, want, got, o_.tol);
+            if (!t.is_tie && untied.empty())
+                untied = where + ": " + std::to_string(got) + " for " + std::to_string(want) + fmt(", gap %.3g > %.3g", t.gap, t.bound);
+        };
+        const size_t n = p.ids.size(), g = r.decode_logits[s].size() / V_;
+        for (size_t i = 0; i < n && (i + 1) * V_ <= r.logits[s].size(); ++i)
+            row(&r.logits[s][i * V_], &p.logits[i * V_], "prompt position " + std::to_string(i));
+        for (size_t k = 0; k < g && k < p.fed.size(); ++k)
+            row(&r.decode_logits[s][k * V_], &p.decode_logits[k * V_], "decode step " + std::to_string(k));
+        agree_ += agree;
+        rows_ += rows;
+        check(untied.empty() && (o_.top1 >= 0 || agree == rows),
+              name(p, mode) + " teacher-forced top-1 " + std::to_string(agree) + "/" + std::to_string(rows) +
+                  (agree == rows ? "" : o_.top1 >= 0 ? ", the rest near-ties" : ", exact agreement required") +
+                  (untied.empty() ? "" : ": not a near-tie at " + untied));
+    }
+
+    // The free-running greedy tokens against transformers'. `tf` is the teacher-forced run of the
+    // same mode (nullptr: no decode references), whose rows judge a first difference.
+    void greedy(const Prompt& p, const std::string& mode, const std::vector<int32_t>& got_all, const Run* tf, size_t s,
+                const std::string& how) {
+        std::vector<int32_t> got(got_all.begin(), got_all.begin() + std::min(got_all.size(), p.greedy.size()));
+        const std::string head = name(p, mode) + " greedy" + how + " " + std::to_string(p.greedy.size()) + " tokens";
+        if (got == p.greedy) return check(true, head);
+        const std::string diff = ": got [" + ids_str(got) + "] want [" + ids_str(p.greedy) + "]";
+        if (o_.top1 < 0) return check(false, head + diff);
+        if (!tf) return void(std::printf("note: %s differs%s\n", head.c_str(), diff.c_str()));
+        size_t k = 0;
+        while (k < got.size() && got[k] == p.greedy[k]) k++;
+        if (k == got.size()) return check(false, head + ": ended after " + std::to_string(k) + diff);
+        // Token k was picked after the prompt (k = 0) or after decode step k - 1.
+        const size_t n = p.ids.size();
+        const float* ours = k == 0 ? &tf->logits[s][(n - 1) * V_] : &tf->decode_logits[s][(k - 1) * V_];
+        const float* ref = k == 0 ? &p.logits[(n - 1) * V_] : &p.decode_logits[(k - 1) * V_];
+        Tie t = near_tie(ours, ref, V_, p.greedy[k], got[k], o_.tol);
+        check(t.is_tie, name(p, mode) + " greedy" + how + " agrees for " + std::to_string(k) + "/" + std::to_string(p.greedy.size()) +
+                            " tokens, then " + (t.is_tie ? "a near-tie" : "NOT a near-tie") +
+                            fmt(" (reference gap %.3g, bound %.3g)", t.gap, t.bound) + diff);
+    }
+
+    void top1_total() {
+        if (o_.top1 < 0 || rows_ == 0) return;
+        const double frac = static_cast<double>(agree_) / static_cast<double>(rows_);
+        check(frac >= o_.top1, label_ + " teacher-forced top-1 agreement " + fmt("%.4f", frac) + " (" + std::to_string(agree_) + "/" +
+                                   std::to_string(rows_) + " positions, need " + fmt("%.3g", o_.top1) + ")");
+    }
+
+private:
+    std::string name(const Prompt& p, const std::string& mode) const { return label_ + " " + p.name + " " + mode; }
+    std::string label_;
+    const Options& o_;
+    int64_t V_;
+    int passed_ = 0, failed_ = 0;
+    int64_t agree_ = 0, rows_ = 0;
+};
+
+// Prompt-position top-1 agreement without decode references (the fraction --top1 asks for).
+void prompt_top1(const Prompt& p, const Run& r, size_t s, int64_t V, int64_t& agree, int64_t& rows) {
+    for (size_t i = 0; i < p.ids.size() && (i + 1) * V <= r.logits[s].size(); ++i, ++rows)
+        agree += argmax(&r.logits[s][i * V], V) == argmax(&p.logits[i * V], V);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parse(argc, argv);
+    fs::path norm = fs::path(o.dir).lexically_normal();
     if (norm.filename().empty()) norm = norm.parent_path();
     const std::string label = norm.filename().string();
-    const bool converted = !model_file.empty();
-    std::string tmp = converted ? model_file
+    const bool converted = !o.model_file.empty();
+    std::string tmp = converted ? o.model_file
                                 : (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
+    std::unique_ptr<Checker> ck;
+    int setup_failed = 0;
     try {
         log::set_level(log::Level::warn);
-        core::LoadOptions lo = core::load_options(homes, kernels);
+        core::LoadOptions lo = core::load_options(o.homes, o.kernels);
         auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
         convert::ConvertOptions co;
-        co.src = dir;
+        co.src = o.dir;
         co.out = tmp;
         std::ostringstream convert_log;
         if (!converted) convert::convert(*reg, co, convert_log);
-        auto prompts = load_golden((fs::path(dir) / "golden.safetensors").string());
+        auto prompts = load_golden((fs::path(o.dir) / "golden.safetensors").string());
         size_t total = 0, n_greedy = 0;
         for (auto& p : prompts) {
             total += p.ids.size();
@@ -298,33 +263,43 @@ int main(int argc, char** argv) {
         eo.max_seqs = static_cast<int>(prompts.size());
         eo.max_ctx = static_cast<int>(total + n_greedy + 16);
         eo.select.accept_reference = true;  // this tool exists to check against the reference
-        eo.placement = placement;
-        eo.graphs = graphs;
-        Stepper stepper;
+        eo.placement = o.placement;
+        eo.graphs = o.graphs;
+        Stepper st;
         std::unique_ptr<engine::Engine> local;
         std::unique_ptr<frontend::WorkerGroup> group;
-        if (in_process) {
+        if (o.in_process) {
             auto model = std::shared_ptr<const container::Reader>(container::Reader::open(tmp));
             local = engine::Engine::create(reg, model, eo);
-            if (debug_selection) std::fputs(local->selection_report().c_str(), stderr);
-            stepper = {local->vocab(), local->kv_block_size(),
-                       [&](const engine::StepBatch& b, std::vector<float>& lg) { local->step(b, lg); }};
+            if (o.debug_selection) std::fputs(local->selection_report().c_str(), stderr);
+            st.vocab = local->vocab();
+            st.block = local->kv_block_size();
+            st.logits = [&](const engine::StepBatch& b, std::vector<float>& lg) { local->step(b, lg); };
+            st.greedy = [&](const engine::StepBatch& b, std::vector<int32_t>& toks) {
+                std::vector<engine::CardDraw> draws(b.out_ids.size());
+                for (auto& d : draws) d.on_card = true;
+                std::vector<float> lg;
+                local->step(b, lg, draws, toks);
+                if (!toks.empty()) return;
+                for (size_t i = 0; i < b.out_ids.size(); ++i) toks.push_back(argmax(&lg[i * local->vocab()], local->vocab()));
+            };
+            if (local->placement() != "host") st.pipelined = local.get();
         } else {
             frontend::GroupOptions go;
-            go.world_size = tp;
+            go.world_size = o.tp;
             go.model_path = tmp;
             go.max_tok = eo.max_tok;
             go.max_seqs = eo.max_seqs;
             go.max_ctx = eo.max_ctx;
             go.max_out_rows = eo.max_out_rows;
-            go.kernels = kernels;
-            go.radiance_home = homes;
+            go.kernels = o.kernels;
+            go.radiance_home = o.homes;
             go.accept_reference = true;
             go.return_logits = true;
-            go.placement = placement;
-            go.graphs = graphs;
-            go.force_grpc = transport == "grpc";
-            if (debug_selection) go.worker_args.push_back("--debug-selection");
+            go.placement = o.placement;
+            go.graphs = o.graphs;
+            go.force_grpc = o.transport == "grpc";
+            if (o.debug_selection) go.worker_args.push_back("--debug-selection");
             auto meta = container::Reader::open(tmp)->meta();
             go.vocab = meta.count("model.n_vocab") ? meta.at("model.n_vocab").i : 0;
             group = std::make_unique<frontend::WorkerGroup>(go);
@@ -332,70 +307,70 @@ int main(int argc, char** argv) {
             if (!group->wait_ready(std::chrono::seconds(120)))
                 throw Error("the workers did not become ready: " + (group->failure().empty() ? "timeout" : group->failure()));
             frontend::PlanInfo plan = group->plan();
-            stepper = {plan.vocab, plan.kv_block_size, [&](const engine::StepBatch& b, std::vector<float>& lg) {
-                           ipc::StepMessage m;
-                           m.batch = b;
-                           m.want_logits = true;
-                           m.samples.resize(b.out_ids.size());  // greedy specs: the workers sample too
-                           ipc::ResultMessage r = group->step(m);
-                           lg = std::move(r.logits);
-                       }};
+            st.vocab = plan.vocab;
+            st.block = plan.kv_block_size;
+            // Every out row gets a greedy spec, so the workers pick its token too: on the logits path
+            // from the logits they send back, otherwise where the logits are (the card's argmax).
+            auto send = [&](const engine::StepBatch& b, bool want_logits) {
+                ipc::StepMessage m;
+                m.batch = b;
+                m.want_logits = want_logits;
+                m.samples.resize(b.out_ids.size());
+                ipc::ResultMessage r = group->step(m);
+                if (r.status != 0) throw Error("step failed: " + r.error);
+                return r;
+            };
+            st.logits = [&, send](const engine::StepBatch& b, std::vector<float>& lg) { lg = send(b, true).logits; };
+            st.greedy = [&, send](const engine::StepBatch& b, std::vector<int32_t>& toks) {
+                toks.clear();
+                for (auto& s : send(b, false).tokens) toks.push_back(s.token);
+            };
         }
-        auto& eng = stepper;
-        int64_t top1_agree = 0, top1_rows = 0;
-        auto report = [&](const std::string& mode, const Prompt& p, const std::vector<float>& lg, const std::vector<int32_t>& gr) {
-            const double e = rel_err(lg, p.logits);
-            char buf[256];
-            std::snprintf(buf, sizeof buf, "%s %s %s logits rel_err=%.3g (tol %.3g)", label.c_str(), p.name.c_str(), mode.c_str(), e, tol);
-            check(e <= tol, buf);
-            std::vector<int32_t> want(p.greedy.begin(), p.greedy.end());
-            bool same = gr == want;
-            if (top1 >= 0) {
-                const int64_t V = eng.vocab, rows = static_cast<int64_t>(p.ids.size());
-                int64_t agree = 0;
-                for (int64_t i = 0; i < rows && static_cast<size_t>((i + 1) * V) <= lg.size(); ++i)
-                    agree += argmax(&lg[i * V], V) == argmax(&p.logits[i * V], V);
-                top1_agree += agree;
-                top1_rows += rows;
-                if (agree != rows)
-                    std::printf("note: %s %s %s teacher-forced top-1 %lld/%lld\n", label.c_str(), p.name.c_str(), mode.c_str(),
-                                static_cast<long long>(agree), static_cast<long long>(rows));
-                if (!same) std::printf("note: %s %s %s greedy differs: got [%s] want [%s]\n", label.c_str(), p.name.c_str(),
-                                       mode.c_str(), ids_str(gr).c_str(), ids_str(want).c_str());
-                return;
-            }
-            check(same, label + " " + p.name + " " + mode + " greedy " + std::to_string(want.size()) + " tokens" +
-                            (same ? "" : ": got [" + ids_str(gr) + "] want [" + ids_str(want) + "]"));
-        };
-        for (auto& p : prompts) {
-            Result r = run(eng, {&p}, p.greedy.size());
-            report("alone", p, r.logits[0], r.greedy[0]);
-        }
+        const std::string decode_ref = !o.decode_ref.empty() ? o.decode_ref : (fs::path(o.dir) / "decode.safetensors").string();
+        const bool have_decode = !o.decode_ref.empty() || fs::exists(decode_ref);
+        if (have_decode) load_decode(decode_ref, prompts, st.vocab);
+        ck = std::make_unique<Checker>(label, o, st.vocab);
         std::vector<const Prompt*> all;
         for (auto& p : prompts) all.push_back(&p);
-        Result r = run(eng, all, n_greedy);
-        for (size_t s = 0; s < prompts.size(); ++s) {
-            r.greedy[s].resize(prompts[s].greedy.size());
-            report("batched", prompts[s], r.logits[s], r.greedy[s]);
-        }
-        Result mx = run_mixed(eng, all, n_greedy, 5);
-        for (size_t s = 0; s < prompts.size(); ++s) {
-            mx.greedy[s].resize(prompts[s].greedy.size());
-            report("mixed", prompts[s], mx.logits[s], mx.greedy[s]);
-        }
-        if (top1 >= 0) {  // over every prompt position of every mode
-            const double frac = top1_rows ? static_cast<double>(top1_agree) / static_cast<double>(top1_rows) : 0.0;
-            char buf[256];
-            std::snprintf(buf, sizeof buf, "%s teacher-forced top-1 agreement %.4f (%lld/%lld positions, need %.3g)", label.c_str(),
-                          frac, static_cast<long long>(top1_agree), static_cast<long long>(top1_rows), top1);
-            check(frac >= top1, buf);
+        int64_t agree = 0, rows = 0;  // prompt positions only, without decode references
+        auto mode = [&](const std::string& name, const std::vector<const Prompt*>& ps, auto&& runner) {
+            if (!have_decode) {  // the prompts' logits, and greedy tokens fed back by the host's argmax
+                Run r = runner(Feed::argmax);
+                for (size_t s = 0; s < ps.size(); ++s) {
+                    ck->logits(*ps[s], name, "prompt", r.logits[s], ps[s]->logits, ps[s]->ids.size());
+                    prompt_top1(*ps[s], r, s, st.vocab, agree, rows);
+                    ck->greedy(*ps[s], name, r.tokens[s], nullptr, s, "");
+                }
+                return;
+            }
+            Run tf = runner(Feed::teacher);
+            Run free = runner(Feed::picked);
+            for (size_t s = 0; s < ps.size(); ++s) {
+                const Prompt& p = *ps[s];
+                ck->logits(p, name, "prompt", tf.logits[s], p.logits, p.ids.size());
+                ck->logits(p, name, "teacher-forced decode", tf.decode_logits[s], p.decode_logits, p.fed.size());
+                ck->top1(p, name, tf, s);
+                ck->greedy(p, name, free.tokens[s], &tf, s, free.was_pipelined ? " (pipelined on the card)" : " (picked)");
+            }
+        };
+        for (auto& p : prompts)
+            mode("alone", {&p}, [&](Feed f) { return run_together(st, {&p}, f); });
+        mode("batched", all, [&](Feed f) { return run_together(st, all, f); });
+        mode("mixed", all, [&](Feed f) { return run_mixed(st, all, f, 5); });
+        if (have_decode) ck->top1_total();
+        else if (o.top1 >= 0) {
+            const double frac = rows ? static_cast<double>(agree) / static_cast<double>(rows) : 0.0;
+            ck->check(frac >= o.top1, label + " prompt top-1 agreement " + fmt("%.4f", frac) + " (" + std::to_string(agree) + "/" +
+                                          std::to_string(rows) + " positions, need " + fmt("%.3g", o.top1) + ")");
         }
         if (group) group->shutdown();
     } catch (const std::exception& e) {
-        check(false, label + ": " + e.what());
+        std::printf("FAIL %s: %s\n", label.c_str(), e.what());
+        setup_failed = 1;
     }
     std::error_code ec;
     if (!converted) fs::remove(tmp, ec);
+    const int passed = ck ? ck->passed() : 0, failed = (ck ? ck->failed() : 0) + setup_failed;
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
