@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <mutex>
 
+#include <radiance/sampling/sampler.h>
+
 #include "converted_llama.h"
 #include "radiance/convert/safetensors.h"
 #include "scheduler.h"
@@ -19,19 +21,20 @@ namespace {
 
 struct Golden {
     std::vector<int32_t> ids, greedy;
+    std::vector<float> logits;  // transformers' float32 logits over the prompt, ids.size() x vocab
 };
 
 std::vector<Golden> golden() {
     auto f = convert::SafetensorsFile::open(std::string(SHARED_LLAMA) + "/golden.safetensors");
     std::vector<Golden> out;
     for (int i = 0; i < 3; ++i) {
-        auto get = [&](const std::string& n) {
+        auto get = [&]<typename T>(const std::string& n, T) {
             auto& t = f->tensors().at("prompt" + std::to_string(i) + "." + n);
-            std::vector<int32_t> v(t.bytes / 4);
+            std::vector<T> v(t.bytes / sizeof(T));
             std::memcpy(v.data(), t.data, t.bytes);
             return v;
         };
-        out.push_back({get("ids"), get("greedy")});
+        out.push_back({get("ids", int32_t{}), get("greedy", int32_t{}), get("logits", float{})});
     }
     return out;
 }
@@ -121,7 +124,9 @@ TEST_CASE("16 concurrent greedy requests give transformers' tokens, with and wit
     }
 }
 
-TEST_CASE("cancelling frees the request's KV blocks at once; stop tokens end a request", "[scheduler]") {
+// No ';' in a test name: catch_discover_tests splits the name there into two ctest tests whose
+// filters match no test case, and Catch2 passes "No tests ran" (this one ran nothing that way).
+TEST_CASE("cancelling frees the request's KV blocks at once, and stop tokens end a request", "[scheduler]") {
     auto g = golden();
     WorkerGroup group(group_options(64));
     group.start();
@@ -171,44 +176,115 @@ TEST_CASE("cancelling frees the request's KV blocks at once; stop tokens end a r
     CHECK_THROWS_AS(sched.submit(big, t), BadRequest);
 }
 
-TEST_CASE("a seeded sampled request reproduces its tokens whatever else is batched", "[scheduler]") {
+// The expected draws are computed here, independently of the scheduler and the worker's sampler
+// call: the host sampler (shared/sampling) over the logits of one teacher-forced step of the
+// prompt and the drawn tokens, with the request's seed and the draw's index as the position (the
+// worker samples at SampleSpec::draw, the number of tokens generated before). Comparing two
+// seeded runs with each other only passed with a sampler that ignored the seed; now a different
+// seed must give different tokens, and each run must be the host sampler's draws.
+// Mutations seen failing (then reverted): worker/sampler.cpp with p.seed = 0 and card_draw's
+// uniform_at(0, ...): "alone != other_seed", both "== expected" checks and transformers' first
+// draw failed; uniform_at (shared/sampling) ignoring its seed, which the host sampler here shares:
+// "alone != other_seed" failed.
+TEST_CASE("a seeded sampled request draws the host sampler's tokens for its seed whatever else is batched",
+          "[scheduler]") {
     auto g = golden();
-    WorkerGroup group(group_options(64));
+    constexpr uint64_t kSeed = 1234, kOtherSeed = 1235;
+    constexpr int kTokens = 16;
+    sampling::SamplingParams params;  // as the request below asks, in the worker's float fields
+    params.temperature = static_cast<float>(0.9);
+    params.top_p = static_cast<float>(0.95);
+    std::vector<int32_t> alone, crowded, other_seed;
+    {
+        WorkerGroup group(group_options(64));
+        group.start();
+        REQUIRE(group.wait_ready(seconds(60)));
+        SchedulerOptions so;
+        so.max_ctx = 128;
+        so.max_batch_tokens = 48;
+        so.max_seqs = 8;
+        Scheduler sched(group, so);
+        sched.start();
+        auto run = [&](int others, uint64_t seed) {
+            std::vector<std::shared_ptr<Collect>> noise;
+            for (int i = 0; i < others; ++i) {
+                GenerationRequest n;
+                n.prompt = g[i % 3].ids;
+                n.max_tokens = 10;
+                n.sampling.temperature = 1.0;
+                auto c = std::make_shared<Collect>();
+                noise.push_back(c);
+                sched.submit(n, c);
+            }
+            GenerationRequest r;
+            r.prompt = g[1].ids;
+            r.max_tokens = kTokens;
+            r.sampling.temperature = 0.9;
+            r.sampling.top_p = 0.95;
+            r.sampling.seed = seed;
+            auto s = std::make_shared<Collect>();
+            sched.submit(r, s);
+            REQUIRE(s->wait(seconds(60)));
+            for (auto& c : noise) c->wait(seconds(60));
+            return s->tokens;
+        };
+        alone = run(0, kSeed);
+        crowded = run(5, kSeed);
+        other_seed = run(0, kOtherSeed);
+        sched.stop();
+        group.shutdown();
+    }
+    REQUIRE(alone.size() == kTokens);
+    REQUIRE(other_seed.size() == kTokens);
+    CHECK(alone == crowded);
+    // At temperature 0.9 over 16 draws two seeds agreeing throughout is all but impossible (and
+    // the run is deterministic: Philox keyed by seed and draw, fixed weights).
+    CHECK(alone != other_seed);
+
+    // One step of the prompt and the drawn tokens, every row's logits back: row i predicts draw i.
+    GroupOptions go = group_options(64);
+    go.return_logits = true;
+    go.vocab = 512;
+    go.max_out_rows = kTokens;
+    WorkerGroup group(go);
     group.start();
     REQUIRE(group.wait_ready(seconds(60)));
-    SchedulerOptions so;
-    so.max_ctx = 128;
-    so.max_batch_tokens = 48;
-    so.max_seqs = 8;
-    Scheduler sched(group, so);
-    sched.start();
-    auto run = [&](int others) {
-        std::vector<std::shared_ptr<Collect>> noise;
-        for (int i = 0; i < others; ++i) {
-            GenerationRequest n;
-            n.prompt = g[i % 3].ids;
-            n.max_tokens = 10;
-            n.sampling.temperature = 1.0;
-            auto c = std::make_shared<Collect>();
-            noise.push_back(c);
-            sched.submit(n, c);
-        }
-        GenerationRequest r;
-        r.prompt = g[1].ids;
-        r.max_tokens = 16;
-        r.sampling.temperature = 0.9;
-        r.sampling.top_p = 0.95;
-        r.sampling.seed = 1234;
-        auto s = std::make_shared<Collect>();
-        sched.submit(r, s);
-        REQUIRE(s->wait(seconds(60)));
-        for (auto& c : noise) c->wait(seconds(60));
-        return s->tokens;
+    const int64_t V = group.plan().vocab;
+    REQUIRE(V == 512);
+    auto expected = [&](const std::vector<int32_t>& drawn, uint64_t seed) {
+        const std::vector<int32_t>& prompt = g[1].ids;
+        ipc::StepMessage m;
+        m.want_logits = true;
+        m.batch.tokens = prompt;
+        m.batch.tokens.insert(m.batch.tokens.end(), drawn.begin(), drawn.end() - 1);
+        const auto n = static_cast<int32_t>(m.batch.tokens.size());
+        for (int32_t i = 0; i < n; ++i) m.batch.positions.push_back(i);
+        m.batch.cu_seqlens = {0, n};
+        m.batch.seq_ids = {0};
+        for (int32_t i = static_cast<int32_t>(prompt.size()) - 1; i < n; ++i) m.batch.out_ids.push_back(i);
+        m.batch.block_tables = {0, 1, 2, 3};
+        m.batch.block_table_stride = 4;
+        m.samples.resize(m.batch.out_ids.size());  // greedy specs; only the logits are used
+        ipc::ResultMessage res = group.step(m);
+        REQUIRE(res.status == 0);
+        REQUIRE(res.logits.size() == static_cast<size_t>(kTokens * V));
+        sampling::SamplingParams p = params;
+        p.seed = seed;
+        std::vector<int32_t> want;
+        for (int i = 0; i < kTokens; ++i)
+            want.push_back(sampling::sample(std::span<const float>(&res.logits[static_cast<size_t>(i * V)], static_cast<size_t>(V)),
+                                            p, {}, static_cast<uint64_t>(i))
+                               .token);
+        return want;
     };
-    auto alone = run(0);
-    auto crowded = run(5);
-    CHECK(alone.size() == 16);
-    CHECK(alone == crowded);
+    CHECK(alone == expected(alone, kSeed));
+    CHECK(other_seed == expected(other_seed, kOtherSeed));
+    // The first draw also from transformers' float32 logits of the prompt's last position.
+    sampling::SamplingParams p = params;
+    p.seed = kSeed;
+    const size_t last = (g[1].ids.size() - 1) * static_cast<size_t>(V);
+    CHECK(sampling::sample(std::span<const float>(&g[1].logits[last], static_cast<size_t>(V)), p, {}, 0).token == alone[0]);
+    group.shutdown();
 }
 
 // The largest step (in tokens) the scheduler has run since the last reset.

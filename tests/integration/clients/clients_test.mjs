@@ -38,10 +38,20 @@ await check("openai chat: streamed text equals the non-streamed answer", async (
   assert(usage && usage.completion_tokens === 30, "no usage chunk");
 });
 
-await check("openai completions: seed reproduces a sampled answer", async () => {
-  const a = await openai.completions.create({ model: "demo", prompt: "Call me Ishmael.", max_tokens: 20, temperature: 0.9, seed: 7 });
-  const b = await openai.completions.create({ model: "demo", prompt: "Call me Ishmael.", max_tokens: 20, temperature: 0.9, seed: 7 });
-  assert(a.choices[0].text === b.choices[0].text, "seeded answers differ");
+// Two answers of one seed agreeing also passes where the seed is ignored, so a second seed must
+// give another answer and the sampled answer must not be the greedy one. At temperature 0.9 over
+// 20 tokens an agreement by chance is all but impossible, and each answer is deterministic
+// (Philox keyed by seed and draw index, fixed weights). Mutations seen failing (then reverted):
+// uniform_at (shared/sampling) ignoring its seed ("seeds 7 and 8 gave the same answer"); the API
+// dropping the request's seed ("seed 7 gave two answers").
+await check("openai completions: a seed reproduces its sampled answer, another seed gives another", async () => {
+  const ask = async (extra) => (await openai.completions.create({
+    model: "demo", prompt: "Call me Ishmael.", max_tokens: 20, temperature: 0.9, ...extra })).choices[0].text;
+  const a = await ask({ seed: 7 }), b = await ask({ seed: 7 }), c = await ask({ seed: 8 });
+  const greedy = await ask({ temperature: 0 });
+  assert(a === b, `seed 7 gave two answers: ${JSON.stringify(a)} and ${JSON.stringify(b)}`);
+  assert(a !== c, `seeds 7 and 8 gave the same answer ${JSON.stringify(a)}`);
+  assert(a !== greedy && c !== greedy, `a sampled answer is the greedy one ${JSON.stringify(greedy)}`);
 });
 
 await check("openai: a bad request is a BadRequestError naming the field", async () => {
