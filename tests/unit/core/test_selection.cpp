@@ -47,7 +47,7 @@ TEST_CASE("bands come from LE/GE bounds and each takes its own row", "[selection
     CHECK_THAT(text, Contains("testa:p2p_only lost: constraint device.p2p == 1: fact device.p2p was not measured"));
 }
 
-TEST_CASE("priority breaks ties within a library; DIV holds on fixed parameters", "[selection]") {
+TEST_CASE("priority breaks ties within a library, and DIV holds on fixed parameters", "[selection]") {
     TestHome h;
     h.add("kernels/libtk_a.so");
     Registry r = load(h);
