@@ -10,7 +10,7 @@
 // of the same library's rows on the same bytes and must match it byte for byte. --bench adds a speed column (median of --reps launches; achieved GB/s
 // over the fewest bytes the op must move, and TFLOP/s where it computes). Tolerances: per op for
 // host rows, from their observed errors, and 2e-2 for card rows (default_tol); --tol X sets one
-// for all. Exit 1 on any failure.
+// for all. Exit 1 on any failure, and when nothing was checked (no row outside libref matched).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -555,5 +555,10 @@ int main(int argc, char** argv) {
     }
     std::printf("%d checked, %d failed\n", checked, failed);
     if (!report.empty()) std::ofstream(report) << md.str();
+    if (checked == 0) {  // no library had a row for any case: nothing was checked, which is no pass
+        std::fprintf(stderr, "rad-kbench: nothing checked (no library but libref has a row for these cases%s)\n",
+                     only_ops.empty() ? "" : " and --ops");
+        return 1;
+    }
     return failed ? 1 : 0;
 }
