@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "converted_llama.h"
+#include "radiance/convert/safetensors.h"
 #include "worker_group.h"
 
 using namespace radiance;
@@ -84,17 +86,41 @@ int ready_pid(std::mutex& mu, const int& pid) {
 }  // namespace
 
 TEST_CASE("workers join, plan and step over shared memory and over gRPC", "[workers]") {
+    // The shared llama fixture's prompts and the first token of transformers' greedy run on each
+    // (golden.safetensors: promptN.ids, promptN.greedy[0]). Each prompt is stepped alone over
+    // either transport, and both must pick the reference's token. (A temporary mutation adding
+    // 1 to the tokens the group decodes from gRPC results made this fail on every prompt, shm
+    // still passing; the old check, 0 <= token < 512, passed it.)
+    auto golden = convert::SafetensorsFile::open(std::string(SHARED_LLAMA) + "/golden.safetensors");
+    auto ints = [&](const std::string& name) {
+        const auto it = golden->tensors().find(name);
+        REQUIRE(it != golden->tensors().end());
+        REQUIRE(it->second.dtype == RAD_I32);
+        std::vector<int32_t> v(it->second.bytes / 4);
+        std::memcpy(v.data(), it->second.data, it->second.bytes);
+        return v;
+    };
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<int32_t> want;
+    for (int i = 0; golden->tensors().count("prompt" + std::to_string(i) + ".ids"); ++i) {
+        prompts.push_back(ints("prompt" + std::to_string(i) + ".ids"));
+        want.push_back(ints("prompt" + std::to_string(i) + ".greedy").at(0));
+    }
+    REQUIRE(prompts.size() == 3);
     for (bool grpc : {false, true}) {
+        INFO((grpc ? "gRPC" : "shared memory"));
         frontend::WorkerGroup g(options(grpc));
         g.start();
         REQUIRE(g.wait_ready(seconds(60)));
         CHECK(g.plan().vocab == 512);
         CHECK(g.plan().kv_block_size == 16);
-        // The llama fixture's prompt0 and its first greedy token (from golden.safetensors).
-        ipc::ResultMessage r = g.step(prompt_step({1, 383, 14, 104, 436, 43, 291}));
-        REQUIRE(r.tokens.size() == 1);
-        CHECK(r.tokens[0].token >= 0);
-        CHECK(r.tokens[0].token < 512);
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            INFO("prompt" << i);
+            REQUIRE(prompts[i].size() <= 64);  // the four blocks of 16 prompt_step gives it
+            ipc::ResultMessage r = g.step(prompt_step(prompts[i]));
+            REQUIRE(r.tokens.size() == 1);
+            CHECK(r.tokens[0].token == want[i]);
+        }
         g.shutdown();
     }
 }
