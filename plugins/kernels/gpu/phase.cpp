@@ -38,8 +38,8 @@ Phases& phases() {
         if (!s->out || !*s->out) return s;
         // Card memory, read back at exit: no PCIe write in a kernel's path (a first version wrote
         // mapped host memory; both gave the same timeline).
-        if (cudaMalloc(reinterpret_cast<void**>(&s->dev), kSlots * sizeof(unsigned long long)) != cudaSuccess ||
-            cudaMemset(s->dev, 0, kSlots * sizeof(unsigned long long)) != cudaSuccess) {
+        if (gpuMalloc(reinterpret_cast<void**>(&s->dev), kSlots * sizeof(unsigned long long)) != gpuSuccess ||
+            gpuMemset(s->dev, 0, kSlots * sizeof(unsigned long long)) != gpuSuccess) {
             std::fprintf(stderr, "[warn] RADIANCE_GPU_PHASES_OUT: no card memory for the stamps; none\n");
             s->dev = nullptr;
             return s;
@@ -57,8 +57,8 @@ void write_out() {
     Phases& p = phases();
     std::lock_guard<std::mutex> lock(p.mu);
     std::vector<unsigned long long> host(kSlots);
-    if (!p.dev || cudaDeviceSynchronize() != cudaSuccess ||
-        cudaMemcpy(host.data(), p.dev, kSlots * sizeof(unsigned long long), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (!p.dev || gpuDeviceSynchronize() != gpuSuccess ||
+        gpuMemcpy(host.data(), p.dev, kSlots * sizeof(unsigned long long), gpuMemcpyDeviceToHost) != gpuSuccess) {
         std::fprintf(stderr, "[warn] libgpu phase stamps: could not read them back\n");
         return;
     }
@@ -86,9 +86,9 @@ unsigned long long* phase_slots(int kind, int64_t blocks, int n_phases, gpuStrea
     const uint64_t need = static_cast<uint64_t>(blocks) * n_phases;
     if (need > kSlots / 4) return nullptr;
     if (p.next % kSlots + need > kSlots) p.next += kSlots - p.next % kSlots;  // a launch's slots never wrap
-    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaStreamIsCapturing(s, &st);
-    Launch l{kind, p.next, static_cast<uint64_t>(blocks), n_phases, st == cudaStreamCaptureStatusActive};
+    gpuStreamCaptureStatus st = gpuStreamCaptureStatusNone;
+    gpuStreamIsCapturing(s, &st);
+    Launch l{kind, p.next, static_cast<uint64_t>(blocks), n_phases, st == gpuStreamCaptureStatusActive};
     p.launches.push_back(l);
     unsigned long long* at = p.dev + p.next % kSlots;
     p.next += need;

@@ -71,6 +71,12 @@ using gpuEvent_t = hipEvent_t;
 #define gpuEventQuery hipEventQuery
 #define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
 #define gpuMemset hipMemset
+#define gpuMemcpy hipMemcpy
+#define gpuDeviceSynchronize hipDeviceSynchronize
+#define gpuStreamIsCapturing hipStreamIsCapturing
+#define gpuStreamCaptureStatus hipStreamCaptureStatus
+#define gpuStreamCaptureStatusNone hipStreamCaptureStatusNone
+#define gpuStreamCaptureStatusActive hipStreamCaptureStatusActive
 #define gpuHostAllocMapped(p, n) hipHostMalloc((p), (n), hipHostMallocMapped)
 #define gpuHostGetDevicePointer(d, h) hipHostGetDevicePointer((d), (h), 0)
 using gpuIpcMemHandle_t = hipIpcMemHandle_t;
@@ -128,6 +134,12 @@ using gpuEvent_t = cudaEvent_t;
 #define gpuEventQuery cudaEventQuery
 #define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
 #define gpuMemset cudaMemset
+#define gpuMemcpy cudaMemcpy
+#define gpuDeviceSynchronize cudaDeviceSynchronize
+#define gpuStreamIsCapturing cudaStreamIsCapturing
+#define gpuStreamCaptureStatus cudaStreamCaptureStatus
+#define gpuStreamCaptureStatusNone cudaStreamCaptureStatusNone
+#define gpuStreamCaptureStatusActive cudaStreamCaptureStatusActive
 #define gpuHostAllocMapped(p, n) cudaHostAlloc((p), (n), cudaHostAllocMapped)
 #define gpuHostGetDevicePointer(d, h) cudaHostGetDevicePointer((d), (h), 0)
 using gpuIpcMemHandle_t = cudaIpcMemHandle_t;
