@@ -72,6 +72,19 @@ static_assert(sizeof(Pair) == 8 && sizeof(Count) == 8, "pairs travel as 8 bytes"
 
 }  // namespace
 
+size_t encoded_size(const SampleSpec& s) {
+    return 3 * 4 + 4 + 8 + 8 + 3 * 4 + 4 + 3 * 4 + s.logit_bias.size() * sizeof(Pair) + s.seen_tokens.size() * 4 +
+           s.gen_counts.size() * sizeof(Count);
+}
+
+size_t encoded_size(const StepMessage& m) {
+    const auto& b = m.batch;
+    size_t n = 4 + 8 + 1 + 4 + m.comm_name.size() + 8 + 6 * 4 + 4 + 4 + 4;
+    n += 4 * (b.tokens.size() + b.positions.size() + b.cu_seqlens.size() + b.seq_ids.size() + b.out_ids.size() + b.block_tables.size());
+    for (const auto& s : m.samples) n += encoded_size(s);
+    return n;
+}
+
 std::string encode(const StepMessage& m) {
     Writer w;
     w.put(kStepMagic);

@@ -54,6 +54,13 @@ struct ResultMessage {
     std::vector<float> logits;        // out rows x vocab when asked
 };
 
+// Exact encoded sizes without encoding (encode(m).size() == encoded_size(m)): the scheduler keeps
+// each step within what the transport carries, row by row, while it builds the step.
+size_t encoded_size(const SampleSpec& s);  // one spec's bytes
+size_t encoded_size(const StepMessage& m);
+inline constexpr size_t kStepRowBytes = 3 * 4;    // a sequence's cu_seqlens, seq_ids and (at most one) out id entries
+inline constexpr size_t kStepTokenBytes = 2 * 4;  // a token and its position
+
 std::string encode(const StepMessage& m);
 std::string encode(const ResultMessage& m);
 // Throw radiance::Error naming the malformed field.
