@@ -16,8 +16,14 @@ using ordered_json = nlohmann::ordered_json;
 std::string dump_json(const json& j);
 std::string dump_json(const ordered_json& j);
 
-// The body as a JSON object: 400 for invalid JSON, nesting deeper than max_depth (checked before
-// parsing, so no recursive walk ever meets a hostile depth) or anything but an object.
+// Caps on a request body's objects, checked in one linear pass before parsing (json_io.cpp says
+// why): keys in any one object (as many as logit_bias may hold: kMaxLogitBias) and in all.
+inline constexpr uint32_t kMaxObjectKeys = 1024;
+inline constexpr uint64_t kMaxBodyKeys = 65536;
+
+// The body as a JSON object: 400 for invalid JSON, nesting deeper than max_depth or more keys
+// than the caps above (both checked before parsing, so no recursive walk ever meets a hostile
+// depth and no object costs quadratic time), or anything but an object.
 ordered_json parse_body(const std::string& body, int max_depth = 64);
 
 // Field readers: absent or null gives nullopt; a wrong type or a value out of [lo, hi] throws

@@ -45,13 +45,22 @@ float bias_value(const ordered_json& v, const std::string& param) {
 }
 
 // OpenAI's {"token id": bias}.
+static_assert(kMaxObjectKeys >= kMaxLogitBias, "an object-form logit_bias at the cap must get past parse_body");
+
+void check_bias_count(size_t n, const std::string& param) {
+    if (n > kMaxLogitBias)
+        throw bad_request("'" + param + "' has " + std::to_string(n) + " entries; at most " + std::to_string(kMaxLogitBias), param);
+}
+
 void read_bias_object(const ordered_json& obj, const ApiState& api, SamplingParams& s, const std::string& param) {
+    check_bias_count(obj.size(), param);
     for (auto it = obj.begin(); it != obj.end(); ++it)
         s.logit_bias.emplace_back(bias_token(it.key(), api, param), bias_value(it.value(), param));
 }
 
 // llama-server's [[id, bias], ...]; a bias of false bans the token.
 void read_bias_pairs(const ordered_json& arr, const ApiState& api, SamplingParams& s, const std::string& param) {
+    check_bias_count(arr.size(), param);
     for (const auto& pair : arr) {
         if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer())
             throw bad_request("'" + param + "' entries must be [token id, bias] pairs", param);

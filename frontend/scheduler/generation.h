@@ -18,6 +18,11 @@
 
 namespace radiance::frontend {
 
+// The most logit_bias entries one request may carry (a 400 above it). Every step carries each
+// sampling row's bias, so the cap bounds a step's size (the shared-memory slot is sized for it);
+// clients send a handful (OpenAI's examples ban or boost a few tokens).
+inline constexpr size_t kMaxLogitBias = 1024;
+
 struct SamplingParams {
     double temperature = 1.0;  // 0: greedy
     double top_p = 1.0;
@@ -27,7 +32,7 @@ struct SamplingParams {
     double presence_penalty = 0.0;
     double frequency_penalty = 0.0;
     double repetition_penalty = 1.0;
-    std::vector<std::pair<int32_t, float>> logit_bias;
+    std::vector<std::pair<int32_t, float>> logit_bias;  // at most kMaxLogitBias entries
     int top_logprobs = -1;     // -1: no logprobs; 0: the chosen token's only; k: and the k most likely
 };
 

@@ -32,7 +32,7 @@ TEST_CASE("api errors: bodies that are not JSON objects", "[api]") {
     for (const char* body : {"", "{", "nope", "[1,2]", "42", "{\"a\":}", "\"str\""})
         check_error(s.post("/v1/chat/completions", std::string(body)), 400, nullptr);
     std::string deep(100, '[');
-    check_error(s.post("/v1/completions", "{\"prompt\":" + deep), 400, nullptr);
+    check_error(s.post("/v1/completions", "{\"prompt\":" + deep), 400, "prompt");  // the field the nesting is under
 }
 
 TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
