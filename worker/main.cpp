@@ -5,6 +5,8 @@
 // Exits non-zero with a clear message when it cannot serve; exits 0 when told to shut down.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -80,12 +82,27 @@ struct CommState {
     }
 };
 
+// A failpoint for the front end's tests: RADIANCE_TEST_CRASH_ON_TOKEN=N makes this worker abort on
+// any step holding token N, as a request that crashes its rank every time would (the scheduler
+// must give up on that request, not re-run it forever). Unset in production: -1, never matches.
+int32_t crash_token() {
+    static const int32_t t = [] {
+        const char* v = std::getenv("RADIANCE_TEST_CRASH_ON_TOKEN");
+        return v && *v ? static_cast<int32_t>(std::strtol(v, nullptr, 10)) : -1;
+    }();
+    return t;
+}
+
 // Runs one encoded step; returns the encoded result.
 std::string run_step(engine::Engine& eng, CommState& comm, const std::string& bytes, bool sample_here,
                      std::vector<float>& logits, worker::RowPool& rows) {
     ipc::ResultMessage res;
     try {
         ipc::StepMessage m = ipc::decode_step(bytes);
+        if (crash_token() >= 0 && std::find(m.batch.tokens.begin(), m.batch.tokens.end(), crash_token()) != m.batch.tokens.end()) {
+            std::cerr << "radiance-worker: RADIANCE_TEST_CRASH_ON_TOKEN " << crash_token() << " in step " << m.step_id << ": aborting\n";
+            std::abort();
+        }
         res.step_id = m.step_id;
         comm.follow(m);
         // Rows that need nothing but greedy or plain sampling are picked where the logits are (on a

@@ -26,6 +26,7 @@ struct Metrics::Impl {
     Counter* prompt_tokens;
     Counter* generation_tokens;
     Counter* preemptions;
+    prometheus::Family<Counter>* step_failures;
     prometheus::Family<Counter>* success;
     prometheus::Family<Counter>* http;
     prometheus::Family<Gauge>* rank_up;
@@ -55,6 +56,10 @@ Metrics::Metrics(const std::string& model_name, int world_size) : impl_(std::mak
     m.prompt_tokens = &prometheus::BuildCounter().Name("radiance:prompt_tokens_total").Help("Prompt tokens processed.").Register(r).Add(m.base);
     m.generation_tokens = &prometheus::BuildCounter().Name("radiance:generation_tokens_total").Help("Tokens generated.").Register(r).Add(m.base);
     m.preemptions = &prometheus::BuildCounter().Name("radiance:num_preemptions_total").Help("Preemptions by recompute.").Register(r).Add(m.base);
+    m.step_failures = &prometheus::BuildCounter().Name("radiance:step_failures_total")
+                           .Help("Steps that failed, by cause: a rank lost during the step, or an error on a healthy group.")
+                           .Register(r);
+    for (const char* cause : {"rank_lost", "error"}) m.step_failures->Add({{"model_name", model_name}, {"cause", cause}});
     m.success = &prometheus::BuildCounter().Name("radiance:request_success_total").Help("Finished requests by finish reason.").Register(r);
     m.http = &prometheus::BuildCounter().Name("radiance:http_requests_total").Help("HTTP answers by status code.").Register(r);
     m.rank_up = &prometheus::BuildGauge().Name("radiance:rank_up").Help("1 while the rank serves.").Register(r);
@@ -83,6 +88,11 @@ void Metrics::on_first_token(double queue_seconds, double ttft_seconds) {
 }
 void Metrics::on_token_gap(double seconds) { impl_->itl->Observe(seconds); }
 void Metrics::on_preemption() { impl_->preemptions->Increment(); }
+void Metrics::on_step_failure(bool rank_lost) {
+    auto labels = impl_->base;
+    labels["cause"] = rank_lost ? "rank_lost" : "error";
+    impl_->step_failures->Add(labels).Increment();
+}
 
 void Metrics::on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) {
     Impl& m = *impl_;

@@ -21,6 +21,7 @@ public:
     void on_token_gap(double seconds) override;
     void on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) override;
     void on_preemption() override;
+    void on_step_failure(bool rank_lost) override;
 
     // Rank events from the worker group.
     void on_rank(const RankEvent& e);

@@ -381,6 +381,11 @@ std::vector<int> WorkerGroup::restarts() const {
     return v;
 }
 
+uint64_t WorkerGroup::step_capacity() const {
+    const uint64_t slot = impl_->request_slot_bytes() - 8;
+    return impl_->opts.max_step_bytes ? std::min(slot, impl_->opts.max_step_bytes) : slot;
+}
+
 std::vector<RankState> WorkerGroup::states() const {
     std::lock_guard<std::mutex> lk(impl_->mu);
     std::vector<RankState> s;
@@ -422,6 +427,9 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
         }
     }
     bytes = ipc::encode(copy);
+    if (bytes.size() > step_capacity())
+        throw StepTooLarge("a step of " + std::to_string(bytes.size()) + " bytes exceeds the " + std::to_string(step_capacity()) +
+                           " a step may take");
     for (auto& t : targets) {
         bool ok;
         if (t.ring) {

@@ -38,6 +38,7 @@ struct GroupOptions {
     uint64_t comm_slot_bytes = 4 << 20;  // host-staging slot per rank (collectives chunk larger messages)
     std::chrono::milliseconds heartbeat_timeout{1000};
     std::chrono::milliseconds step_timeout{60000};
+    uint64_t max_step_bytes = 0;  // a smaller bound on a step than the shared-memory slot (0: the slot; tests)
 };
 
 struct PlanInfo {
@@ -51,6 +52,12 @@ struct PlanInfo {
 struct RankLost : std::runtime_error {
     int rank;
     RankLost(int r, const std::string& what) : std::runtime_error(what), rank(r) {}
+};
+
+// A step larger than the transport carries (step_capacity()): the step's requests are at fault,
+// not a rank, which never saw it.
+struct StepTooLarge : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 enum class RankState { Absent, Joined, Loading, Ready, Failed, Down };
@@ -80,8 +87,13 @@ public:
     PlanInfo plan() const;
     std::string address() const;
 
-    // Runs one step on every rank and returns rank 0's result. Throws RankLost.
+    // Runs one step on every rank and returns rank 0's result. Throws RankLost, or StepTooLarge
+    // for a step whose encoding exceeds step_capacity() (sent to no rank).
     ipc::ResultMessage step(const ipc::StepMessage& m);
+    // The most bytes one encoded step may take: a shared-memory request slot, sized from the
+    // group's max_tok, max_seqs, max_ctx and max_out_rows (gRPC carries more; this is the bound for
+    // both, so a step fits whichever transport a rank uses).
+    uint64_t step_capacity() const;
 
     // Restarts of each rank so far.
     std::vector<int> restarts() const;

@@ -30,6 +30,14 @@ struct Scheduler::Request {
 
 namespace {
 
+// Room kept in a step for the group's communicator name (WorkerGroup fills it in).
+constexpr size_t kCommNameBytes = 256;
+// Steps that fail in a row (a rank lost each time, the same requests re-run) before the requests
+// of the last one are failed instead of re-queued: a request that kills its rank every time must
+// not take the service down with it. Rank kills an operator makes are spaced by restarts, between
+// which steps succeed.
+constexpr int kStepAttempts = 3;
+
 SinkEvent finished(std::shared_ptr<GenerationSink> sink, FinishReason why, std::string error) {
     SinkEvent e;
     e.sink = std::move(sink);
@@ -80,6 +88,7 @@ void Scheduler::start() {
     if (plan_.kv_block_size <= 0 || plan_.kv_blocks <= 0) throw Error("the workers report no KV cache to schedule");
     blocks_.reset(plan_.kv_blocks);
     stats_.kv_blocks_total = plan_.kv_blocks;
+    last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
     started_ = true;
     thread_ = std::thread([this] { loop(); });
 }
@@ -91,7 +100,15 @@ void Scheduler::stop() {
     dispatcher_.flush();
 }
 
-bool Scheduler::ready() const { return started_ && !draining_ && group_.ready(); }
+bool Scheduler::ready() const { return started_ && !draining_ && group_.ready() && !stalled(); }
+
+bool Scheduler::stalled() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (requests_.empty()) return false;
+    const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+                       std::chrono::steady_clock::duration(last_progress_.load());
+    return since > opts_.stall_timeout;
+}
 
 void Scheduler::drain() {
     draining_ = true;
@@ -121,7 +138,8 @@ nlohmann::json Scheduler::stats_json() const {
             {"prompt_tokens", s.prompt_tokens},
             {"generated_tokens", s.generated_tokens},
             {"steps", s.steps},
-            {"requeued_after_rank_loss", s.requeued_after_rank_loss}};
+            {"requeued_after_rank_loss", s.requeued_after_rank_loss},
+            {"steps_abandoned", s.steps_abandoned}};
 }
 
 uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
@@ -131,6 +149,12 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     if (req.max_tokens < 1) throw BadRequest("max_tokens must be at least 1", "max_tokens");
     for (int32_t t : req.prompt)
         if (t < 0 || t >= plan_.vocab) throw BadRequest("token id " + std::to_string(t) + " is outside the vocabulary", "prompt");
+    if (req.sampling.logit_bias.size() > kMaxLogitBias)
+        throw BadRequest("logit_bias has " + std::to_string(req.sampling.logit_bias.size()) + " entries; at most " +
+                             std::to_string(kMaxLogitBias),
+                         "logit_bias");
+    for (auto& [t, bias] : req.sampling.logit_bias)
+        if (t < 0 || t >= plan_.vocab) throw BadRequest("logit_bias token id " + std::to_string(t) + " is outside the vocabulary", "logit_bias");
     const int64_t total = static_cast<int64_t>(req.prompt.size()) + req.max_tokens;
     if (static_cast<int64_t>(req.prompt.size()) >= opts_.max_ctx)
         throw BadRequest("the prompt has " + std::to_string(req.prompt.size()) + " tokens; the context holds " +
@@ -139,6 +163,12 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     if (total > opts_.max_ctx)
         throw BadRequest("prompt (" + std::to_string(req.prompt.size()) + " tokens) + max_tokens (" + std::to_string(req.max_tokens) +
                              ") exceeds the context of " + std::to_string(opts_.max_ctx),
+                         "max_tokens");
+    // The last token generated is never fed back, so total - 1 tokens of KV at most.
+    const int64_t blocks_needed = (total - 1 + plan_.kv_block_size - 1) / plan_.kv_block_size;
+    if (blocks_needed > plan_.kv_blocks)  // it could never run: it would wait forever
+        throw BadRequest("prompt + max_tokens (" + std::to_string(total) + " tokens) needs " + std::to_string(blocks_needed) +
+                             " KV cache blocks; the cache holds " + std::to_string(plan_.kv_blocks),
                          "max_tokens");
     std::lock_guard<std::mutex> lk(mu_);
     if (waiting_.size() >= opts_.max_queue) throw QueueFull("the queue holds " + std::to_string(opts_.max_queue) + " waiting requests");
@@ -179,32 +209,54 @@ void Scheduler::preempt_newest(Request* keep) {
     }
 }
 
-// Builds the next step; rows[i] is (request, samples) for each sequence in batch order.
-bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows) {
+// Builds the next step; rows[i] is (request, samples) for each sequence in batch order. The step
+// stays within what the transport carries (group_.step_capacity(), counted exactly as rows are
+// added: a row's sampling spec carries its logit_bias, and its prompt for a repetition penalty); a
+// row that would overflow it waits, moved to the front so it goes first next step, and a row too
+// large for a step of its own is failed (too_large).
+bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large) {
     const int block = plan_.kv_block_size;
     int budget = opts_.max_batch_tokens;
     auto& b = m.batch;
     b.cu_seqlens = {0};
     auto blocks_for = [&](int64_t tokens) { return (tokens + block - 1) / block; };
-    auto add = [&](Request* r, int64_t from, int64_t to) {
+    const size_t capacity = group_.step_capacity();
+    size_t bytes = ipc::encoded_size(m) + kCommNameBytes, stride = 1;
+    bool full = false;  // a row did not fit: nothing more this step
+    // Adds the row if it fits; false (and `full`) if not.
+    auto add = [&](Request* r, int64_t from, int64_t to) -> bool {
+        const bool samples = to == r->len();
+        ipc::SampleSpec spec;
+        if (samples) spec = spec_of(r->req, r->seed, r->generated, r->gen_counts);
+        const size_t row_bytes = static_cast<size_t>(to - from) * ipc::kStepTokenBytes + ipc::kStepRowBytes +
+                                 (samples ? ipc::encoded_size(spec) : 0);
+        const size_t w = std::max(stride, r->blocks.size());
+        if (bytes + row_bytes + w * (rows.size() + 1) * 4 > capacity) {
+            full = true;
+            if (rows.empty()) too_large.push_back(r);
+            else if (auto it = std::find(running_.begin(), running_.end(), r); it != running_.end()) std::rotate(running_.begin(), it, it + 1);
+            return false;
+        }
+        bytes += row_bytes;
+        stride = w;
         for (int64_t i = from; i < to; ++i) {
             b.tokens.push_back(r->token_at(i));
             b.positions.push_back(static_cast<int32_t>(i));
         }
         b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
         b.seq_ids.push_back(static_cast<int32_t>(r->id & 0x7fffffff));
-        const bool samples = to == r->len();
         if (samples) {
             b.out_ids.push_back(static_cast<int32_t>(b.tokens.size() - 1));
-            m.samples.push_back(spec_of(r->req, r->seed, r->generated, r->gen_counts));
+            m.samples.push_back(std::move(spec));
         }
         r->in_step = true;
         if (r->first_scheduled == std::chrono::steady_clock::time_point{}) r->first_scheduled = std::chrono::steady_clock::now();
         rows.push_back({r, samples});
         budget -= static_cast<int>(to - from);
+        return true;
     };
     // Decode rows first: one token for every running sequence whose KV is complete.
-    for (size_t i = 0; i < running_.size() && budget > 0 && static_cast<int>(rows.size()) < opts_.max_seqs; ++i) {
+    for (size_t i = 0; i < running_.size() && budget > 0 && !full && static_cast<int>(rows.size()) < opts_.max_seqs; ++i) {
         Request* r = running_[i];
         if (r->computed != r->len() - 1) continue;
         while (!blocks_.grow(r->blocks, blocks_for(r->len()))) {
@@ -218,24 +270,29 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
     b.n_seq_decode = static_cast<int32_t>(rows.size());
     // Then prefill chunks: running sequences mid-prefill, then new arrivals in order.
     auto prefill = [&](Request* r) -> bool {
-        if (budget <= 0 || static_cast<int>(rows.size()) >= opts_.max_seqs) return false;
+        if (budget <= 0 || full || static_cast<int>(rows.size()) >= opts_.max_seqs) return false;
         const int64_t chunk = std::min<int64_t>(r->len() - r->computed, budget);
         if (chunk <= 0) return true;
         if (!blocks_.grow(r->blocks, blocks_for(r->computed + chunk))) return false;
-        add(r, r->computed, r->computed + chunk);
-        return true;
+        return add(r, r->computed, r->computed + chunk);
     };
-    for (Request* r : running_)
-        if (!r->in_step && r->computed < r->len() - 1) prefill(r);
+    for (size_t i = 0; i < running_.size(); ++i)
+        if (Request* r = running_[i]; !r->in_step && r->computed < r->len() - 1) prefill(r);
     while (!waiting_.empty()) {
         Request* r = waiting_.front();
-        if (!prefill(r)) break;
+        if (!prefill(r)) {
+            if (!too_large.empty() && too_large.back() == r) {  // failed by the caller; off the queue
+                waiting_.pop_front();
+                running_.push_back(r);
+            }
+            break;
+        }
         waiting_.pop_front();
         running_.push_back(r);
     }
     if (rows.empty()) return false;
     // Block tables: one row per sequence, as wide as the widest.
-    size_t stride = 1;
+    stride = 1;
     for (auto& [r, s] : rows) stride = std::max(stride, r->blocks.size());
     b.block_table_stride = static_cast<int32_t>(stride);
     for (auto& [r, s] : rows) {
@@ -290,11 +347,24 @@ void Scheduler::loop() {
                     ++it;
                 }
             }
+            std::vector<Request*> too_large;
             if (!group_.ready()) {
                 requeue_all("a rank is down");
-            } else if (build_step(m, rows)) {
+            } else if (build_step(m, rows, too_large)) {
                 stats_.steps++;
             }
+            for (Request* r : too_large) {
+                const std::string why = "the request's step data (its logit_bias and penalties' token lists) exceeds what one step carries (" +
+                                        std::to_string(group_.step_capacity()) + " bytes)";
+                log::warn("request ", r->id, ": ", why);
+                if (observer_)
+                    observer_->on_finish(FinishReason::Error, std::chrono::duration<double>(now - r->arrived).count(),
+                                         static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
+                retire(*r);
+                done.push_back(finished(r->sink, FinishReason::Error, why));
+                requests_.erase(r->id);
+            }
+            if (requests_.empty()) last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
             if (rows.empty() && done.empty()) {
                 cv_.wait_for(lk, std::chrono::milliseconds(group_.ready() ? 200 : 50));
                 continue;
@@ -318,19 +388,34 @@ void Scheduler::loop() {
         } catch (const std::exception& e) {
             failure = e.what();
         }
+        if (!failure.empty() && observer_) observer_->on_step_failure(lost);
         {
             std::lock_guard<std::mutex> lk(mu_);
             for (auto& [r, s] : rows) r->in_step = false;
-            if (lost) {
+            failed_in_a_row_ = failure.empty() ? 0 : failed_in_a_row_ + 1;
+            if (failure.empty()) last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
+            const bool abandon = lost && failed_in_a_row_ >= kStepAttempts;
+            if (abandon) {
+                failure = "the step failed " + std::to_string(failed_in_a_row_) + " times in a row (last: " + failure + ")";
+                failed_in_a_row_ = 0;
+                stats_.steps_abandoned++;
+            }
+            if (lost && !abandon) {
                 requeue_all(failure);
             } else if (!failure.empty()) {
-                // A step that fails on a healthy group fails its requests, not the server.
+                // A step that fails on a healthy group, or keeps failing, fails its requests, not
+                // the server.
                 log::error("step failed: ", failure);
+                const auto now = std::chrono::steady_clock::now();
                 for (auto& [r, s] : rows) {
+                    if (observer_)
+                        observer_->on_finish(FinishReason::Error, std::chrono::duration<double>(now - r->arrived).count(),
+                                             static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
                     retire(*r);
                     done.push_back(finished(r->sink, FinishReason::Error, failure));
                     requests_.erase(r->id);
                 }
+                if (abandon) requeue_all(failure);  // the others' KV went with the rank
             } else {
                 size_t out = 0;
                 for (size_t k = 0; k < rows.size(); ++k) {

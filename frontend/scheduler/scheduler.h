@@ -31,6 +31,9 @@ struct SchedulerOptions {
     int max_seqs = 16;           // sequences in one step
     int max_ctx = 2048;          // prompt + generated tokens
     size_t max_queue = 256;      // waiting requests before 429
+    // Requests waiting or running and no step has finished for this long: /ready says not ready
+    // (a scheduler making no progress is not serving, whatever the ranks say).
+    std::chrono::milliseconds stall_timeout{60000};
     std::string model_name;
 };
 
@@ -43,12 +46,15 @@ public:
     virtual void on_token_gap(double seconds) = 0;
     virtual void on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) = 0;
     virtual void on_preemption() = 0;
+    // A step failed: a rank was lost during it (rank_lost) or it failed on a healthy group.
+    virtual void on_step_failure(bool rank_lost) { (void)rank_lost; }
 };
 
 struct SchedulerStats {
     int64_t running = 0, waiting = 0;
     int64_t kv_blocks_total = 0, kv_blocks_used = 0;
     int64_t preemptions = 0, prompt_tokens = 0, generated_tokens = 0, steps = 0, requeued_after_rank_loss = 0;
+    int64_t steps_abandoned = 0;  // steps whose requests were failed after kStepAttempts failures in a row
 };
 
 // The step token budget when none is given: a full decode batch (one token per sequence) plus as
@@ -78,7 +84,8 @@ public:
 private:
     struct Request;
     void loop();
-    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows);
+    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large);
+    bool stalled() const;  // work to do and no step finished for opts_.stall_timeout
     void preempt_newest(Request* keep);
     void retire(Request& r);  // frees its blocks and takes it out of the queues
     void requeue_all(const std::string& why);
@@ -95,6 +102,8 @@ private:
     std::vector<Request*> running_;  // admission order: the last is the newest
     uint64_t next_id_ = 1;
     std::atomic<bool> stop_{false}, started_{false}, draining_{false};
+    int failed_in_a_row_ = 0;                   // steps failed since the last that ran (guarded by mu_)
+    std::atomic<int64_t> last_progress_{std::chrono::steady_clock::now().time_since_epoch().count()};  // a step finished or nothing to do
     SchedulerStats stats_;
     SinkDispatcher dispatcher_;  // delivers to sinks while the next step runs
     std::thread thread_;

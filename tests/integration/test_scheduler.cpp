@@ -3,7 +3,10 @@
 // and cancelling frees the request's blocks at once.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <condition_variable>
 #include <mutex>
 
@@ -50,9 +53,11 @@ struct Collect : GenerationSink {
         for (auto& e : t) tokens.push_back(e.token);
         cv.notify_all();
     }
-    void on_finish(FinishReason r, const std::string&) override {
+    std::string error;
+    void on_finish(FinishReason r, const std::string& e) override {
         std::lock_guard<std::mutex> lk(mu);
         why = r;
+        error = e;
         done = true;
         cv.notify_all();
     }
@@ -349,4 +354,161 @@ TEST_CASE("the default token budget admits a new prompt beside a full decode bat
     CHECK(largest_step_with_new_prompt(default_batch_tokens(4)) >= prompt);
     // ... where a budget of max_seqs fed it a token or so a step.
     CHECK(largest_step_with_new_prompt(4) <= 4);
+}
+
+// Issue [13]: a step never exceeds what the transport carries. Each request's logit_bias travels in
+// every step; with room for about two such rows a step, four biased requests (bias 0: tokens
+// unchanged) and two plain ones are spread over steps and all give transformers' greedy tokens,
+// and a request whose row alone does not fit fails with an error naming why, the others unharmed.
+// Before, an oversized step was taken for a lost rank and rebuilt forever (every request stalled).
+// Mutations run (2026-12-04): build_step's byte check removed fails with "a step of N bytes
+// exceeds" on the biased requests (StepTooLarge fails their steps); too_large not failed (the
+// rows left waiting) times out on the oversized request.
+TEST_CASE("steps stay within the transport's bytes: big rows wait their turn, a row too big alone fails", "[scheduler]") {
+    auto g = golden();
+    GroupOptions go = group_options(64);
+    go.max_step_bytes = 20000;  // a 1024-entry logit_bias row is ~8.3 KB
+    WorkerGroup group(go);
+    group.start();
+    REQUIRE(group.wait_ready(seconds(60)));
+    SchedulerOptions so;
+    so.max_batch_tokens = 48;
+    so.max_seqs = 8;
+    so.max_ctx = 128;
+    Scheduler sched(group, so);
+    sched.start();
+    std::vector<std::shared_ptr<Collect>> sinks;
+    for (int i = 0; i < 6; ++i) {
+        GenerationRequest r;
+        r.prompt = g[i % 3].ids;
+        r.max_tokens = 6;
+        r.sampling.temperature = 0;
+        if (i < 4)
+            for (int32_t t = 0; t < static_cast<int32_t>(kMaxLogitBias); ++t) r.sampling.logit_bias.push_back({t % 512, 0.0f});
+        sinks.push_back(std::make_shared<Collect>());
+        sched.submit(r, sinks.back());
+    }
+    for (int i = 0; i < 6; ++i) {
+        REQUIRE(sinks[i]->wait(seconds(120)));
+        INFO("request " << i << ": " << sinks[i]->error);
+        CHECK(sinks[i]->why == FinishReason::Length);
+        std::vector<int32_t> want(g[i % 3].greedy.begin(), g[i % 3].greedy.begin() + 6);
+        CHECK(sinks[i]->tokens == want);
+    }
+    sched.stop();
+    group.shutdown();
+
+    go.max_step_bytes = 6000;  // a group with room for less than one biased row
+    WorkerGroup small(go);
+    small.start();
+    REQUIRE(small.wait_ready(seconds(60)));
+    Scheduler s2(small, so);
+    s2.start();
+    GenerationRequest big, plain;
+    big.prompt = plain.prompt = g[0].ids;
+    big.max_tokens = plain.max_tokens = 4;
+    big.sampling.temperature = plain.sampling.temperature = 0;
+    for (int32_t t = 0; t < static_cast<int32_t>(kMaxLogitBias); ++t) big.sampling.logit_bias.push_back({t % 512, 0.0f});
+    auto a = std::make_shared<Collect>(), b = std::make_shared<Collect>();
+    s2.submit(big, a);
+    s2.submit(plain, b);
+    REQUIRE(a->wait(seconds(60)));
+    REQUIRE(b->wait(seconds(60)));
+    CHECK(a->why == FinishReason::Error);
+    CHECK(a->error.find("exceeds what one step carries") != std::string::npos);
+    CHECK(b->why == FinishReason::Length);
+    CHECK(b->tokens == std::vector<int32_t>(g[0].greedy.begin(), g[0].greedy.begin() + 4));
+    s2.stop();
+    small.shutdown();
+}
+
+// A request whose step kills its rank every time (the worker's RADIANCE_TEST_CRASH_ON_TOKEN
+// failpoint) is failed after kStepAttempts steps in a row failed, and the server goes on serving;
+// before, it was re-queued after every restart, forever. Mutation run (2026-12-04): kStepAttempts
+// check removed (always requeue) times out waiting for the poisoned request.
+TEST_CASE("a request that crashes its rank every time is failed after 3 tries; others are served", "[scheduler]") {
+    auto g = golden();
+    const int32_t poison = g[1].ids.at(1);
+    REQUIRE(std::find(g[0].ids.begin(), g[0].ids.end(), poison) == g[0].ids.end());
+    REQUIRE(std::find(g[0].greedy.begin(), g[0].greedy.begin() + 4, poison) == g[0].greedy.begin() + 4);
+    setenv("RADIANCE_TEST_CRASH_ON_TOKEN", std::to_string(poison).c_str(), 1);
+    WorkerGroup group(group_options(64));
+    group.start();  // restarted workers inherit it too
+    REQUIRE(group.wait_ready(seconds(60)));
+    SchedulerOptions so;
+    so.max_batch_tokens = 48;
+    so.max_seqs = 8;
+    so.max_ctx = 128;
+    Scheduler sched(group, so);
+    sched.start();
+    GenerationRequest bad, good;
+    bad.prompt = g[1].ids;
+    good.prompt = g[0].ids;
+    bad.max_tokens = good.max_tokens = 4;
+    bad.sampling.temperature = good.sampling.temperature = 0;
+    auto a = std::make_shared<Collect>();
+    sched.submit(bad, a);
+    REQUIRE(a->wait(seconds(120)));
+    CHECK(a->why == FinishReason::Error);
+    CHECK(a->error.find("failed 3 times in a row") != std::string::npos);
+    CHECK(sched.stats().steps_abandoned == 1);
+    auto b = std::make_shared<Collect>();
+    sched.submit(good, b);
+    REQUIRE(b->wait(seconds(120)));
+    CHECK(b->why == FinishReason::Length);
+    CHECK(b->tokens == std::vector<int32_t>(g[0].greedy.begin(), g[0].greedy.begin() + 4));
+    sched.stop();
+    group.shutdown();
+    unsetenv("RADIANCE_TEST_CRASH_ON_TOKEN");
+}
+
+// A scheduler making no progress is not ready (issue [13]): a worker stopped mid-stream (SIGSTOP:
+// a hung card or process; heartbeats are given a minute, so the group still counts it as up) makes
+// ready() false once no step has finished for stall_timeout, and true again once steps resume;
+// the request then completes. A request the KV cache could never hold is refused at once.
+// Mutation run (2026-12-04): ready() without !stalled() fails "not ready while stalled".
+TEST_CASE("ready() is false while the scheduler makes no progress; unholdable requests are refused", "[scheduler]") {
+    auto g = golden();
+    GroupOptions go = group_options(8);  // 8 blocks of 16 tokens
+    go.heartbeat_timeout = std::chrono::milliseconds(60000);
+    std::atomic<int> pid{0};
+    WorkerGroup group(go);
+    group.on_rank_event([&](const RankEvent& e) {
+        if (e.state == RankState::Ready) pid = e.pid;
+    });
+    group.start();
+    REQUIRE(group.wait_ready(seconds(60)));
+    SchedulerOptions so;
+    so.max_batch_tokens = 48;
+    so.max_seqs = 8;
+    so.max_ctx = 200;
+    so.stall_timeout = std::chrono::milliseconds(300);
+    Scheduler sched(group, so);
+    sched.start();
+    REQUIRE(sched.ready());
+    GenerationRequest huge;
+    huge.prompt = g[0].ids;
+    huge.max_tokens = 129;  // more than 8 x 16 tokens with the prompt
+    CHECK_THROWS_WITH(sched.submit(huge, std::make_shared<Collect>()), Catch::Contains("KV cache blocks; the cache holds 8"));
+
+    REQUIRE(pid > 0);
+    GenerationRequest r;
+    r.prompt = g[0].ids;
+    r.max_tokens = 20;
+    r.sampling.temperature = 0;
+    auto c = std::make_shared<Collect>();
+    sched.submit(r, c);
+    c->wait_tokens(2);
+    ::kill(pid, SIGSTOP);
+    std::this_thread::sleep_for(milliseconds(800));
+    CHECK_FALSE(sched.ready());  // not ready while stalled
+    CHECK(group.ready());        // the ranks still look up
+    ::kill(pid, SIGCONT);
+    REQUIRE(c->wait(seconds(60)));
+    CHECK(c->why == FinishReason::Length);
+    CHECK(c->tokens == std::vector<int32_t>(g[0].greedy.begin(), g[0].greedy.begin() + 20));
+    std::this_thread::sleep_for(milliseconds(300));
+    CHECK(sched.ready());
+    sched.stop();
+    group.shutdown();
 }
