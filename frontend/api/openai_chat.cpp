@@ -80,17 +80,17 @@ public:
 
     void start(size_t n) {
         for (size_t i = 0; i < n; ++i)
-            write_chunk({choice(i, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr)});
+            write_chunk(ordered_json::array({choice(i, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr)}));
     }
 
     void on_delta(size_t i, const ChoiceDelta& d) override {
         if (d.text.empty() && !logprobs_) return;
-        write_chunk({choice(i, {{"content", d.text}}, logprobs_ ? chat_logprobs(tok_, d.tokens) : ordered_json(), nullptr)});
+        write_chunk(ordered_json::array({choice(i, {{"content", d.text}}, logprobs_ ? chat_logprobs(tok_, d.tokens) : ordered_json(), nullptr)}));
     }
 
     void on_choice_end(size_t i, const ChoiceResult& r) override {
         if (r.end == ChoiceEnd::Error || r.end == ChoiceEnd::Cancelled) return;
-        write_chunk({choice(i, ordered_json::object(), nullptr, openai_finish_reason(r.end))});
+        write_chunk(ordered_json::array({choice(i, ordered_json::object(), nullptr, openai_finish_reason(r.end))}));
     }
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
@@ -116,6 +116,8 @@ private:
                 {"logprobs", std::move(logprobs)},
                 {"finish_reason", finish ? ordered_json(finish) : ordered_json()}};
     }
+    // choices: an array (ordered_json::array({...}): a one-element braced list is an array to gcc
+    // and a copy of the element to clang).
     void write_chunk(ordered_json choices) {
         ordered_json chunk = base();
         chunk["choices"] = std::move(choices);

@@ -34,7 +34,8 @@ std::pair<size_t, size_t> bounds(const Value& start_v, const Value& end_v, size_
 Value affix_test(const std::string& self, const Args& args, bool prefix, const char* fn) {
   auto a = bind_args(fn, args, {{"prefix", Value(), true}, {"start", Value::none()}, {"end", Value::none()}});
   const std::u32string cps = to_u32(self);
-  auto [b, e] = bounds(a[1], a[2], cps.size());
+  const auto [b0, e0] = bounds(a[1], a[2], cps.size());
+  const size_t b = b0, e = e0;  // the lambda below captures these (clang 14 cannot capture bindings)
   const std::u32string_view window = b <= e ? std::u32string_view(cps).substr(b, e - b) : std::u32string_view();
   auto check = [&](const Value& affix) {
     const std::u32string x = to_u32(string_arg(fn, affix));

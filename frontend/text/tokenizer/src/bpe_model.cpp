@@ -274,7 +274,7 @@ void BpeModel::merge_linear() const {
     ThreadScratch& scr = scratch();
     std::vector<Symbol>& sym = scr.symbols;
     std::vector<MergeMap::Value>& pair = scr.pairs;  // pair[i]: merge of i and its right neighbour
-    constexpr MergeMap::Value kNone{UINT32_MAX, -1};
+    static constexpr MergeMap::Value kNone{UINT32_MAX, -1};
     auto lookup = [this](int32_t a, int32_t b) {
         const MergeMap::Value* m = merges_.find(a, b);
         return m ? *m : kNone;
