@@ -34,7 +34,12 @@ function(rad_add_plugin name kind)
   set_target_properties(${name} PROPERTIES
     C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
     PREFIX "lib")
-  target_link_options(${name} PRIVATE -Wl,-z,defs)
+  # Not in the fuzzing tree: clang links its sanitizer runtime into the executable only, so a
+  # sanitized plugin has the runtime's symbols undefined until it is loaded (gcc's is a shared
+  # library the plugin links).
+  if(NOT RAD_FUZZ)
+    target_link_options(${name} PRIVATE -Wl,-z,defs)
+  endif()
   if(P_OUTPUT_HOME)
     set(home ${P_OUTPUT_HOME})
   elseif(DEFINED RAD_BUILD_HOME)

@@ -6,25 +6,36 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}  # per fuzz target
 
 bash scripts/setup-deps.sh
 
-echo "== sanitizers (ASan + UBSan) over the container reader and the loader"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAD_SANITIZE=ON -DRAD_BUILD_FRONTEND=OFF >/dev/null
-cmake --build build-asan -j"$JOBS" --target core_tests
-ASAN_OPTIONS=detect_leaks=1 build-asan/bin/core_tests
+# One sanitizer tree (clang, ASan + UBSan with no recovery, libFuzzer's coverage) for the tests of
+# everything that parses outside input and for the fuzz targets: the container reader and the
+# loader (core_tests), the step codec (rad_ipc_tests), API bodies (rad_api_tests, its random-body
+# test included), Jinja (test_jinja, its fuzz test included) and the tokenizer.
+SAN_TESTS=(core_tests rad_ipc_tests rad_api_tests test_jinja rad_tokenizer_tests)
+echo "== sanitizer tree (clang, ASan + UBSan, libFuzzer): ${SAN_TESTS[*]} and the fuzz targets"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAD_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j"$JOBS" --target "${SAN_TESTS[@]}" container_fuzz container_seed step_fuzz step_seed
+for t in "${SAN_TESTS[@]}"; do
+  echo "-- $t under ASan + UBSan"
+  ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/"$t"
+done
 
-echo "== libFuzzer over the container reader (${FUZZ_SECONDS}s)"
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAD_FUZZ=ON \
-  -DRAD_BUILD_FRONTEND=OFF >/dev/null
-cmake --build build-fuzz -j"$JOBS" --target container_fuzz container_seed
-rm -rf build-fuzz/corpus && mkdir -p build-fuzz/corpus
-build-fuzz/bin/container_seed build-fuzz/corpus
-build-fuzz/bin/container_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=10 build-fuzz/corpus 2>&1 | tail -3
+# Each fuzz target from its seed corpus; a crash, a sanitizer report or a 10 s input fails.
+fuzz() {
+  local name=$1 seed=$2 max_len=$3
+  echo "== libFuzzer: $name (${FUZZ_SECONDS}s)"
+  rm -rf "build-fuzz/corpus-$name" && mkdir -p "build-fuzz/corpus-$name"
+  "build-fuzz/bin/$seed" "build-fuzz/corpus-$name"
+  "build-fuzz/bin/$name" -max_total_time="$FUZZ_SECONDS" -max_len="$max_len" -timeout=10 "build-fuzz/corpus-$name" 2>&1 | tail -3
+}
+fuzz container_fuzz container_seed 16384
+fuzz step_fuzz step_seed 4096
 
-# Compile-only check of libgpu for AMD (docs/GPU_KERNELS.md); fails the script on a compile error
-# and says "skipped" itself where clang-19 or the HIP headers are absent.
+# Compile-only check of libgpu for AMD (docs/GPU_KERNELS.md); fails the script on a compile error,
+# on a kernel file with no AMD kernel that is not listed as such, and without clang-19 or HIP.
 echo "== AMD compile check of libgpu (clang-19 -x hip, gfx1100 and gfx1201)"
 bash scripts/hip-compile-check.sh
 

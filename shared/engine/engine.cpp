@@ -871,11 +871,22 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         for (int32_t b : in.block_tables)
             if (b < 0 || b >= m.blocks) bad("block id " + std::to_string(b) + " outside the cache");
     }
+    if (!in.seq_ids.empty() && static_cast<int64_t>(in.seq_ids.size()) != n_seq) bad("seq_ids do not match the sequences");
+    if (in.n_seq_decode < 0 || in.n_seq_decode > n_seq) bad(std::to_string(in.n_seq_decode) + " decode sequences of " + std::to_string(n_seq));
     std::vector<int32_t> q_lens(static_cast<size_t>(n_seq)), ctx_lens(static_cast<size_t>(n_seq));
     int32_t max_q = 0, max_ctx = 0;
     for (int64_t s = 0; s < n_seq; ++s) {
         q_lens[s] = in.cu_seqlens[s + 1] - in.cu_seqlens[s];
-        ctx_lens[s] = in.positions[in.cu_seqlens[s + 1] - 1] + 1;
+        // A sequence's tokens sit at consecutive positions that end its context (kernels index the
+        // KV cache and the block table by position): anything else would write outside them.
+        const int32_t first = in.positions[in.cu_seqlens[s]];
+        bool runs_on = first >= 0 && static_cast<int64_t>(first) + q_lens[s] <= m.opts.max_ctx;
+        for (int32_t i = 1; runs_on && i < q_lens[s]; ++i) runs_on = in.positions[in.cu_seqlens[s] + i] == first + i;
+        if (!runs_on)
+            bad("sequence " + std::to_string(s) + "'s positions must run on one at a time from some 0 <= p, within the plan's " +
+                std::to_string(m.opts.max_ctx) + " positions");
+        ctx_lens[s] = first + q_lens[s];
+        if (s < in.n_seq_decode && q_lens[s] != 1) bad("decode sequence " + std::to_string(s) + " has more than one token");
         if (stride > 0 && (ctx_lens[s] + m.block - 1) / m.block > stride) bad("sequence " + std::to_string(s) + " outgrows its block table");
         max_q = std::max(max_q, q_lens[s]);
         max_ctx = std::max(max_ctx, ctx_lens[s]);
