@@ -56,6 +56,15 @@ std::string exit_cause(int status) {
     return "ended with status " + std::to_string(status);
 }
 
+// A worker that ended itself badly (a fault signal, abort, a non-zero exit), as opposed to being
+// stopped from outside (SIGKILL, SIGTERM: an operator, a test, the OOM killer).
+bool crashed(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status) != 0;
+    if (!WIFSIGNALED(status)) return false;
+    const int sig = WTERMSIG(status);
+    return sig != SIGKILL && sig != SIGTERM && sig != SIGINT;
+}
+
 std::string self_dir() {
     char buf[4096];
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -93,6 +102,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     std::mutex threads_mu;  // spawn() runs from reaper threads too
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
+    int64_t crashes = 0;  // workers that crashed or hung (guarded by mu)
     uint64_t generation = 0;
     std::unique_ptr<ipc::HostComm> comm;  // the current generation's communicator (world > 1)
     bool comm_aborted = false;
@@ -262,6 +272,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
         if (r.child != pid) return;
         r.child = 0;
         const std::string cause = exit_cause(status);
+        if (!stopping && crashed(status)) ++crashes;
         if (stopping)
             log::info("rank ", rank, " (pid ", pid, ") ", cause);
         else if (r.state == RankState::Down || r.state == RankState::Failed || r.state == RankState::Absent)
@@ -292,6 +303,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
                 if (silent > opts.heartbeat_timeout) {
                     const pid_t child = r.child;
                     mark_down(r, "hung: no heartbeat for " + std::to_string(silent.count()) + " ms");
+                    ++crashes;  // a hang is the worker's own failure, like a crash
                     if (child > 0) kill(child, SIGKILL);  // a hung spawned worker is ended; its reaper logs it
                 }
             }
@@ -372,6 +384,11 @@ std::string WorkerGroup::address() const { return impl_->addr; }
 void WorkerGroup::on_rank_event(std::function<void(const RankEvent&)> cb) {
     std::lock_guard<std::mutex> lk(impl_->mu);
     impl_->cb = std::move(cb);
+}
+
+int64_t WorkerGroup::crashes() const {
+    std::lock_guard<std::mutex> lk(impl_->mu);
+    return impl_->crashes;
 }
 
 std::vector<int> WorkerGroup::restarts() const {

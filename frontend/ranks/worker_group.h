@@ -97,6 +97,9 @@ public:
 
     // Restarts of each rank so far.
     std::vector<int> restarts() const;
+    // Spawned workers that ended themselves badly (a fault signal, abort, non-zero exit) or hung,
+    // as opposed to being killed from outside (SIGKILL, SIGTERM). External workers are not counted.
+    int64_t crashes() const;
     // Called (from supervisor threads) on every rank state change.
     void on_rank_event(std::function<void(const RankEvent&)> cb);
     std::vector<RankState> states() const;

@@ -32,10 +32,10 @@ namespace {
 
 // Room kept in a step for the group's communicator name (WorkerGroup fills it in).
 constexpr size_t kCommNameBytes = 256;
-// Steps that fail in a row (a rank lost each time, the same requests re-run) before the requests
-// of the last one are failed instead of re-queued: a request that kills its rank every time must
-// not take the service down with it. Rank kills an operator makes are spaced by restarts, between
-// which steps succeed.
+// Steps that fail in a row, each time by a worker crashing (or hanging) during it, before the
+// requests of the last one are failed instead of re-queued: a request that kills its rank every
+// time must not take the service down with it. A rank killed from outside (an operator, SIGKILL)
+// does not count: its requests are re-run however often that happens.
 constexpr int kStepAttempts = 3;
 
 SinkEvent finished(std::shared_ptr<GenerationSink> sink, FinishReason why, std::string error) {
@@ -321,6 +321,30 @@ void Scheduler::requeue_all(const std::string& why) {
     running_.clear();
 }
 
+// The last step was lost with a rank; the group is whole again. If a worker crashed during it,
+// that is one more failure in a row for its requests; at kStepAttempts they are failed (5xx).
+void Scheduler::settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now) {
+    if (group_.crashes() > crashes_at_step_ && ++failed_in_a_row_ >= kStepAttempts) {
+        const std::string why = "the step failed " + std::to_string(failed_in_a_row_) + " times in a row, a worker crashing each time (last: " +
+                                suspect_failure_ + ")";
+        log::error("step failed: ", why);
+        for (uint64_t id : suspects_) {
+            auto it = requests_.find(id);
+            if (it == requests_.end()) continue;
+            Request& r = *it->second;
+            if (observer_)
+                observer_->on_finish(FinishReason::Error, std::chrono::duration<double>(now - r.arrived).count(),
+                                     static_cast<int64_t>(r.req.prompt.size()), static_cast<int64_t>(r.generated.size()));
+            retire(r);
+            done.push_back(finished(r.sink, FinishReason::Error, why));
+            requests_.erase(it);
+        }
+        failed_in_a_row_ = 0;
+        stats_.steps_abandoned++;
+    }
+    suspects_.clear();
+}
+
 void Scheduler::loop() {
     // Sinks hear from the dispatcher's thread: tokens first, then the finishes of the same step.
     std::vector<SinkEvent> done;
@@ -348,6 +372,7 @@ void Scheduler::loop() {
                 }
             }
             std::vector<Request*> too_large;
+            if (group_.ready() && !suspects_.empty()) settle_lost_step(done, now);
             if (!group_.ready()) {
                 requeue_all("a rank is down");
             } else if (build_step(m, rows, too_large)) {
@@ -377,6 +402,7 @@ void Scheduler::loop() {
         std::string failure;
         bool lost = false;
         const auto step_start = std::chrono::steady_clock::now();
+        crashes_at_step_ = group_.crashes();
         try {
             res = group_.step(m);
             if (observer_)
@@ -392,15 +418,13 @@ void Scheduler::loop() {
         {
             std::lock_guard<std::mutex> lk(mu_);
             for (auto& [r, s] : rows) r->in_step = false;
-            failed_in_a_row_ = failure.empty() ? 0 : failed_in_a_row_ + 1;
-            if (failure.empty()) last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
-            const bool abandon = lost && failed_in_a_row_ >= kStepAttempts;
-            if (abandon) {
-                failure = "the step failed " + std::to_string(failed_in_a_row_) + " times in a row (last: " + failure + ")";
-                failed_in_a_row_ = 0;
-                stats_.steps_abandoned++;
-            }
-            if (lost && !abandon) {
+            if (failure.empty()) failed_in_a_row_ = 0;
+            if (lost) {
+                // Whether a worker crashed is known once the group has reaped it: decided when
+                // the group is whole again (settle_lost_step).
+                suspects_.clear();
+                for (auto& [r, s] : rows) suspects_.push_back(r->id);
+                suspect_failure_ = failure;
                 requeue_all(failure);
             } else if (!failure.empty()) {
                 // A step that fails on a healthy group, or keeps failing, fails its requests, not
@@ -415,7 +439,6 @@ void Scheduler::loop() {
                     done.push_back(finished(r->sink, FinishReason::Error, failure));
                     requests_.erase(r->id);
                 }
-                if (abandon) requeue_all(failure);  // the others' KV went with the rank
             } else {
                 size_t out = 0;
                 for (size_t k = 0; k < rows.size(); ++k) {

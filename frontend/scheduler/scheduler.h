@@ -86,6 +86,7 @@ private:
     void loop();
     bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large);
     bool stalled() const;  // work to do and no step finished for opts_.stall_timeout
+    void settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now);
     void preempt_newest(Request* keep);
     void retire(Request& r);  // frees its blocks and takes it out of the queues
     void requeue_all(const std::string& why);
@@ -102,7 +103,13 @@ private:
     std::vector<Request*> running_;  // admission order: the last is the newest
     uint64_t next_id_ = 1;
     std::atomic<bool> stop_{false}, started_{false}, draining_{false};
-    int failed_in_a_row_ = 0;                   // steps failed since the last that ran (guarded by mu_)
+    // Steps lost to a crashing worker since the last step that ran, and the last lost step's
+    // requests with its failure, until settle_lost_step() decides (all guarded by mu_; crashes_at_step_
+    // is the step loop's own).
+    int failed_in_a_row_ = 0;
+    std::vector<uint64_t> suspects_;
+    std::string suspect_failure_;
+    int64_t crashes_at_step_ = 0;
     std::atomic<int64_t> last_progress_{std::chrono::steady_clock::now().time_since_epoch().count()};  // a step finished or nothing to do
     SchedulerStats stats_;
     SinkDispatcher dispatcher_;  // delivers to sinks while the next step runs

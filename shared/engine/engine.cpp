@@ -880,11 +880,12 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         // A sequence's tokens sit at consecutive positions that end its context (kernels index the
         // KV cache and the block table by position): anything else would write outside them.
         const int32_t first = in.positions[in.cu_seqlens[s]];
-        bool runs_on = first >= 0 && static_cast<int64_t>(first) + q_lens[s] <= m.opts.max_ctx;
-        for (int32_t i = 1; runs_on && i < q_lens[s]; ++i) runs_on = in.positions[in.cu_seqlens[s] + i] == first + i;
-        if (!runs_on)
-            bad("sequence " + std::to_string(s) + "'s positions must run on one at a time from some 0 <= p, within the plan's " +
-                std::to_string(m.opts.max_ctx) + " positions");
+        if (first < 0 || static_cast<int64_t>(first) + q_lens[s] > m.opts.max_ctx)
+            bad("sequence " + std::to_string(s) + " reaches position " + std::to_string(static_cast<int64_t>(first) + q_lens[s] - 1) +
+                ": a context longer than the plan's " + std::to_string(m.opts.max_ctx) + " (or a negative position)");
+        for (int32_t i = 1; i < q_lens[s]; ++i)
+            if (in.positions[in.cu_seqlens[s] + i] != first + i)
+                bad("sequence " + std::to_string(s) + "'s positions do not run on one at a time from " + std::to_string(first));
         ctx_lens[s] = first + q_lens[s];
         if (s < in.n_seq_decode && q_lens[s] != 1) bad("decode sequence " + std::to_string(s) + " has more than one token");
         if (stride > 0 && (ctx_lens[s] + m.block - 1) / m.block > stride) bad("sequence " + std::to_string(s) + " outgrows its block table");

@@ -423,8 +423,10 @@ TEST_CASE("steps stay within the transport's bytes: big rows wait their turn, a 
 }
 
 // A request whose step kills its rank every time (the worker's RADIANCE_TEST_CRASH_ON_TOKEN
-// failpoint) is failed after kStepAttempts steps in a row failed, and the server goes on serving;
-// before, it was re-queued after every restart, forever. Mutation run (2026-12-04): kStepAttempts
+// failpoint: abort) is failed after kStepAttempts steps in a row failed with a worker crashing,
+// and the server goes on serving; before, it was re-queued after every restart, forever. (Ranks
+// killed from outside, SIGKILL, do not count: restart_under_load and its fakedev TP 2 run kill
+// ranks during the recompute after the last kill, three steps lost in a row, and lose nothing.) Mutation run (2026-12-04): kStepAttempts
 // check removed (always requeue) times out waiting for the poisoned request.
 TEST_CASE("a request that crashes its rank every time is failed after 3 tries; others are served", "[scheduler]") {
     auto g = golden();
