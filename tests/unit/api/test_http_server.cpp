@@ -254,7 +254,7 @@ TEST_CASE("api http: Expect: 100-continue is answered before the body", "[api][h
     LiveServer srv;
     Client c(srv.port());
     const std::string body = json{{"content", "Hello world"}}.dump();
-    c.write_raw("POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+    c.write_raw("POST /tokenize HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
                 "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
     CHECK(c.read_until("\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0) == 0);
     c.write_raw(body);
@@ -288,8 +288,8 @@ TEST_CASE("api http: pipelined requests, also behind a stream", "[api][http]") {
     LiveServer srv;
     Client c(srv.port());
     const std::string body = chat({{"stream", true}}).dump();
-    c.write_raw("GET /health HTTP/1.1\r\nHost: x\r\n\r\nPOST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                std::to_string(body.size()) + "\r\n\r\n" + body + "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n");
+    c.write_raw("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\nPOST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body + "GET /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\n");
     CHECK(c.read().result_int() == 200);
     auto stream = c.read();
     CHECK(chat_stream_text(stream.body())[0] == kScript);
