@@ -132,9 +132,9 @@ ServeOptions parse(int argc, char** argv) {
     if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
     // Keys: a flag, else the environment (a secret or an EnvironmentFile, off the command line);
     // an empty one is an error, never a silent "no authentication".
-    auto key_from = [](std::string& key, bool given, const char* flag, const char* env) {
+    auto key_from = [](std::string& key, bool given, const char* flag, const char* env, const char* instead) {
         if (given) {
-            if (key.empty()) throw Error(std::string(flag) + " is empty; pass a key, or --no-auth to serve without one");
+            if (key.empty()) throw Error(std::string(flag) + " is empty; pass a key, or " + instead);
             return;
         }
         if (const char* v = std::getenv(env)) {
@@ -142,8 +142,8 @@ ServeOptions parse(int argc, char** argv) {
             key = v;
         }
     };
-    key_from(o.api_key, o.api_key_given, "--api-key", "RADIANCE_API_KEY");
-    key_from(o.admin_key, o.admin_key_given, "--admin-key", "RADIANCE_ADMIN_KEY");
+    key_from(o.api_key, o.api_key_given, "--api-key", "RADIANCE_API_KEY", "--no-auth to serve without one");
+    key_from(o.admin_key, o.admin_key_given, "--admin-key", "RADIANCE_ADMIN_KEY", "leave it out (no admin endpoints)");
     if (o.no_auth && !o.api_key.empty())
         throw Error(o.api_key_given ? "--no-auth and --api-key together" : "--no-auth, yet $RADIANCE_API_KEY is set");
     if (o.api_key.empty() && !o.no_auth && !is_loopback_address(o.http.host))

@@ -485,7 +485,6 @@ TEST_CASE("api http: connections past --max-connections get a 503 at once", "[ap
     a.reset();
     CHECK(eventually([&] {  // a slot is free again once the server saw the close
         Client again(srv.port());
-        beast::error_code ec;
         try {
             return again.send(http::verb::get, "/health").result_int() == 200;
         } catch (const std::exception&) {
