@@ -4,9 +4,12 @@
 #include <boost/beast/core.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -176,16 +179,19 @@ std::string path_of(const Request& req) {
     return path;
 }
 
-// Compares in time that depends on the lengths only, so a key cannot be guessed byte by byte.
-bool same_key(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
-}
-
 // Boost 1.74's Beast has its own string_view.
 std::string_view std_view(beast::string_view v) { return {v.data(), v.size()}; }
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+    return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
 
 std::string_view bearer_token(std::string_view authorization) {
     constexpr std::string_view scheme = "bearer ";
@@ -198,7 +204,58 @@ std::string_view bearer_token(std::string_view authorization) {
     return authorization;
 }
 
+// RFC 9112 6.1 and 6.3: framing that a proxy in front could read differently from us (request
+// smuggling) is refused. Empty when the framing is sound.
+struct FramingProblem {
+    http::status status;
+    std::string message;
+};
+std::optional<FramingProblem> framing_problem(const Request& h) {
+    bool te = false;
+    std::vector<std::string> codings;
+    for (const auto& f : h) {
+        if (f.name() != http::field::transfer_encoding) continue;
+        te = true;
+        for (auto c : http::token_list{f.value()}) codings.push_back(lower(std_view(c)));
+    }
+    if (!te) return std::nullopt;
+    if (h.find(http::field::content_length) != h.end())
+        return FramingProblem{http::status::bad_request, "Transfer-Encoding and Content-Length together (RFC 9112 6.1)"};
+    if (h.version() < 11) return FramingProblem{http::status::bad_request, "Transfer-Encoding in an HTTP/1.0 request"};
+    if (codings.empty() || codings.back() != "chunked")
+        return FramingProblem{http::status::bad_request, "the final transfer coding must be chunked (RFC 9112 6.3)"};
+    if (codings.size() == 1) return std::nullopt;
+    if (std::count(codings.begin(), codings.end(), "chunked") > 1)
+        return FramingProblem{http::status::bad_request, "chunked applied more than once (RFC 9112 6.1)"};
+    return FramingProblem{http::status::not_implemented, "transfer coding '" + codings.front() + "' is not supported"};
+}
+
+// ":1234", ":" or nothing: what may follow a host name in Host.
+bool port_suffix(std::string_view s) {
+    if (s.empty()) return true;
+    if (s.front() != ':' || s.size() > 6) return false;
+    for (char c : s.substr(1))
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
 }  // namespace
+
+bool keys_equal(std::string_view given, std::string_view key) {
+    size_t diff = given.size() ^ key.size();
+    const size_t n = key.size();
+    for (size_t i = 0; i < given.size(); ++i) {
+        const auto k = n ? static_cast<unsigned char>(key[i % n]) : static_cast<unsigned char>(0);
+        diff |= static_cast<unsigned char>(static_cast<unsigned char>(given[i]) ^ k);
+    }
+    return diff == 0;
+}
+
+bool is_loopback_address(const std::string& host) {
+    beast::error_code ec;
+    auto addr = asio::ip::make_address(host, ec);
+    return !ec && addr.is_loopback();
+}
 
 struct HttpServer::Impl {
     HttpOptions opts;
@@ -206,8 +263,14 @@ struct HttpServer::Impl {
     ErrorFormatter format_error;
     asio::io_context ioc;  // after what sessions read: it destroys them
     tcp::acceptor acceptor{ioc};
+    asio::steady_timer accept_backoff{ioc};
     std::vector<std::thread> threads;
     std::atomic<unsigned short> port{0};
+    mutable std::atomic<int> sessions{0};  // open connections, counted by Session
+    std::atomic<uint64_t> refused{0};      // connections refused at max_connections
+    bool host_guard = false;               // check_host applies: keyless and bound to loopback
+    std::string bound_name;                // the bound address as Host would name it ("[::2]")
+    std::chrono::steady_clock::time_point last_accept_log{};
 
     Response error(const Request& req, http::status status, const std::string& message, const std::string& type) const {
         if (format_error) {
@@ -220,27 +283,65 @@ struct HttpServer::Impl {
         return error_response(req, status, message, type);
     }
 
-    bool authorized(const Request& req, const std::string& path) const {
-        if (opts.api_keys.empty()) return true;
-        for (const auto& open : opts.open_paths)
-            if (path == open) return true;
+    static bool key_matches(const Request& req, const std::vector<std::string>& keys) {
         const std::string_view bearer = bearer_token(std_view(req[http::field::authorization]));
         const std::string_view x_api_key = std_view(req["x-api-key"]);
-        for (const auto& key : opts.api_keys)
-            if ((!bearer.empty() && same_key(bearer, key)) || (!x_api_key.empty() && same_key(x_api_key, key)))
-                return true;
-        return false;
+        bool ok = false;  // every key compared: no early exit
+        for (const auto& key : keys) {
+            ok |= !bearer.empty() && keys_equal(bearer, key);
+            ok |= !x_api_key.empty() && keys_equal(x_api_key, key);
+        }
+        return ok;
+    }
+
+    // The 401 for a request whose key does not open its path; empty when it may go on. Needs the
+    // header only, so a connection asks before reading the body.
+    std::optional<Response> denied(const Request& req) const {
+        const std::string path = path_of(req);
+        std::string message;
+        if (!opts.admin_prefix.empty() && starts_with(path, opts.admin_prefix)) {
+            if (!opts.admin_keys.empty() && key_matches(req, opts.admin_keys)) return std::nullopt;
+            message = opts.admin_keys.empty() ? "admin endpoints are off: the server has no --admin-key"
+                                              : "admin endpoints need the admin key (Authorization: Bearer KEY)";
+        } else {
+            if (opts.api_keys.empty()) return std::nullopt;
+            for (const auto& open : opts.open_paths)
+                if (path == open) return std::nullopt;
+            if (key_matches(req, opts.api_keys)) return std::nullopt;
+            message = "a valid API key is required (Authorization: Bearer KEY or x-api-key: KEY)";
+        }
+        Response res = error(req, http::status::unauthorized, message, "authentication_error");
+        res.set(http::field::www_authenticate, "Bearer");
+        return res;
+    }
+
+    // With host_guard: every Host the request names must be a loopback name (DNS rebinding).
+    std::optional<std::string> foreign_host(const Request& req) const {
+        if (!host_guard) return std::nullopt;
+        for (const auto& f : req) {
+            if (f.name() != http::field::host) continue;
+            const std::string h = lower(std_view(f.value()));
+            std::string name = h;
+            std::string_view rest;
+            if (!h.empty() && h.front() == '[') {
+                const size_t e = h.find(']');
+                name = e == std::string::npos ? h : h.substr(0, e + 1);
+                rest = e == std::string::npos ? std::string_view() : std::string_view(h).substr(e + 1);
+            } else if (const size_t c = h.find(':'); c != std::string::npos) {
+                name = h.substr(0, c);
+                rest = std::string_view(h).substr(c);
+            }
+            if (!name.empty() && name.back() == '.' && name.front() != '[') name.pop_back();
+            const bool ok = port_suffix(rest) &&
+                            (name == "localhost" || name == "127.0.0.1" || name == "[::1]" || name == bound_name);
+            if (!ok) return std::string(f.value());
+        }
+        return std::nullopt;  // no Host at all: no browser sends that
     }
 
     Reply handle(const Request& req) const {
         const std::string path = path_of(req);
-        if (!authorized(req, path)) {
-            Response res = error(req, http::status::unauthorized,
-                                 "a valid API key is required (Authorization: Bearer KEY or x-api-key: KEY)",
-                                 "authentication_error");
-            res.set(http::field::www_authenticate, "Bearer");
-            return res;
-        }
+        if (auto res = denied(req)) return std::move(*res);
         auto it = routes.find({req.method(), path});
         if (it != routes.end()) {
             try {
@@ -262,6 +363,8 @@ struct HttpServer::Impl {
     }
 
     void accept();
+    void on_accept_error(beast::error_code ec);
+    void refuse(tcp::socket sock);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -274,11 +377,14 @@ struct HttpServer::Impl {
 
 struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     Session(const Impl& server, tcp::socket sock)
-        : server(server), stream(std::move(sock)), timer(stream.get_executor()) {}
+        : server(server), stream(std::move(sock)), timer(stream.get_executor()) {
+        ++server.sessions;
+    }
 
     ~Session() {
         if (writer && active) writer->mark_client_gone();  // the server is stopping
         detach_writer();
+        --server.sessions;
     }
 
     const Impl& server;
@@ -295,6 +401,8 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     bool chunked = false;   // streamed body in chunked encoding (HTTP/1.1); else ended by closing
     bool writing = false;   // a write of the streamed reply is in flight
     bool watching = false;  // the disconnect-watch read is posted
+    bool discarding = false;  // pipelined bytes past the header limit came while a reply was pending: dropped
+    size_t drain_left = SIZE_MAX;  // what a lingering close reads at most
     enum class AfterWatch { Nothing, ReadNext, Drain } after_watch = AfterWatch::Nothing;
 
     std::chrono::seconds idle() const { return std::chrono::seconds(server.opts.idle_timeout_s); }
@@ -312,6 +420,21 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
 
     void on_header(beast::error_code ec) {
         if (ec) return on_read_error(ec);
+        // Checked on the header alone: nothing of a refused request's body is read, and since it
+        // cannot be skipped safely (its framing may be the problem) the connection closes.
+        const Request& h = parser->get();
+        keep_alive = h.keep_alive();
+        if (auto bad = framing_problem(h)) {
+            keep_alive = false;
+            return refuse_before_body(bad->status, bad->message, "invalid_request_error");
+        }
+        if (auto host = server.foreign_host(h))
+            return refuse_before_body(http::status::misdirected_request,
+                                      "Host '" + *host +
+                                          "' is not this server: without an API key, a server on a loopback address "
+                                          "answers only localhost, 127.0.0.1 and [::1] (DNS rebinding)",
+                                      "invalid_request_error");
+        if (auto res = server.denied(h)) return refuse_before_body(std::move(*res));
         // curl and others wait (a second, by default) for this before sending a large body.
         if (beast::iequals(parser->get()[http::field::expect], "100-continue")) {
             auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, parser->get().version());
@@ -322,6 +445,24 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
             return;
         }
         read_body();
+    }
+
+    void refuse_before_body(http::status status, const std::string& message, const std::string& type) {
+        Request head;
+        head.base() = parser->get().base();
+        refuse_before_body(server.error(head, status, message, type));
+    }
+
+    // A request without a body (parsed whole with its header) keeps its connection unless
+    // `keep_alive` was cleared; one with a body closes it.
+    void refuse_before_body(Response res) {
+        current = Request();
+        current.base() = parser->get().base();
+        if (!parser->is_done()) {
+            keep_alive = false;
+            drain_left = 64 * 1024;  // enough for a small body in flight to not reset the answer
+        }
+        send_final(std::move(res));
     }
 
     void read_body() {
@@ -423,13 +564,27 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
 
     void on_watch(beast::error_code ec, size_t n) {
         watching = false;
-        if (!ec) buffer.commit(n);  // a pipelined request: the next parse starts from it
+        if (!ec) keep_pipelined(n);
         const AfterWatch next = std::exchange(after_watch, AfterWatch::Nothing);
         const bool ok = !ec || ec == asio::error::operation_aborted;
         if (next == AfterWatch::ReadNext) return ok ? read_request() : close();
         if (next == AfterWatch::Drain) return ok ? drain_briefly() : close();
-        if (active && ec && ec != asio::error::operation_aborted) client_went();
-        // Bytes while a reply is pending: stop watching; a failed write still notices a disconnect.
+        if (!active) return;  // the reply's last write is under way; after_reply reads on
+        if (ec && ec != asio::error::operation_aborted) return client_went();
+        // Bytes while a reply is pending: keep them and go on watching, so that a client that
+        // sends more and then leaves is still noticed (a write may be long in coming).
+        if (!ec) watch();
+    }
+
+    // Pipelined bytes: the next parse starts from them. Past header_limit they are dropped, the
+    // rest of what comes only watched, and the connection closes after the reply.
+    void keep_pipelined(size_t n) {
+        if (discarding) return;  // prepared, never committed: overwritten by the next read
+        buffer.commit(n);
+        if (buffer.size() <= server.opts.header_limit) return;
+        buffer.consume(buffer.size());
+        discarding = true;
+        keep_alive = false;
     }
 
     void pump() {
@@ -525,8 +680,10 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     }
 
     void drain(std::shared_ptr<std::array<char, 4096>> scratch) {
-        stream.async_read_some(asio::buffer(*scratch), [self = shared_from_this(), scratch](beast::error_code ec, size_t) {
+        if (drain_left == 0) return close();
+        stream.async_read_some(asio::buffer(*scratch), [self = shared_from_this(), scratch](beast::error_code ec, size_t n) {
             if (ec) return self->close();
+            self->drain_left -= std::min(self->drain_left, n);
             self->drain(scratch);
         });
     }
@@ -541,9 +698,48 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
 void HttpServer::Impl::accept() {
     acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket sock) {
         if (!acceptor.is_open()) return;
-        if (!ec) std::make_shared<Session>(*this, std::move(sock))->start();
+        if (ec) return on_accept_error(ec);
+        if (sessions.load() >= opts.max_connections) refuse(std::move(sock));
+        else std::make_shared<Session>(*this, std::move(sock))->start();
         accept();
     });
+}
+
+// Out of descriptors (or kernel memory) the pending connection stays queued and accept would fail
+// again at once: wait a little instead of spinning a core, then take it when something closed.
+void HttpServer::Impl::on_accept_error(beast::error_code ec) {
+    namespace errc = boost::system::errc;
+    if (ec == asio::error::operation_aborted) return;
+    const bool exhausted = ec == errc::too_many_files_open || ec == errc::too_many_files_open_in_system ||
+                           ec == errc::no_buffer_space || ec == errc::not_enough_memory;
+    if (!exhausted) return accept();  // one connection's trouble (reset before accept): go on
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_accept_log > std::chrono::seconds(5)) {
+        last_accept_log = now;
+        log::warn("accept failed: ", ec.message(), " (", sessions.load(), " connections open); retrying every 100 ms");
+    }
+    accept_backoff.expires_after(std::chrono::milliseconds(100));
+    accept_backoff.async_wait([this](beast::error_code tec) {
+        if (!tec && acceptor.is_open()) accept();
+    });
+}
+
+// Past max_connections: a 503 written without waiting (a fresh socket's send buffer takes it),
+// then closed; nothing is read.
+void HttpServer::Impl::refuse(tcp::socket sock) {
+    static const std::string body =
+        R"({"error":{"message":"too many connections","type":"server_error","param":null,"code":503}})";
+    static const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nServer: radiance\r\nContent-Type: application/json\r\n"
+                                      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+                                      std::to_string(body.size()) + "\r\n\r\n" + body;
+    beast::error_code ignored;
+    sock.non_blocking(true, ignored);
+    sock.write_some(asio::buffer(answer), ignored);
+    sock.shutdown(tcp::socket::shutdown_both, ignored);
+    sock.close(ignored);
+    const uint64_t n = ++refused;
+    if ((n & (n - 1)) == 0)  // the 1st, 2nd, 4th, 8th, ...: a flood does not flood the log
+        log::warn("refused a connection: ", opts.max_connections, " are open (--max-connections); ", n, " refused so far");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -571,6 +767,8 @@ void HttpServer::run() {
     if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) throw Error("cannot listen on " + impl_->opts.host + ":" + std::to_string(impl_->opts.port) + ": " + ec.message());
     impl_->port = impl_->acceptor.local_endpoint().port();
+    impl_->host_guard = impl_->opts.check_host && impl_->opts.api_keys.empty() && addr.is_loopback();
+    impl_->bound_name = addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string();
     log::info("listening on http://", impl_->opts.host, ":", impl_->port.load());
     impl_->accept();
     for (int i = 1; i < impl_->opts.threads; ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace radiance::frontend {
@@ -28,12 +29,30 @@ struct HttpOptions {
     size_t header_limit = 64 * 1024;      // 431 past this
     int idle_timeout_s = 120;             // reading a request, or a client not reading what we write
     int request_timeout_s = 600;          // a deferred or streamed reply: 504 or the stream cut past this
-    // When not empty, every path but open_paths needs `Authorization: Bearer KEY` or `x-api-key: KEY`.
+    // Connections past this many are answered 503 and closed at once (none of them read).
+    int max_connections = 1024;
+    // When not empty, every path but open_paths and admin_prefix's needs `Authorization: Bearer KEY`
+    // or `x-api-key: KEY`.
     std::vector<std::string> api_keys;
     // Probes, and /metrics: Prometheus scrapes it without the clients' key, and it carries no
     // request content (vLLM leaves it open under --api-key too).
     std::vector<std::string> open_paths = {"/health", "/ready", "/startup", "/metrics"};
+    // Paths under admin_prefix need one of admin_keys (an API key does not do), and are refused
+    // (401) when there is none.
+    std::vector<std::string> admin_keys;
+    std::string admin_prefix = "/admin/";
+    // A server without api_keys bound to a loopback address answers 421 to a request whose Host is
+    // not localhost, 127.0.0.1, [::1] or the bound address (any port): a web page cannot reach it
+    // through a DNS name rebound to 127.0.0.1. Nothing is checked with a key or on other addresses.
+    bool check_host = true;
 };
+
+// Equal strings, in time that depends on `given`'s length only: every byte of it is compared (the
+// key cycled under it) and a length mismatch is folded in, not returned early; so neither a key's
+// bytes nor its length can be learnt by timing.
+bool keys_equal(std::string_view given, std::string_view key);
+// An IP address literal that is a loopback one (127.0.0.0/8, ::1); false for anything else.
+bool is_loopback_address(const std::string& host);
 
 // A JSON response with the right headers.
 Response json_response(const Request& req, http::status status, const std::string& body);
@@ -106,7 +125,7 @@ struct Reply {
 };
 
 using Handler = std::function<Reply(const Request&)>;
-// Shapes the server's own errors (401, 404, 405, 413, 431, 500, 504); the API layer installs
+// Shapes the server's own errors (400, 401, 404, 405, 413, 421, 431, 500, 501, 504); the API layer installs
 // one that answers Anthropic routes in Anthropic's shape.
 using ErrorFormatter = std::function<Response(const Request&, http::status, const std::string& message,
                                               const std::string& type)>;

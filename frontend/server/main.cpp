@@ -43,6 +43,7 @@ struct ServeOptions {
     int max_queue = 256;
     int shutdown_timeout_s = 30;
     std::string admin_key;
+    bool api_key_given = false, admin_key_given = false, no_auth = false;
 };
 
 // SIGTERM/SIGINT arrive here (blocked everywhere else): stop taking requests, let the running
@@ -63,14 +64,18 @@ void drain_on_signal(sigset_t set, Scheduler& sched, HttpServer& server, int tim
 }
 
 const char* kUsage =
-    "usage: radiance serve [--model PATH] [--host ADDR] [--port N] [--threads N] [--api-key KEY]\n"
+    "usage: radiance serve [--model PATH] [--host ADDR] [--port N] [--threads N] [--api-key KEY | --no-auth]\n"
+    "                      [--max-connections N]\n"
     "                      [--tp N | --external-workers N [--workers-listen ADDR]] [--transport shm|grpc]\n"
     "                      [--max-ctx N] [--max-batch-tokens N] [--max-seqs N] [--kv-blocks N] [--max-queue N]\n"
     "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
     "                      [--debug-selection] [--shutdown-timeout S] [--admin-key KEY]\n"
     "                      [--placement auto|host|device] [--no-graphs]\n"
     "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n"
-    "--max-batch-tokens defaults to 2 x --max-seqs, at least 256.\n";
+    "--max-batch-tokens defaults to 2 x --max-seqs, at least 256.\n"
+    "--api-key and --admin-key default to $RADIANCE_API_KEY and $RADIANCE_ADMIN_KEY; an empty key is an\n"
+    "error. Without a key the server binds only a loopback --host (and checks Host), unless --no-auth.\n"
+    "--max-connections (default 1024): connections past it are answered 503 and closed.\n";
 
 ServeOptions parse(int argc, char** argv) {
     ServeOptions o;
@@ -93,7 +98,11 @@ ServeOptions parse(int argc, char** argv) {
         else if (a == "--host") o.http.host = value();
         else if (a == "--port") o.http.port = static_cast<unsigned short>(number(0, 65535));
         else if (a == "--threads") o.http.threads = static_cast<int>(number(1, 256));
-        else if (a == "--api-key") o.api_key = value();
+        else if (a == "--api-key") {
+            o.api_key = value();
+            o.api_key_given = true;
+        } else if (a == "--no-auth") o.no_auth = true;
+        else if (a == "--max-connections") o.http.max_connections = static_cast<int>(number(1, 1 << 20));
         else if (a == "--tp") o.tp = static_cast<int>(number(1, 64));
         else if (a == "--external-workers") o.external_workers = static_cast<int>(number(1, 64));
         else if (a == "--workers-listen") o.workers_listen = value();
@@ -104,7 +113,10 @@ ServeOptions parse(int argc, char** argv) {
         else if (a == "--kv-blocks") o.kv_blocks = number(1, 1L << 30);
         else if (a == "--max-queue") o.max_queue = static_cast<int>(number(1, 1 << 20));
         else if (a == "--shutdown-timeout") o.shutdown_timeout_s = static_cast<int>(number(0, 86400));
-        else if (a == "--admin-key") o.admin_key = value();
+        else if (a == "--admin-key") {
+            o.admin_key = value();
+            o.admin_key_given = true;
+        }
         else if (a == "--kernels") o.kernels = value();
         else if (a == "--radiance-home") o.homes = value();
         else if (a == "--cache-dir") o.cache_dir = value();
@@ -118,6 +130,25 @@ ServeOptions parse(int argc, char** argv) {
         } else throw Error("unknown option " + a);
     }
     if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
+    // Keys: a flag, else the environment (a secret or an EnvironmentFile, off the command line);
+    // an empty one is an error, never a silent "no authentication".
+    auto key_from = [](std::string& key, bool given, const char* flag, const char* env, const char* instead) {
+        if (given) {
+            if (key.empty()) throw Error(std::string(flag) + " is empty; pass a key, or " + instead);
+            return;
+        }
+        if (const char* v = std::getenv(env)) {
+            if (!*v) throw Error(std::string("$") + env + " is set but empty; set a key, or unset it");
+            key = v;
+        }
+    };
+    key_from(o.api_key, o.api_key_given, "--api-key", "RADIANCE_API_KEY", "--no-auth to serve without one");
+    key_from(o.admin_key, o.admin_key_given, "--admin-key", "RADIANCE_ADMIN_KEY", "leave it out (no admin endpoints)");
+    if (o.no_auth && !o.api_key.empty())
+        throw Error(o.api_key_given ? "--no-auth and --api-key together" : "--no-auth, yet $RADIANCE_API_KEY is set");
+    if (o.api_key.empty() && !o.no_auth && !is_loopback_address(o.http.host))
+        throw Error("no API key for --host " + o.http.host +
+                    ": anyone who reaches it could use it; set --api-key (or $RADIANCE_API_KEY), or pass --no-auth");
     if (o.max_batch_tokens == 0) o.max_batch_tokens = default_batch_tokens(o.max_seqs);
     else if (o.max_batch_tokens <= o.max_seqs)
         log::warn("--max-batch-tokens ", o.max_batch_tokens, " is not above --max-seqs ", o.max_seqs,
@@ -200,6 +231,8 @@ int serve(const ServeOptions& o) {
 
     HttpOptions http = o.http;
     if (!o.api_key.empty()) http.api_keys.push_back(o.api_key);
+    if (!o.admin_key.empty()) http.admin_keys.push_back(o.admin_key);
+    if (o.no_auth) log::warn("--no-auth: serving without an API key on ", o.http.host);
     HttpServer server(http);
     std::atomic<bool> started{false};
     std::string startup_error;
@@ -226,13 +259,10 @@ int serve(const ServeOptions& o) {
         res.prepare_payload();
         return res;
     });
-    // Operators restart a rank on purpose; its requests resume like after a crash.
+    // Operators restart a rank on purpose; its requests resume like after a crash. The server lets
+    // only the admin key through to /admin/ (HttpOptions::admin_keys; none: every call is a 401).
     for (int rank = 0; rank < go.world_size; ++rank)
         server.route(http::verb::post, "/admin/ranks/" + std::to_string(rank) + "/restart", [&, rank](const Request& r) {
-            const std::string auth(r[http::field::authorization]);
-            if (o.admin_key.empty() || auth != "Bearer " + o.admin_key)
-                return error_response(r, http::status::unauthorized, "admin endpoints need --admin-key and 'Authorization: Bearer KEY'",
-                                      "authentication_error");
             group.restart_rank(rank);
             return json_response(r, http::status::accepted, nlohmann::json({{"rank", rank}, {"status", "restarting"}}).dump());
         });
