@@ -13,7 +13,10 @@ Server A (--api-key, --admin-key, --max-connections 256):
   served once its body is complete;
 - a non-streamed n=8 generation whose client sends one more byte and leaves: the running
   requests (radiance:num_requests_running) drop to 0 within 3 s, not when the generation ends;
-- the admin key alone passes /admin/ (the API key does not); Host is not checked with a key.
+- the admin key alone passes /admin/ (the API key does not); Host is not checked with a key;
+- bodies: 100k keys to /tokenize, 200k logit_bias pairs to /completion, n=8 with a
+  full-vocabulary logit_bias: each a 400 naming the cap or field within 1 s; four n=8 requests
+  with 1024-entry biases at once are all served.
 Server B (no key, loopback, --max-connections 8):
 - a foreign Host gets 421, localhost is served;
 - past 8 connections a 503 comes at once; with the server out of descriptors (its RLIMIT_NOFILE
@@ -33,7 +36,10 @@ Mutations seen failing (each on its own, the C++ rebuilt):
   (it took the whole generation, ~13 s);
 - no connection cap (the max_connections check in accept() removed): "the 9th connection gets 503";
 - accept retried at once on EMFILE: "no spinning while out of descriptors" (~2 s of CPU in 2 s);
-- host_guard forced off: "keyless loopback server: foreign Host gets 421".
+- host_guard forced off: "keyless loopback server: foreign Host gets 421";
+- shape_error() not counting keys: "100k-key body" (200 after ~38 s, the watchdog's /health
+  over 2 s); the scheduler's step byte budget removed, with the slot cut to 64 KiB: "4 x n=8 with
+  1024-entry logit_bias" (500s: the steps exceed the slot).
 """
 import http.client
 import json
@@ -439,6 +445,47 @@ def connection_cap(srv):
     check(st == 200 and time.time() - t0 < 2, f"/health answers once descriptors are free ({st}, {time.time() - t0:.2f} s)")
 
 
+def timed(port, path, body, timeout=10):
+    """(status, body, seconds), or (None, b"", timeout) when no answer came in time."""
+    try:
+        return request(port, "POST", path, body, AUTH, timeout=timeout)
+    except (socket.timeout, TimeoutError):
+        return None, b"", timeout
+
+
+def body_shapes(port, vocab):
+    """Issue 32's body shapes: each refused (or served) within 1 s, naming the field."""
+    wide = {"content": "hi"}
+    wide.update({f"k{i}": i for i in range(100000)})  # 1.3 MB: 12-38 s of an io thread before
+    st, body, took = timed(port, "/tokenize", wide)
+    check(st == 400 and b"more than 1024 keys" in body and took < 1,
+          f"100k-key body: 400 naming the cap within 1 s ({st}, {took:.2f} s)")
+    pairs = {"prompt": "Call me", "n_predict": 2, "logit_bias": [[i % vocab, 1] for i in range(200000)]}
+    st, body, took = timed(port, "/completion", pairs)
+    check(st == 400 and b"logit_bias" in body and took < 1,
+          f"200k logit_bias pairs: 400 naming logit_bias within 1 s ({st}, {took:.2f} s)")
+    full = {"model": "demo", "messages": [{"role": "user", "content": "Hi"}], "n": 8, "max_tokens": 4,
+            "logit_bias": {str(i): 0 for i in range(vocab)}}
+    st, body, took = timed(port, "/v1/chat/completions", full)
+    check(st == 400 and b"logit_bias" in body and took < 1,
+          f"n=8 with a full-vocabulary logit_bias ({vocab}): 400 naming logit_bias within 1 s ({st}, {took:.2f} s)")
+    # At the cap: 8 choices of 1024 biased tokens each travel in every step, beside other clients
+    # (the watchdog's completions); before, such steps overflowed the shared-memory slot and the
+    # scheduler rebuilt them forever, stalling every request.
+    capped = dict(full, logit_bias={str(i): 0 for i in range(min(1024, vocab))}, max_tokens=8)
+    results = []
+
+    def one():
+        results.append(timed(port, "/v1/chat/completions", capped, timeout=60)[0])
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check(results == [200] * 4, f"4 x n=8 with 1024-entry logit_bias at once: all served ({results})")
+
+
 def main():
     radiance, model = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="radiance-http-abuse-")
@@ -458,6 +505,8 @@ def main():
         slow_clients(a.port)
         pipelined_disconnect(a.port)
         admin_and_host(a.port)
+        with open(os.path.join(model, "config.json")) as f:
+            body_shapes(a.port, json.load(f)["vocab_size"])
         dog.stop_flag.set()
         dog.join()
         check(not dog.errors, f"/health and completions answered throughout ({dog.errors[:3]})")
