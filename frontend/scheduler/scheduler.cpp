@@ -307,6 +307,16 @@ void Scheduler::retire(Request& r) {
     waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &r), waiting_.end());
 }
 
+void Scheduler::finish(Request& r, FinishReason why, const std::string& error, std::vector<SinkEvent>& done,
+                       std::chrono::steady_clock::time_point now) {
+    if (observer_)
+        observer_->on_finish(why, std::chrono::duration<double>(now - r.arrived).count(), static_cast<int64_t>(r.req.prompt.size()),
+                             static_cast<int64_t>(r.generated.size()));
+    retire(r);
+    done.push_back(finished(r.sink, why, error));
+    requests_.erase(r.id);  // r is gone
+}
+
 void Scheduler::requeue_all(const std::string& why) {
     // Oldest first at the front of the queue, ahead of new arrivals.
     for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
@@ -331,13 +341,7 @@ void Scheduler::settle_lost_step(std::vector<SinkEvent>& done, std::chrono::stea
         for (uint64_t id : suspects_) {
             auto it = requests_.find(id);
             if (it == requests_.end()) continue;
-            Request& r = *it->second;
-            if (observer_)
-                observer_->on_finish(FinishReason::Error, std::chrono::duration<double>(now - r.arrived).count(),
-                                     static_cast<int64_t>(r.req.prompt.size()), static_cast<int64_t>(r.generated.size()));
-            retire(r);
-            done.push_back(finished(r.sink, FinishReason::Error, why));
-            requests_.erase(it);
+            finish(*it->second, FinishReason::Error, why, done, now);
         }
         failed_in_a_row_ = 0;
         stats_.steps_abandoned++;
@@ -358,18 +362,9 @@ void Scheduler::loop() {
             const auto now = std::chrono::steady_clock::now();
             for (auto it = requests_.begin(); it != requests_.end();) {
                 Request& r = *it->second;
-                if (r.cancelled || now > r.req.deadline) {
-                    if (observer_)
-                        observer_->on_finish(r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
-                                             std::chrono::duration<double>(now - r.arrived).count(),
-                                             static_cast<int64_t>(r.req.prompt.size()), static_cast<int64_t>(r.generated.size()));
-                    retire(r);
-                    done.push_back(finished(r.sink, r.cancelled ? FinishReason::Cancelled : FinishReason::Error,
-                                            r.cancelled ? "" : "the request's deadline passed"));
-                    it = requests_.erase(it);
-                } else {
-                    ++it;
-                }
+                ++it;  // finish() erases r
+                if (r.cancelled) finish(r, FinishReason::Cancelled, "", done, now);
+                else if (now > r.req.deadline) finish(r, FinishReason::Error, "the request's deadline passed", done, now);
             }
             std::vector<Request*> too_large;
             if (group_.ready() && !suspects_.empty()) settle_lost_step(done, now);
@@ -382,12 +377,7 @@ void Scheduler::loop() {
                 const std::string why = "the request's step data (its logit_bias and penalties' token lists) exceeds what one step carries (" +
                                         std::to_string(group_.step_capacity()) + " bytes)";
                 log::warn("request ", r->id, ": ", why);
-                if (observer_)
-                    observer_->on_finish(FinishReason::Error, std::chrono::duration<double>(now - r->arrived).count(),
-                                         static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
-                retire(*r);
-                done.push_back(finished(r->sink, FinishReason::Error, why));
-                requests_.erase(r->id);
+                finish(*r, FinishReason::Error, why, done, now);
             }
             if (requests_.empty()) last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
             if (rows.empty() && done.empty()) {
@@ -431,14 +421,7 @@ void Scheduler::loop() {
                 // the server.
                 log::error("step failed: ", failure);
                 const auto now = std::chrono::steady_clock::now();
-                for (auto& [r, s] : rows) {
-                    if (observer_)
-                        observer_->on_finish(FinishReason::Error, std::chrono::duration<double>(now - r->arrived).count(),
-                                             static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
-                    retire(*r);
-                    done.push_back(finished(r->sink, FinishReason::Error, failure));
-                    requests_.erase(r->id);
-                }
+                for (auto& [r, s] : rows) finish(*r, FinishReason::Error, failure, done, now);
             } else {
                 size_t out = 0;
                 for (size_t k = 0; k < rows.size(); ++k) {
@@ -472,14 +455,7 @@ void Scheduler::loop() {
                     if (std::find(stops.begin(), stops.end(), t.token) != stops.end()) why = FinishReason::Stop, end = true;
                     else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= opts_.max_ctx)
                         why = FinishReason::Length, end = true;
-                    if (end) {
-                        if (observer_)
-                            observer_->on_finish(why, std::chrono::duration<double>(now - r->arrived).count(),
-                                                 static_cast<int64_t>(r->req.prompt.size()), static_cast<int64_t>(r->generated.size()));
-                        retire(*r);
-                        done.push_back(finished(r->sink, why, ""));
-                        requests_.erase(r->id);
-                    }
+                    if (end) finish(*r, why, "", done, now);
                 }
             }
         }

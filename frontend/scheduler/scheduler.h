@@ -89,6 +89,10 @@ private:
     void settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now);
     void preempt_newest(Request* keep);
     void retire(Request& r);  // frees its blocks and takes it out of the queues
+    // Ends r: the observer hears of it, it is retired, its sink's finish joins `done`, and it is
+    // erased (r is gone afterwards).
+    void finish(Request& r, FinishReason why, const std::string& error, std::vector<SinkEvent>& done,
+                std::chrono::steady_clock::time_point now);
     void requeue_all(const std::string& why);
 
     WorkerGroup& group_;

@@ -87,6 +87,15 @@ GroupOptions group_options(int64_t kv_blocks) {
     return go;
 }
 
+// The scheduler's side of group_options(): one step's tokens and sequences as the workers plan.
+SchedulerOptions sched_options(int max_ctx = 128) {
+    SchedulerOptions so;
+    so.max_batch_tokens = 48;
+    so.max_seqs = 8;
+    so.max_ctx = max_ctx;
+    return so;
+}
+
 }  // namespace
 
 TEST_CASE("16 concurrent greedy requests give transformers' tokens, with and without preemption", "[scheduler]") {
@@ -96,10 +105,7 @@ TEST_CASE("16 concurrent greedy requests give transformers' tokens, with and wit
         WorkerGroup group(group_options(kv_blocks));
         group.start();
         REQUIRE(group.wait_ready(seconds(60)));
-        SchedulerOptions so;
-        so.max_batch_tokens = 48;
-        so.max_seqs = 8;
-        so.max_ctx = 128;
+        SchedulerOptions so = sched_options();
         Scheduler sched(group, so);
         sched.start();
         std::vector<std::shared_ptr<Collect>> sinks;
@@ -371,10 +377,7 @@ TEST_CASE("steps stay within the transport's bytes: big rows wait their turn, a 
     WorkerGroup group(go);
     group.start();
     REQUIRE(group.wait_ready(seconds(60)));
-    SchedulerOptions so;
-    so.max_batch_tokens = 48;
-    so.max_seqs = 8;
-    so.max_ctx = 128;
+    SchedulerOptions so = sched_options();
     Scheduler sched(group, so);
     sched.start();
     std::vector<std::shared_ptr<Collect>> sinks;
@@ -437,10 +440,7 @@ TEST_CASE("a request that crashes its rank every time is failed after 3 tries; o
     WorkerGroup group(group_options(64));
     group.start();  // restarted workers inherit it too
     REQUIRE(group.wait_ready(seconds(60)));
-    SchedulerOptions so;
-    so.max_batch_tokens = 48;
-    so.max_seqs = 8;
-    so.max_ctx = 128;
+    SchedulerOptions so = sched_options();
     Scheduler sched(group, so);
     sched.start();
     GenerationRequest bad, good;
@@ -480,10 +480,7 @@ TEST_CASE("ready() is false while the scheduler makes no progress; unholdable re
     });
     group.start();
     REQUIRE(group.wait_ready(seconds(60)));
-    SchedulerOptions so;
-    so.max_batch_tokens = 48;
-    so.max_seqs = 8;
-    so.max_ctx = 200;
+    SchedulerOptions so = sched_options(200);
     so.stall_timeout = std::chrono::milliseconds(300);
     Scheduler sched(group, so);
     sched.start();
