@@ -756,7 +756,8 @@ void HttpServer::set_error_formatter(ErrorFormatter f) { impl_->format_error = s
 
 Reply HttpServer::handle(const Request& req) const { return impl_->handle(req); }
 
-void HttpServer::run() {
+void HttpServer::listen() {
+    if (impl_->acceptor.is_open()) return;
     beast::error_code ec;
     auto addr = asio::ip::make_address(impl_->opts.host, ec);
     if (ec) throw Error("--host " + impl_->opts.host + " is not an IP address");
@@ -770,6 +771,10 @@ void HttpServer::run() {
     impl_->host_guard = impl_->opts.check_host && impl_->opts.api_keys.empty() && addr.is_loopback();
     impl_->bound_name = addr.is_v6() ? "[" + addr.to_string() + "]" : addr.to_string();
     log::info("listening on http://", impl_->opts.host, ":", impl_->port.load());
+}
+
+void HttpServer::run() {
+    listen();
     impl_->accept();
     for (int i = 1; i < impl_->opts.threads; ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });
     impl_->ioc.run();

@@ -138,7 +138,9 @@ public:
     void set_error_formatter(ErrorFormatter f);
     // API-key check, routing and the handler, without a socket (what a connection does per request).
     Reply handle(const Request& req) const;
-    // Binds and serves until stop(); throws radiance::Error if the address cannot be bound.
+    // Binds the address (once); throws radiance::Error if it cannot be bound.
+    void listen();
+    // Binds if listen() was not called, and serves until stop().
     void run();
     void stop();
     unsigned short bound_port() const;

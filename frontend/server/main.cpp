@@ -268,6 +268,9 @@ int serve(const ServeOptions& o) {
         });
     register_api_routes(server, ctx);
 
+    // Bind before any worker or thread starts: a port in use is a clean startup error (exit 1), not
+    // a throw past running threads (std::terminate).
+    server.listen();
     group.start();
     // Loading happens in the workers; the HTTP side answers (503 until ready) meanwhile.
     std::thread loader([&] {

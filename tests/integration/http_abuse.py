@@ -23,7 +23,7 @@ Server B (no key, loopback, --max-connections 8):
   lowered to what it has open) it does not spin (under 0.5 s of CPU in 2 s) and /health answers
   again once descriptors are free.
 And `radiance serve --api-key ""` (or --admin-key "", or an empty $RADIANCE_API_KEY), a keyless
-non-loopback --host and --no-auth with a key are startup errors; the deploy files take the key
+non-loopback --host, --no-auth with a key and a port in use are startup errors (exit 1); the deploy files take the key
 from a secret or an environment file (server A gets its key from $RADIANCE_API_KEY too).
 
 usage: http_abuse.py RADIANCE_BIN MODEL_DIR
@@ -214,6 +214,19 @@ def startup_errors(radiance, model, work):
         what = " ".join(repr(a) if not a else a for a in args) + "".join(f" ${k}={v!r}" for k, v in env.items())
         check(p.returncode != 0 and flag in p.stderr,
               f"serve {what}: a startup error naming {flag} (rc {p.returncode}: {p.stderr.strip()[-200:]!r})")
+    # A port in use: exit 1 naming it (it was std::terminate, rc 134: the bind threw past the
+    # loader and signal threads). Mutation run: server.listen() dropped from serve() gives rc 134.
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        p = subprocess.run([radiance, "serve", "--model", model, "--port", str(port), "--cache-dir", os.path.join(work, "cache")],
+                           capture_output=True, text=True, timeout=60, env=clean_env())
+    finally:
+        holder.close()
+    check(p.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in p.stderr,
+          f"serve on a port in use: exit 1 naming it (rc {p.returncode}: {p.stderr.strip()[-160:]!r})")
 
 
 def deploy_files():
