@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <atomic>
 #include <map>
@@ -708,10 +709,13 @@ void HttpServer::Impl::accept() {
 // Out of descriptors (or kernel memory) the pending connection stays queued and accept would fail
 // again at once: wait a little instead of spinning a core, then take it when something closed.
 void HttpServer::Impl::on_accept_error(beast::error_code ec) {
-    namespace errc = boost::system::errc;
     if (ec == asio::error::operation_aborted) return;
-    const bool exhausted = ec == errc::too_many_files_open || ec == errc::too_many_files_open_in_system ||
-                           ec == errc::no_buffer_space || ec == errc::not_enough_memory;
+    // By errno in the system category (accept's own codes), not through boost::system::errc:
+    // comparing with those builds error_conditions on Boost 1.74's constexpr generic_category,
+    // which clang's UBSan vptr check reports as an invalid object.
+    const int e = ec.value();
+    const bool exhausted = ec.category() == asio::error::get_system_category() &&
+                           (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM);
     if (!exhausted) return accept();  // one connection's trouble (reset before accept): go on
     const auto now = std::chrono::steady_clock::now();
     if (now - last_accept_log > std::chrono::seconds(5)) {
