@@ -1,5 +1,7 @@
 #include "chat_prompt.h"
 
+#include <set>
+
 #include "api_error.h"
 #include "radiance/jinja/error.h"
 
@@ -51,6 +53,13 @@ ordered_json normalize_chat_messages(const ordered_json& messages, const std::st
         ordered_json msg = m;
         auto role = msg.find("role");
         if (role == msg.end() || !role->is_string()) throw bad_request("'" + p + ".role' must be a string", p + ".role");
+        // OpenAI's roles, and Llama 3's tool-output role; any other would reach the template as
+        // whatever its else-branch renders (an assistant turn in most).
+        static const std::set<std::string> kRoles = {"system", "developer", "user", "assistant", "tool", "function", "ipython"};
+        if (!kRoles.count(role->get<std::string>()))
+            throw bad_request("'" + p + ".role' must be one of system, developer, user, assistant, tool, function or ipython, not " +
+                                  role->dump(),
+                              p + ".role");
         if (*role == "developer") *role = "system";
         auto content = msg.find("content");
         if (content == msg.end() || content->is_null()) msg["content"] = "";  // templates do string ops on it

@@ -54,6 +54,10 @@ TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
                 "response_format");
     check_error(s.post("/v1/chat/completions", chat({{"messages", "Hi"}})), 400, "messages");
     check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"content", "Hi"}}}}})), 400, "messages[0].role");
+    // An unknown role (it was served as an assistant turn); mutation run: the role check removed
+    // answers 200.
+    check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"role", "user"}, {"content", "Hi"}}, {{"role", "wizard"}, {"content", "Hi"}}}}})),
+                400, "messages[1].role");
     check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"role", "user"}, {"content", 3}}}}})), 400,
                 "messages[0].content");
     check_error(s.post("/v1/chat/completions",
