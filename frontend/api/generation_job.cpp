@@ -37,6 +37,7 @@ private:
         StopMatcher stop;
         std::optional<uint64_t> id;   // known once submit() returned
         bool cancel_wanted = false;   // asked to cancel before the id was known
+        FinishReason cancel_why = FinishReason::Cancelled;  // Stop after a stop string
         bool ended_here = false;      // a stop token or stop string ended it; ignore what follows
         bool finished = false;        // on_finish came
     };
@@ -46,8 +47,9 @@ private:
     }
     // Asks the service to stop choice i once its id is known. Returns the id to cancel now
     // (outside the lock: a service may finish the request inside cancel()).
-    std::optional<uint64_t> want_cancel(Choice& c) {
+    std::optional<uint64_t> want_cancel(Choice& c, FinishReason why = FinishReason::Cancelled) {
         if (c.finished) return std::nullopt;
+        c.cancel_why = why;
         if (!c.id) c.cancel_wanted = true;
         return c.id;
     }
@@ -101,12 +103,14 @@ void Job::submit_all() {
             rethrow_service_error(std::current_exception());
         }
         bool cancel_now;
+        FinishReason why;
         {
             std::lock_guard lk(mu_);
             choices_[i]->id = id;
             cancel_now = choices_[i]->cancel_wanted && !choices_[i]->finished;
+            why = choices_[i]->cancel_why;
         }
-        if (cancel_now) service_.cancel(id);
+        if (cancel_now) service_.cancel(id, why);
     }
 }
 
@@ -142,7 +146,7 @@ void Job::on_tokens(size_t i, const std::vector<TokenEvent>& tokens) {
                 c.ended_here = true;
                 r.end = ChoiceEnd::StopString;
                 r.stop_string = c.stop.stops()[*step.matched];
-                to_cancel = want_cancel(c);
+                to_cancel = want_cancel(c, FinishReason::Stop);
                 break;
             }
         }
@@ -150,7 +154,7 @@ void Job::on_tokens(size_t i, const std::vector<TokenEvent>& tokens) {
         r.tokens.insert(r.tokens.end(), d.tokens.begin(), d.tokens.end());
         emit(i, d);
     }
-    if (to_cancel) service_.cancel(*to_cancel);
+    if (to_cancel) service_.cancel(*to_cancel, FinishReason::Stop);  // a stop string: finished, not aborted
 }
 
 void Job::flush(size_t i) {

@@ -90,8 +90,10 @@ public:
     virtual ~GenerationService() = default;
     // Queues a request; returns its id. Throws QueueFull, NotReady or BadRequest.
     virtual uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) = 0;
-    // Stops a request and frees its KV blocks at once; its sink gets on_finish(Cancelled).
-    virtual void cancel(uint64_t id) = 0;
+    // Stops a request and frees its KV blocks at once; its sink gets on_finish(why), and that is
+    // the finish reason metrics count: Cancelled for a client that left, Stop when the API layer
+    // matched a stop string in the text.
+    virtual void cancel(uint64_t id, FinishReason why = FinishReason::Cancelled) = 0;
     virtual bool ready() const = 0;
     virtual ModelInfo model_info() const = 0;
     // Load figures for GET /props (KV blocks used/total, queue length, ...); empty when none.

@@ -17,6 +17,7 @@ struct Scheduler::Request {
     std::vector<int32_t> blocks;
     int64_t computed = 0;  // tokens whose KV the workers hold
     bool cancelled = false;
+    FinishReason cancel_why = FinishReason::Cancelled;
     bool in_step = false;
     std::chrono::steady_clock::time_point arrived, first_scheduled, last_token;
     std::map<int32_t, int32_t> gen_counts;
@@ -186,11 +187,12 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     return id;
 }
 
-void Scheduler::cancel(uint64_t id) {
+void Scheduler::cancel(uint64_t id, FinishReason why) {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = requests_.find(id);
     if (it == requests_.end()) return;
     it->second->cancelled = true;
+    it->second->cancel_why = why;
     cv_.notify_all();
 }
 
@@ -363,7 +365,7 @@ void Scheduler::loop() {
             for (auto it = requests_.begin(); it != requests_.end();) {
                 Request& r = *it->second;
                 ++it;  // finish() erases r
-                if (r.cancelled) finish(r, FinishReason::Cancelled, "", done, now);
+                if (r.cancelled) finish(r, r.cancel_why, "", done, now);
                 else if (now > r.req.deadline) finish(r, FinishReason::Error, "the request's deadline passed", done, now);
             }
             std::vector<Request*> too_large;

@@ -75,7 +75,7 @@ public:
     bool draining() const { return draining_; }
 
     uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) override;
-    void cancel(uint64_t id) override;
+    void cancel(uint64_t id, FinishReason why = FinishReason::Cancelled) override;
     bool ready() const override;
     ModelInfo model_info() const override;
     nlohmann::json stats_json() const override;

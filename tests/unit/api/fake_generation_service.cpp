@@ -30,11 +30,15 @@ uint64_t FakeGenerationService::submit(GenerationRequest req, std::shared_ptr<Ge
     return id;
 }
 
-void FakeGenerationService::cancel(uint64_t id) {
+void FakeGenerationService::cancel(uint64_t id, FinishReason why) {
     std::lock_guard lk(mu_);
     cancelled_.push_back(id);
+    cancel_reasons_.push_back(why);
     auto it = active_.find(id);
-    if (it != active_.end()) it->second.cancel = true;
+    if (it != active_.end()) {
+        it->second.cancel = true;
+        it->second.cancel_why = why;
+    }
     cv_.notify_all();
 }
 
@@ -51,6 +55,11 @@ FakeGenerationService::Settings FakeGenerationService::settings() const {
 std::vector<GenerationRequest> FakeGenerationService::submitted() const {
     std::lock_guard lk(mu_);
     return submitted_;
+}
+
+std::vector<FinishReason> FakeGenerationService::cancel_reasons() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return cancel_reasons_;
 }
 
 std::vector<uint64_t> FakeGenerationService::cancelled() const {
@@ -89,7 +98,7 @@ void FakeGenerationService::loop() {
             Call c{a.sink};
             if (a.cancel || now > a.req.deadline) {
                 c.finish = true;
-                c.why = a.cancel ? FinishReason::Cancelled : FinishReason::Error;
+                c.why = a.cancel ? a.cancel_why : FinishReason::Error;
                 if (!a.cancel) c.error = "the request's deadline passed";
             }
             for (size_t k = 0; !c.finish && k < settings_.tokens_per_call; ++k) {

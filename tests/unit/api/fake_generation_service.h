@@ -35,7 +35,7 @@ public:
     ~FakeGenerationService() override;
 
     uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) override;
-    void cancel(uint64_t id) override;
+    void cancel(uint64_t id, radiance::frontend::FinishReason why = radiance::frontend::FinishReason::Cancelled) override;
     bool ready() const override { return settings().refusal != Refusal::NotReady; }
     ModelInfo model_info() const override { return settings().info; }
     nlohmann::json stats_json() const override { return {{"kv_blocks_used", 3}, {"kv_blocks_total", 100}}; }
@@ -44,6 +44,7 @@ public:
     Settings settings() const;
     std::vector<GenerationRequest> submitted() const;
     std::vector<uint64_t> cancelled() const;
+    std::vector<radiance::frontend::FinishReason> cancel_reasons() const;  // in cancelled()'s order
     size_t active() const;
     // Blocks until no request is active (true) or the timeout passes (false).
     bool wait_idle(std::chrono::milliseconds timeout) const;
@@ -55,6 +56,7 @@ private:
         std::shared_ptr<GenerationSink> sink;
         size_t produced = 0;
         bool cancel = false;
+        FinishReason cancel_why = FinishReason::Cancelled;
     };
     void loop();
 
@@ -64,6 +66,7 @@ private:
     std::map<uint64_t, Active> active_;
     std::vector<GenerationRequest> submitted_;
     std::vector<uint64_t> cancelled_;
+    std::vector<radiance::frontend::FinishReason> cancel_reasons_;
     uint64_t next_id_ = 1;
     bool stop_ = false;
     bool delivering_ = false;  // sinks are being called outside the lock

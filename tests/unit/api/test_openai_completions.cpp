@@ -109,3 +109,15 @@ TEST_CASE("api completions: prompt errors", "[api]") {
     CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"echo", true}, {"logprobs", 1}}).json_body()["error"]["param"] ==
           "echo");
 }
+
+// A stop string ends the generation as finished, not aborted: the service is told Stop, which is
+// what radiance:request_success_total counts (it said "abort"). Mutation run: Job::on_tokens
+// cancelling without a reason (Cancelled) fails it.
+TEST_CASE("api completions: a stop string cancels the generation as a stop", "[api]") {
+    ApiServer s;
+    Answer a = s.post("/v1/completions", json{{"model", "fake-model"}, {"prompt", "Hi"}, {"max_tokens", 20}, {"stop", "world"}});
+    REQUIRE(a.status == 200);
+    CHECK(a.json_body()["choices"][0]["finish_reason"] == "stop");
+    REQUIRE(s.service.cancel_reasons().size() == 1);
+    CHECK(s.service.cancel_reasons()[0] == radiance::frontend::FinishReason::Stop);
+}
