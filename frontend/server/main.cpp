@@ -2,6 +2,7 @@
 // renders chat templates and schedules; the model runs in radiance-worker processes, one per rank,
 // which it spawns and supervises (--tp N) or which join it by themselves (--external-workers N).
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +16,8 @@
 #include "model_source.h"
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
+#include "radiance/rad_abi.h"
+#include "radiance/rad_abi_layout.h"
 #include "radiance/text/tokenizer.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
@@ -63,19 +66,48 @@ void drain_on_signal(sigset_t set, Scheduler& sched, HttpServer& server, int tim
     server.stop();
 }
 
+// Every flag serve() takes, with its default and a line of meaning (tests/integration/cli_help.sh
+// checks that each flag parse() accepts is listed here).
 const char* kUsage =
-    "usage: radiance serve [--model PATH] [--host ADDR] [--port N] [--threads N] [--api-key KEY | --no-auth]\n"
-    "                      [--max-connections N]\n"
-    "                      [--tp N | --external-workers N [--workers-listen ADDR]] [--transport shm|grpc]\n"
-    "                      [--max-ctx N] [--max-batch-tokens N] [--max-seqs N] [--kv-blocks N] [--max-queue N]\n"
-    "                      [--kernels LIST] [--radiance-home HOMES] [--debug-accept-reference-kernels]\n"
-    "                      [--debug-selection] [--shutdown-timeout S] [--admin-key KEY]\n"
-    "                      [--placement auto|host|device] [--no-graphs]\n"
-    "PATH is a .rad container or a Hugging Face folder (converted once into the cache).\n"
-    "--max-batch-tokens defaults to 2 x --max-seqs, at least 256.\n"
-    "--api-key and --admin-key default to $RADIANCE_API_KEY and $RADIANCE_ADMIN_KEY; an empty key is an\n"
-    "error. Without a key the server binds only a loopback --host (and checks Host), unless --no-auth.\n"
-    "--max-connections (default 1024): connections past it are answered 503 and closed.\n";
+    "usage: radiance serve [OPTIONS]       serve a model over HTTP (OpenAI, Anthropic, llama-server APIs)\n"
+    "       radiance --version             the release, the plugin ABI and the kernel libraries found\n"
+    "\n"
+    "Model\n"
+    "  --model, -m PATH          a .rad container or a Hugging Face folder (converted once into the cache)\n"
+    "                            [default: the default model installed under RADIANCE_HOME]\n"
+    "  --model-name NAME         the name the APIs report and accept [default: the container's name, else its file name]\n"
+    "  --cache-dir DIR           where converted folders are kept [default: $RADIANCE_CACHE, else ~/.cache/radiance]\n"
+    "  --max-ctx N               context length (prompt + generated) [default: the model's training context, at most 4096]\n"
+    "\n"
+    "HTTP\n"
+    "  --host ADDR               address to bind [default: 127.0.0.1]\n"
+    "  --port N                  port to bind, 0 for any [default: 8080]\n"
+    "  --threads N               HTTP io threads [default: 2]\n"
+    "  --max-connections N       open connections; past it a 503 and close [default: 1024]\n"
+    "  --api-key KEY             required as 'Authorization: Bearer KEY' or 'x-api-key: KEY' [default: $RADIANCE_API_KEY;\n"
+    "                            empty is an error; without a key only a loopback --host is allowed, and Host is checked]\n"
+    "  --no-auth                 serve without a key on a non-loopback --host\n"
+    "  --admin-key KEY           opens /admin/ (rank restarts) [default: $RADIANCE_ADMIN_KEY; none: no admin endpoints]\n"
+    "  --shutdown-timeout S      on SIGTERM, seconds running requests get to finish [default: 30]\n"
+    "\n"
+    "Scheduling\n"
+    "  --max-seqs N              sequences in one step [default: 16]\n"
+    "  --max-batch-tokens N      tokens in one step [default: 2 x --max-seqs, at least 256]\n"
+    "  --kv-blocks N             KV cache blocks per layer [default: room for --max-seqs sequences of --max-ctx]\n"
+    "  --max-queue N             waiting requests before 429 [default: 256]\n"
+    "\n"
+    "Workers\n"
+    "  --tp N                    tensor-parallel ranks, one worker process each [default: 1]\n"
+    "  --external-workers N      wait for N workers started elsewhere (systemd, Kubernetes) instead of spawning\n"
+    "  --workers-listen ADDR     where workers connect: unix:/path or host:port [default: a private unix socket]\n"
+    "  --transport shm|grpc      how steps travel to workers on this host [default: shm]\n"
+    "  --kernels LIST            kernel libraries to use, in order, e.g. libgpu,libref [default: every one that loads]\n"
+    "  --radiance-home HOMES     plugin search path, ':'-separated [default: $RADIANCE_HOME, else the install's]\n"
+    "  --placement auto|host|device  where the plan runs [default: auto: the card if a library brings one]\n"
+    "  --no-graphs               do not replay decode steps as recorded graphs on a card\n"
+    "  --debug-accept-reference-kernels  let reference kernels serve (slow; for checking)\n"
+    "  --debug-selection         log each rank's kernel selection\n"
+    "  --help, -h                this text\n";
 
 ServeOptions parse(int argc, char** argv) {
     ServeOptions o;
@@ -297,7 +329,35 @@ int serve(const ServeOptions& o) {
 
 }  // namespace
 
+// radiance --version: the release, the plugin ABI this build speaks, and the kernel libraries its
+// RADIANCE_HOME holds with what each said about this machine.
+int print_version() {
+    std::printf("radiance %s\n", RADIANCE_VERSION);
+    std::printf("plugin ABI %u (layout fingerprint %016llx)\n", static_cast<unsigned>(RAD_ABI_VERSION),
+                static_cast<unsigned long long>(RAD_ABI_LAYOUT_FINGERPRINT));
+    try {
+        log::set_level(log::Level::error);
+        const core::LoadOptions lo = core::load_options("", "");
+        const core::Registry reg = core::Registry::load(lo);
+        std::printf("RADIANCE_HOME: %s\n", str::join(lo.homes, ":").c_str());
+        for (const auto& rec : reg.records()) {
+            if (rec.kind != "kernels") continue;
+            const char* status = rec.status == core::PluginRecord::Status::Loaded ? "loaded" : rec.status == core::PluginRecord::Status::Declined ? "declined this machine" : "not used";
+            std::printf("kernel library %s %s: %s%s\n", rec.name.empty() ? "?" : rec.name.c_str(), rec.version.c_str(), status,
+                        rec.reference ? " (reference)" : "");
+        }
+    } catch (const std::exception& e) {
+        std::printf("kernel libraries: cannot list them: %s\n", e.what());
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc >= 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "version")) return print_version();
+    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+        std::cout << kUsage;
+        return 0;
+    }
     if (argc < 2 || std::string(argv[1]) != "serve") {
         std::cerr << kUsage;
         return 2;
