@@ -61,7 +61,7 @@ Metrics::Metrics(const std::string& model_name, int world_size) : impl_(std::mak
                            .Register(r);
     for (const char* cause : {"rank_lost", "error"}) m.step_failures->Add({{"model_name", model_name}, {"cause", cause}});
     m.success = &prometheus::BuildCounter().Name("radiance:request_success_total").Help("Finished requests by finish reason.").Register(r);
-    m.http = &prometheus::BuildCounter().Name("radiance:http_requests_total").Help("HTTP answers by status code.").Register(r);
+    m.http = &prometheus::BuildCounter().Name("radiance:http_requests_total").Help("HTTP answers by endpoint (a route's path, or other) and status code.").Register(r);
     m.rank_up = &prometheus::BuildGauge().Name("radiance:rank_up").Help("1 while the rank serves.").Register(r);
     m.rank_restarts = &prometheus::BuildCounter().Name("radiance:rank_restarts_total").Help("Times the rank went down and came back.").Register(r);
     auto hist = [&](const char* name, const char* help) {
@@ -115,7 +115,9 @@ void Metrics::on_rank(const RankEvent& e) {
     if (e.state == RankState::Down) m.rank_restarts->Add({{"rank", r}}).Increment();
 }
 
-void Metrics::on_http(int status) { impl_->http->Add({{"code", std::to_string(status)}}).Increment(); }
+void Metrics::on_http(const std::string& endpoint, int status) {
+    impl_->http->Add({{"endpoint", endpoint}, {"code", std::to_string(status)}}).Increment();
+}
 
 std::string Metrics::render(const Scheduler* sched, const WorkerGroup* group) {
     Impl& m = *impl_;

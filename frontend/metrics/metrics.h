@@ -26,7 +26,7 @@ public:
     // Rank events from the worker group.
     void on_rank(const RankEvent& e);
     // An HTTP answer, by status code.
-    void on_http(int status);
+    void on_http(const std::string& endpoint, int status);
 
     // The text exposition, with gauges refreshed from the scheduler and the group.
     std::string render(const Scheduler* sched, const WorkerGroup* group);

@@ -340,6 +340,14 @@ struct HttpServer::Impl {
         return std::nullopt;  // no Host at all: no browser sends that
     }
 
+    void answered(const Request& req, http::status status) const {
+        if (!opts.on_answer) return;
+        const std::string path = path_of(req);
+        bool routed = false;
+        for (auto& [key, h] : routes) routed = routed || key.second == path;
+        opts.on_answer(routed ? path : "other", static_cast<int>(status));
+    }
+
     Reply handle(const Request& req) const {
         const std::string path = path_of(req);
         if (auto res = denied(req)) return std::move(*res);
@@ -514,6 +522,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     }
 
     void write_head(Response head) {
+        server.answered(current, head.result());
         auto h = std::make_shared<http::response<http::empty_body>>(std::move(head.base()));
         chunked = current.version() >= 11;
         if (!chunked) keep_alive = false;  // HTTP/1.0: the body ends when the connection does
@@ -642,6 +651,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     }
 
     void send_final(Response res) {
+        server.answered(current, res.result());
         const bool ka = keep_alive && !beast::iequals(res[http::field::connection], "close");
         res.version(current.version() ? current.version() : 11);
         res.keep_alive(ka);

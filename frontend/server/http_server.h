@@ -45,6 +45,9 @@ struct HttpOptions {
     // not localhost, 127.0.0.1, [::1] or the bound address (any port): a web page cannot reach it
     // through a DNS name rebound to 127.0.0.1. Nothing is checked with a key or on other addresses.
     bool check_host = true;
+    // Told of every final answer (a stream's at its head): the route's path, or "other" for a path
+    // no route serves (so a scanner cannot grow a label set), and the status. Runs on an io thread.
+    std::function<void(const std::string& endpoint, int status)> on_answer;
 };
 
 // Equal strings, in time that depends on `given`'s length only: every byte of it is compared (the

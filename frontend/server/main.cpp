@@ -262,6 +262,7 @@ int serve(const ServeOptions& o) {
     ctx.max_context = max_ctx;
 
     HttpOptions http = o.http;
+    http.on_answer = [&metrics](const std::string& endpoint, int status) { metrics.on_http(endpoint, status); };
     if (!o.api_key.empty()) http.api_keys.push_back(o.api_key);
     if (!o.admin_key.empty()) http.admin_keys.push_back(o.admin_key);
     if (o.no_auth) log::warn("--no-auth: serving without an API key on ", o.http.host);

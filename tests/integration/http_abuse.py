@@ -16,7 +16,9 @@ Server A (--api-key, --admin-key, --max-connections 256):
 - the admin key alone passes /admin/ (the API key does not); Host is not checked with a key;
 - bodies: 100k keys to /tokenize, 200k logit_bias pairs to /completion, n=8 with a
   full-vocabulary logit_bias: each a 400 naming the cap or field within 1 s; four n=8 requests
-  with 1024-entry biases at once are all served.
+  with 1024-entry biases at once are all served;
+- /metrics: a stop-string finish counts as finished_reason="stop", and http_requests_total has
+  /health's 200s, /v1/completions' 401s and /tokenize's 400s by endpoint and code.
 Server B (no key, loopback, --max-connections 8):
 - a foreign Host gets 421, localhost is served;
 - past 8 connections a 503 comes at once; with the server out of descriptors (its RLIMIT_NOFILE
@@ -499,6 +501,33 @@ def body_shapes(port, vocab):
     check(results == [200] * 4, f"4 x n=8 with 1024-entry logit_bias at once: all served ({results})")
 
 
+def metrics_read(port):
+    """/metrics tells what happened: answers by endpoint and code, finishes by reason."""
+    stop_before = metric_labeled(port, "radiance:request_success_total", 'finished_reason="stop"')
+    st, body, _ = request(port, "POST", "/v1/completions",
+                          {"model": "demo", "prompt": "It was the best of times", "max_tokens": 40, "temperature": 0,
+                           "stop": [" ", "e", "a", "o"]}, AUTH)
+    finish = json.loads(body)["choices"][0]["finish_reason"] if st == 200 else None
+    stop_after = metric_labeled(port, "radiance:request_success_total", 'finished_reason="stop"')
+    check(finish == "stop" and stop_after == stop_before + 1,
+          f"a stop-string finish counts as stop in request_success_total ({finish}; {stop_before} -> {stop_after})")
+    health = metric_labeled(port, "radiance:http_requests_total", 'code="200",endpoint="/health"')
+    denied = metric_labeled(port, "radiance:http_requests_total", 'code="401",endpoint="/v1/completions"')
+    refused = metric_labeled(port, "radiance:http_requests_total", 'code="400",endpoint="/tokenize"')
+    check(health > 10 and denied >= 1 and refused >= 1,
+          f"http_requests_total by endpoint and code: /health 200 x{health}, /v1/completions 401 x{denied}, "
+          f"/tokenize 400 x{refused}")
+
+
+def metric_labeled(port, name, labels):
+    """The value of name{...labels...} (labels as Prometheus prints them, in order), 0 if absent."""
+    st, body, _ = request(port, "GET", "/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith(name + "{") and labels in line:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
 def main():
     radiance, model = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="radiance-http-abuse-")
@@ -520,6 +549,7 @@ def main():
         admin_and_host(a.port)
         with open(os.path.join(model, "config.json")) as f:
             body_shapes(a.port, json.load(f)["vocab_size"])
+        metrics_read(a.port)
         dog.stop_flag.set()
         dog.join()
         check(not dog.errors, f"/health and completions answered throughout ({dog.errors[:3]})")

@@ -639,3 +639,31 @@ TEST_CASE("api http: a client that sends more bytes and leaves still cancels its
         CHECK(c.closed_by_server());
     }
 }
+
+// Every final answer is reported once with its route (or "other") and status, the server's own
+// refusals included: radiance:http_requests_total{endpoint,code} counts these (it had no caller
+// and stayed empty). Mutation run: the send_final() call removed fails all but the stream row.
+TEST_CASE("api http: every answer is reported by endpoint and status", "[api][http]") {
+    std::mutex mu;
+    std::vector<std::pair<std::string, int>> seen;
+    HttpOptions opts;
+    opts.api_keys = {"k"};
+    opts.on_answer = [&](const std::string& endpoint, int status) {
+        std::lock_guard<std::mutex> lk(mu);
+        seen.push_back({endpoint, status});
+    };
+    LiveServer srv(ApiServer::default_settings(), opts);
+    Client c(srv.port());
+    const std::map<std::string, std::string> key = {{"Authorization", "Bearer k"}};
+    CHECK(c.send(http::verb::get, "/health").result_int() == 200);
+    CHECK(c.send(http::verb::get, "/v1/models", "", key).result_int() == 200);
+    CHECK(c.send(http::verb::get, "/no/such/path?x=1", "", key).result_int() == 404);
+    CHECK(c.send(http::verb::post, "/v1/completions", json{{"prompt", "Hi"}, {"max_tokens", 2}}.dump()).result_int() == 401);
+    Client d(srv.port());
+    CHECK(d.send(http::verb::post, "/v1/completions", json{{"prompt", "Hi"}, {"max_tokens", 2}, {"stream", true}}.dump(), key)
+              .result_int() == 200);
+    std::lock_guard<std::mutex> lk(mu);
+    const std::vector<std::pair<std::string, int>> want = {
+        {"/health", 200}, {"/v1/models", 200}, {"other", 404}, {"/v1/completions", 401}, {"/v1/completions", 200}};
+    CHECK(seen == want);
+}
