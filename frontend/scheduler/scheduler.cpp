@@ -282,20 +282,12 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
         if (Request* r = running_[i]; !r->in_step && r->computed < r->len() - 1) prefill(r);
     while (!waiting_.empty()) {
         Request* r = waiting_.front();
-        if (!prefill(r)) {
-            if (!too_large.empty() && too_large.back() == r) {  // failed by the caller; off the queue
-                waiting_.pop_front();
-                running_.push_back(r);
-            }
-            break;
-        }
+        if (!prefill(r)) break;  // one too large stays queued: the caller fails it (retire takes it off)
         waiting_.pop_front();
         running_.push_back(r);
     }
     if (rows.empty()) return false;
-    // Block tables: one row per sequence, as wide as the widest.
-    stride = 1;
-    for (auto& [r, s] : rows) stride = std::max(stride, r->blocks.size());
+    // Block tables: one row per sequence, as wide as the widest (`stride`, kept by add()).
     b.block_table_stride = static_cast<int32_t>(stride);
     for (auto& [r, s] : rows) {
         for (size_t k = 0; k < stride; ++k) b.block_tables.push_back(k < r->blocks.size() ? r->blocks[k] : r->blocks[0]);

@@ -340,12 +340,15 @@ struct HttpServer::Impl {
         return std::nullopt;  // no Host at all: no browser sends that
     }
 
+    // Whether some route serves this path, by any method.
+    bool routed(const std::string& path) const {
+        return std::any_of(routes.begin(), routes.end(), [&](const auto& r) { return r.first.second == path; });
+    }
+
     void answered(const Request& req, http::status status) const {
         if (!opts.on_answer) return;
         const std::string path = path_of(req);
-        bool routed = false;
-        for (auto& [key, h] : routes) routed = routed || key.second == path;
-        opts.on_answer(routed ? path : "other", static_cast<int>(status));
+        opts.on_answer(routed(path) ? path : "other", static_cast<int>(status));
     }
 
     Reply handle(const Request& req) const {
@@ -363,11 +366,9 @@ struct HttpServer::Impl {
                 return error(req, http::status::internal_server_error, "internal error", "server_error");
             }
         }
-        for (auto& [key, h] : routes)
-            if (key.second == path)
-                return error(req, http::status::method_not_allowed,
-                             "method " + std::string(req.method_string()) + " is not allowed on " + path,
-                             "invalid_request_error");
+        if (routed(path))
+            return error(req, http::status::method_not_allowed, "method " + std::string(req.method_string()) + " is not allowed on " + path,
+                         "invalid_request_error");
         return error(req, http::status::not_found, "no route for " + path, "not_found_error");
     }
 

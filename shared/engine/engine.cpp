@@ -1089,9 +1089,6 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
     b->positions = put(st_pos, b->positions, in.positions.size());
     uint64_t end = st_bt.off;
     if (b->block_tables) {
-        if (b->max_ctx_len > opts.max_ctx)
-            throw Error("bad step: a context of " + std::to_string(b->max_ctx_len) + " tokens is longer than the plan's " +
-                        std::to_string(opts.max_ctx));
         auto* dst = reinterpret_cast<int32_t*>(stage_h + st_bt.off);
         const int64_t width = table_width(b->max_ctx_len);
         const int64_t used = std::min<int64_t>(in.block_table_stride, width);
