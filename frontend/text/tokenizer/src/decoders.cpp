@@ -191,6 +191,7 @@ std::unique_ptr<Decoder> parse(const json& j, DecoderTraits& traits, bool& joine
     std::string type = json_util::type_of(j, "decoder");
     if (type == "ByteLevel") {
         joined = true;
+        traits.byte_level = true;
         return std::make_unique<ByteLevelDecoder>();
     }
     if (type == "ByteFallback") {

@@ -22,6 +22,7 @@ struct DecoderTraits {
     bool byte_fallback = false;  // <0xNN> runs are only final once a non-byte token follows
     bool strips_end = false;     // a Strip with stop > 0: text may grow back at the end
     bool stream_safe = true;     // false: a Replace may match across tokens after they are joined
+    bool byte_level = false;     // a ByteLevel stage: token characters stand for raw bytes
 };
 
 std::unique_ptr<Decoder> parse_decoder(const nlohmann::json& j, DecoderTraits& traits);

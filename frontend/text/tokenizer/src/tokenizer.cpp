@@ -1,8 +1,10 @@
 // tokenizer.cpp: the encode/decode pipeline (added tokens -> normalizer -> pre-tokenizer ->
 // model -> post-processor; ids -> token strings -> decoder) and the public accessors.
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
+#include "byte_level.h"
 #include "radiance/text/tokenizer.h"
 #include "tokenizer_impl.h"
 #include "unicode.h"
@@ -146,6 +148,31 @@ std::vector<TokenId> Tokenizer::encode_pair(std::string_view first, std::string_
 
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool skip_special_tokens) const {
     return impl_->decode(ids, skip_special_tokens, false);
+}
+
+bool is_valid_utf8(std::string_view bytes) { return unicode::is_valid_utf8(bytes); }
+
+std::string Tokenizer::token_bytes(TokenId id, bool skip_special_tokens) const {
+    const std::string* s = impl_->token_string(id);
+    if (!s || (skip_special_tokens && impl_->special[id])) return {};
+    const DecoderTraits& traits = impl_->decoder_traits;
+    if (traits.byte_fallback) {
+        const int b = byte_fallback_value(*s);
+        if (b >= 0) return std::string(1, static_cast<char>(b));
+    }
+    if (traits.byte_level) {
+        // As the ByteLevel decoder: a token with a character outside the byte alphabet (an
+        // added token written in plain text) stands for its own UTF-8.
+        std::string bytes;
+        for (size_t i = 0; i < s->size();) {
+            const int b = byte_level::byte_for_char(unicode::next_code_point(*s, i));
+            if (b < 0) return *s;
+            bytes.push_back(static_cast<char>(b));
+        }
+        return bytes;
+    }
+    const std::array<TokenId, 1> one{id};
+    return impl_->decode(one, skip_special_tokens, /*continuation=*/true);
 }
 
 size_t Tokenizer::vocab_size() const { return impl_->id_space; }

@@ -46,6 +46,9 @@ namespace detail {
 struct TokenizerImpl;
 }
 
+// Whether bytes are well-formed UTF-8 (token_bytes() of a byte token may not be).
+bool is_valid_utf8(std::string_view bytes);
+
 class Tokenizer {
 public:
     // tokenizer.json (+ optional tokenizer_config.json for bos/eos and add_*_token flags).
@@ -63,6 +66,13 @@ public:
                                      bool add_special_tokens = true) const;
     // Ids -> text. Unknown ids are ignored, as the `tokenizers` library does.
     std::string decode(std::span<const TokenId> ids, bool skip_special_tokens = false) const;
+
+    // The raw bytes one token contributes in the middle of a text: a byte token's byte, a
+    // byte-level token's bytes (possibly part of a UTF-8 character), a SentencePiece token's
+    // text with its word-start space. Joined over a decode's tokens they give its text
+    // wherever that text is valid UTF-8. Empty for unknown ids, and for special tokens when
+    // skip_special_tokens (decode leaves them out too).
+    std::string token_bytes(TokenId id, bool skip_special_tokens = false) const;
 
     // Number of ids in use: model vocabulary and added tokens (max id + 1).
     size_t vocab_size() const;
