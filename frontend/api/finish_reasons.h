@@ -10,18 +10,26 @@
 
 namespace radiance::frontend {
 
-// OpenAI: "stop" (stop token or stop string) or "length".
-inline const char* openai_finish_reason(ChoiceEnd e) { return e == ChoiceEnd::Length ? "length" : "stop"; }
+// OpenAI: "stop" (stop token or stop string), "length", or "abort" (vLLM's word) for a choice the
+// server cut short.
+inline const char* openai_finish_reason(ChoiceEnd e) {
+    if (e == ChoiceEnd::Length) return "length";
+    return e == ChoiceEnd::Aborted ? "abort" : "stop";
+}
 
-// Anthropic: "end_turn", "stop_sequence" or "max_tokens".
+// Anthropic: "end_turn", "stop_sequence", "max_tokens", or "pause_turn" for a turn the server cut
+// short: as Anthropic means it, the client may send the partial turn back to have it continued.
 inline const char* anthropic_stop_reason(ChoiceEnd e) {
     if (e == ChoiceEnd::Length) return "max_tokens";
+    if (e == ChoiceEnd::Aborted) return "pause_turn";
     return e == ChoiceEnd::StopString ? "stop_sequence" : "end_turn";
 }
 
-// llama-server: "eos", "word" or "limit".
+// llama-server: "eos", "word", "limit", or "none" (its word for a stop of no such kind) for a
+// generation the server cut short.
 inline const char* llama_stop_type(ChoiceEnd e) {
     if (e == ChoiceEnd::Length) return "limit";
+    if (e == ChoiceEnd::Aborted) return "none";
     return e == ChoiceEnd::StopString ? "word" : "eos";
 }
 

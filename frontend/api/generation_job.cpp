@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 #include <optional>
+#include <span>
 
 #include "api_error.h"
 #include "radiance/text/stream_decoder.h"
@@ -16,10 +17,10 @@ namespace {
 class Job : public std::enable_shared_from_this<Job> {
 public:
     Job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan, std::shared_ptr<JobListener> listener)
-        : service_(service), plan_(std::move(plan)), listener_(std::move(listener)) {
+        : service_(service), tokenizer_(tokenizer), plan_(std::move(plan)), listener_(std::move(listener)) {
         std::sort(plan_.stop_token_ids.begin(), plan_.stop_token_ids.end());
         for (const auto& c : plan_.choices) {
-            choices_.push_back(std::make_unique<Choice>(tokenizer, plan_.skip_special_tokens, plan_.stop));
+            choices_.push_back(std::make_unique<Choice>(tokenizer, plan_.skip_special_tokens, plan_.stop, c.prompt));
             results_.emplace_back().prompt_tokens = static_cast<int>(c.prompt.size());
         }
     }
@@ -31,9 +32,9 @@ public:
 
 private:
     struct Choice {
-        Choice(const text::Tokenizer& t, bool skip_special, std::vector<std::string> stops)
-            : decoder(t, skip_special), stop(std::move(stops)) {}
-        text::StreamDecoder decoder;
+        Choice(const text::Tokenizer& t, bool skip_special, std::vector<std::string> stops, std::span<const int32_t> prompt)
+            : decoder(t, skip_special, prompt), stop(std::move(stops)) {}
+        text::StreamDecoder decoder;  // generated text continues the prompt's
         StopMatcher stop;
         std::optional<uint64_t> id;   // known once submit() returned
         bool cancel_wanted = false;   // asked to cancel before the id was known
@@ -59,7 +60,17 @@ private:
         if (!abandoned_ && (!d.text.empty() || !d.tokens.empty())) listener_->on_delta(i, d);
     }
 
+    // The token as the wire shows it; advances the choice's decoder.
+    ShownToken show(Choice& c, const TokenEvent& ev) {
+        ShownToken t{ev, {}, {}};
+        for (const TokenLogprob& alt : ev.top)
+            t.top.push_back({c.decoder.peek(alt.token), tokenizer_.token_bytes(alt.token, plan_.skip_special_tokens)});
+        t.piece = {c.decoder.step(ev.token), tokenizer_.token_bytes(ev.token, plan_.skip_special_tokens)};
+        return t;
+    }
+
     GenerationService& service_;
+    text::Tokenizer tokenizer_;
     JobPlan plan_;
     std::shared_ptr<JobListener> listener_;
     std::mutex mu_;
@@ -139,8 +150,8 @@ void Job::on_tokens(size_t i, const std::vector<TokenEvent>& tokens) {
                 r.end = ChoiceEnd::StopToken;
                 break;
             }
-            d.tokens.push_back(ev);
-            StopMatcher::Step step = c.stop.push(c.decoder.step(ev.token));
+            d.tokens.push_back(show(c, ev));
+            StopMatcher::Step step = c.stop.push(d.tokens.back().piece.text);
             d.text += step.text;
             if (step.matched) {
                 c.ended_here = true;
@@ -185,13 +196,14 @@ void Job::on_finish(size_t i, FinishReason reason, const std::string& error) {
             case FinishReason::Length: r.end = ChoiceEnd::Length; break;
             case FinishReason::Stop: r.end = ChoiceEnd::StopToken; break;
             case FinishReason::Cancelled: r.end = ChoiceEnd::Cancelled; break;
+            case FinishReason::Aborted: r.end = ChoiceEnd::Aborted; break;
             case FinishReason::Error:
                 r.end = ChoiceEnd::Error;
                 r.error = error.empty() ? "generation failed" : error;
                 break;
         }
     }
-    if (r.end == ChoiceEnd::Length || r.end == ChoiceEnd::StopToken) flush(i);
+    if (r.end == ChoiceEnd::Length || r.end == ChoiceEnd::StopToken || r.end == ChoiceEnd::Aborted) flush(i);
     if (abandoned_) return;
     listener_->on_choice_end(i, r);
     if (finished_ == choices_.size()) listener_->on_job_end(results_);

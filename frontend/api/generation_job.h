@@ -28,11 +28,30 @@ struct JobPlan {
     bool skip_special_tokens = true;
 };
 
-enum class ChoiceEnd { StopToken, StopString, Length, Cancelled, Error };
+// Aborted: the server cut it short (a shutdown past its timeout); the text so far is answered,
+// with a finish reason saying so. Cancelled: the client left, or it ended before it began.
+enum class ChoiceEnd { StopToken, StopString, Length, Aborted, Cancelled, Error };
+
+// A token's text as the stream shows it, in the context of the prompt and the tokens before
+// it: `text` is what it made final ("" while a character it starts is incomplete; the token
+// completing it carries the whole character), `bytes` the raw bytes it contributes. Joined
+// over a choice, texts give its text and bytes give the same text's bytes.
+struct TokenPiece {
+    std::string text;
+    std::string bytes;
+};
+
+// A generated token with its pieces, and each top_logprobs alternative's piece had it been
+// chosen instead.
+struct ShownToken {
+    TokenEvent event;
+    TokenPiece piece;
+    std::vector<TokenPiece> top;  // parallel to event.top
+};
 
 struct ChoiceDelta {
     std::string text;                  // newly final text
-    std::vector<TokenEvent> tokens;    // tokens received since the last delta (text may lag them)
+    std::vector<ShownToken> tokens;    // tokens received since the last delta (text may lag them)
 };
 
 struct ChoiceResult {
@@ -40,7 +59,7 @@ struct ChoiceResult {
     std::string stop_string;           // which one, for ChoiceEnd::StopString
     std::string error;                 // for ChoiceEnd::Error
     std::string text;                  // all of it
-    std::vector<TokenEvent> tokens;    // all of them, stop tokens excluded
+    std::vector<ShownToken> tokens;    // all of them, stop tokens excluded
     int prompt_tokens = 0;
     int completion_tokens = 0;         // tokens the model generated, a final stop token included
 };

@@ -63,14 +63,14 @@ ordered_json llama_error_json(const ApiError& e) {
 
 class LlamaStream : public JobListener {
 public:
-    LlamaStream(std::shared_ptr<StreamWriter> w, const text::Tokenizer& tok, std::shared_ptr<const LlamaShape> s,
+    LlamaStream(std::shared_ptr<StreamWriter> w, std::shared_ptr<const LlamaShape> s,
                 std::string model)
-        : writer_(std::move(w)), tok_(tok), s_(*s), keep_(std::move(s)), model_(std::move(model)) {}
+        : writer_(std::move(w)), s_(*s), keep_(std::move(s)), model_(std::move(model)) {}
 
     void on_delta(size_t, const ChoiceDelta& d) override {
         ordered_json j = {{"content", d.text}, {"stop", false}, {"id_slot", 0}, {"index", 0}};
         if (s_.return_tokens) j["tokens"] = token_ids_json(d.tokens);
-        if (s_.probs) j["completion_probabilities"] = llama_probabilities(tok_, d.tokens);
+        if (s_.probs) j["completion_probabilities"] = llama_probabilities(d.tokens);
         writer_->write(sse_data(j));
     }
 
@@ -87,7 +87,6 @@ public:
 
 private:
     std::shared_ptr<StreamWriter> writer_;
-    const text::Tokenizer& tok_;
     const LlamaShape& s_;
     std::shared_ptr<const LlamaShape> keep_;
     std::string model_;
@@ -95,9 +94,9 @@ private:
 
 class LlamaAnswer : public JobListener {
 public:
-    LlamaAnswer(std::shared_ptr<StreamWriter> w, Request head, const text::Tokenizer& tok,
+    LlamaAnswer(std::shared_ptr<StreamWriter> w, Request head,
                 std::shared_ptr<const LlamaShape> s, std::string model)
-        : writer_(std::move(w)), head_(std::move(head)), tok_(tok), s_(*s), keep_(std::move(s)), model_(std::move(model)) {}
+        : writer_(std::move(w)), head_(std::move(head)), s_(*s), keep_(std::move(s)), model_(std::move(model)) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results))
@@ -105,7 +104,7 @@ public:
         const ChoiceResult& r = results[0];
         ordered_json j = {{"content", r.text}, {"stop", true}};
         if (s_.return_tokens) j["tokens"] = token_ids_json(r.tokens);
-        if (s_.probs) j["completion_probabilities"] = llama_probabilities(tok_, r.tokens);
+        if (s_.probs) j["completion_probabilities"] = llama_probabilities(r.tokens);
         j.update(summary(s_, r, model_));
         respond_json(*writer_, head_, http::status::ok, j);
     }
@@ -113,7 +112,6 @@ public:
 private:
     std::shared_ptr<StreamWriter> writer_;
     Request head_;
-    const text::Tokenizer& tok_;
     const LlamaShape& s_;
     std::shared_ptr<const LlamaShape> keep_;
     std::string model_;
@@ -127,10 +125,10 @@ Reply handle_llama_completion(const ApiState& api, const Request& req) {
         LlamaRequest r = read_llama_request(api, body);
         auto writer = std::make_shared<StreamWriter>();
         if (r.shape->stream) {
-            auto listener = std::make_shared<LlamaStream>(writer, api.tokenizer(), r.shape, api.model_name());
+            auto listener = std::make_shared<LlamaStream>(writer, r.shape, api.model_name());
             return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
-        auto listener = std::make_shared<LlamaAnswer>(writer, request_head(req), api.tokenizer(), r.shape, api.model_name());
+        auto listener = std::make_shared<LlamaAnswer>(writer, request_head(req), r.shape, api.model_name());
         return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }

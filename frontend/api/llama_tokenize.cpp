@@ -19,8 +19,16 @@ Reply handle_tokenize(const ApiState& api, const Request& req) {
                 tokens.push_back(id);
                 continue;
             }
-            const std::array<int32_t, 1> one{id};
-            tokens.push_back({{"id", id}, {"piece", tok.decode(one)}});
+            // As llama-server: the token's text as it stands in a text (a word-start space
+            // included), or its bytes when they are not whole UTF-8 (a piece of a character).
+            const std::string piece = tok.token_bytes(id);
+            ordered_json shown = ordered_json::array();
+            if (text::is_valid_utf8(piece)) {
+                shown = piece;
+            } else {
+                for (unsigned char c : piece) shown.push_back(static_cast<int>(c));
+            }
+            tokens.push_back({{"id", id}, {"piece", std::move(shown)}});
         }
         return json_response(req, http::status::ok, dump_json(ordered_json{{"tokens", std::move(tokens)}}));
     });

@@ -74,8 +74,8 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
 // per choice, the usage chunk when asked, then [DONE].
 class ChatStream : public JobListener {
 public:
-    ChatStream(std::shared_ptr<StreamWriter> w, const text::Tokenizer& tok, const ChatRequest& r, std::string model)
-        : writer_(std::move(w)), tok_(tok), model_(std::move(model)), include_usage_(r.include_usage),
+    ChatStream(std::shared_ptr<StreamWriter> w, const ChatRequest& r, std::string model)
+        : writer_(std::move(w)), model_(std::move(model)), include_usage_(r.include_usage),
           logprobs_(r.logprobs), prompt_tokens_(r.prompt_tokens) {}
 
     void start(size_t n) {
@@ -85,7 +85,7 @@ public:
 
     void on_delta(size_t i, const ChoiceDelta& d) override {
         if (d.text.empty() && !logprobs_) return;
-        write_chunk(ordered_json::array({choice(i, {{"content", d.text}}, logprobs_ ? chat_logprobs(tok_, d.tokens) : ordered_json(), nullptr)}));
+        write_chunk(ordered_json::array({choice(i, {{"content", d.text}}, logprobs_ ? chat_logprobs(d.tokens) : ordered_json(), nullptr)}));
     }
 
     void on_choice_end(size_t i, const ChoiceResult& r) override {
@@ -126,7 +126,6 @@ private:
     }
 
     std::shared_ptr<StreamWriter> writer_;
-    const text::Tokenizer& tok_;
     std::string id_ = new_request_id("chatcmpl-");
     int64_t created_ = unix_time();
     std::string model_;
@@ -137,9 +136,9 @@ private:
 // Collects the choices and answers one chat.completion object.
 class ChatAnswer : public JobListener {
 public:
-    ChatAnswer(std::shared_ptr<StreamWriter> w, Request head, const text::Tokenizer& tok, const ChatRequest& r,
+    ChatAnswer(std::shared_ptr<StreamWriter> w, Request head, const ChatRequest& r,
                std::string model)
-        : writer_(std::move(w)), head_(std::move(head)), tok_(tok), model_(std::move(model)), logprobs_(r.logprobs),
+        : writer_(std::move(w)), head_(std::move(head)), model_(std::move(model)), logprobs_(r.logprobs),
           prompt_tokens_(r.prompt_tokens) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
@@ -149,7 +148,7 @@ public:
             const auto& r = results[i];
             choices.push_back({{"index", i},
                                {"message", {{"role", "assistant"}, {"content", r.text}}},
-                               {"logprobs", logprobs_ ? chat_logprobs(tok_, r.tokens) : ordered_json()},
+                               {"logprobs", logprobs_ ? chat_logprobs(r.tokens) : ordered_json()},
                                {"finish_reason", openai_finish_reason(r.end)}});
         }
         respond_json(*writer_, head_, http::status::ok,
@@ -164,7 +163,6 @@ public:
 private:
     std::shared_ptr<StreamWriter> writer_;
     Request head_;
-    const text::Tokenizer& tok_;
     std::string model_;
     bool logprobs_;
     int prompt_tokens_;
@@ -180,11 +178,11 @@ Reply handle_chat_completions(const ApiState& api, const Request& req) {
         auto writer = std::make_shared<StreamWriter>();
         const size_t n = r.plan.choices.size();
         if (r.stream) {
-            auto listener = std::make_shared<ChatStream>(writer, api.tokenizer(), r, api.model_name());
+            auto listener = std::make_shared<ChatStream>(writer, r, api.model_name());
             listener->start(n);
             return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
-        auto listener = std::make_shared<ChatAnswer>(writer, request_head(req), api.tokenizer(), r, api.model_name());
+        auto listener = std::make_shared<ChatAnswer>(writer, request_head(req), r, api.model_name());
         return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }

@@ -74,9 +74,9 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
 
 class CompletionStream : public JobListener {
 public:
-    CompletionStream(std::shared_ptr<StreamWriter> w, const text::Tokenizer& tok,
+    CompletionStream(std::shared_ptr<StreamWriter> w,
                      std::shared_ptr<const CompletionShape> r, std::string model)
-        : writer_(std::move(w)), tok_(tok), r_(*r), keep_(std::move(r)), model_(std::move(model)),
+        : writer_(std::move(w)), r_(*r), keep_(std::move(r)), model_(std::move(model)),
           offsets_(r_.choices(), 0) {}
 
     // Echoed prompts and prompt ids go first, one chunk per choice.
@@ -85,7 +85,7 @@ public:
         for (size_t i = 0; i < offsets_.size(); ++i) {
             const PromptInput& p = r_.prompt_of(i);
             ordered_json c = choice(i, r_.echo ? p.text : "", ordered_json(), nullptr);
-            if (r_.echo) offsets_[i] = p.text.size();
+            if (r_.echo) offsets_[i] = code_points(p.text);
             if (r_.return_token_ids) c["prompt_token_ids"] = p.ids;
             write_chunk(std::move(c));
         }
@@ -93,7 +93,7 @@ public:
 
     void on_delta(size_t i, const ChoiceDelta& d) override {
         if (d.text.empty() && r_.logprobs < 0 && !r_.return_token_ids) return;
-        ordered_json c = choice(i, d.text, r_.logprobs >= 0 ? completion_logprobs(tok_, d.tokens, offsets_[i]) : ordered_json(),
+        ordered_json c = choice(i, d.text, r_.logprobs >= 0 ? completion_logprobs(d.tokens, offsets_[i]) : ordered_json(),
                                 nullptr);
         if (r_.return_token_ids) c["token_ids"] = token_ids_json(d.tokens);
         write_chunk(std::move(c));
@@ -135,7 +135,6 @@ private:
     }
 
     std::shared_ptr<StreamWriter> writer_;
-    const text::Tokenizer& tok_;
     const CompletionShape& r_;
     std::shared_ptr<const CompletionShape> keep_;
     std::string id_ = new_request_id("cmpl-");
@@ -146,9 +145,9 @@ private:
 
 class CompletionAnswer : public JobListener {
 public:
-    CompletionAnswer(std::shared_ptr<StreamWriter> w, Request head, const text::Tokenizer& tok,
+    CompletionAnswer(std::shared_ptr<StreamWriter> w, Request head,
                      std::shared_ptr<const CompletionShape> r, std::string model)
-        : writer_(std::move(w)), head_(std::move(head)), tok_(tok), r_(*r), keep_(std::move(r)), model_(std::move(model)) {}
+        : writer_(std::move(w)), head_(std::move(head)), r_(*r), keep_(std::move(r)), model_(std::move(model)) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) return writer_->respond(openai_error(head_, *e));
@@ -156,10 +155,10 @@ public:
         for (size_t i = 0; i < results.size(); ++i) {
             const auto& res = results[i];
             const PromptInput& p = r_.prompt_of(i);
-            size_t offset = r_.echo ? p.text.size() : 0;
+            size_t offset = r_.echo ? code_points(p.text) : 0;
             ordered_json c = {{"index", i},
                               {"text", r_.echo ? p.text + res.text : res.text},
-                              {"logprobs", r_.logprobs >= 0 ? completion_logprobs(tok_, res.tokens, offset) : ordered_json()},
+                              {"logprobs", r_.logprobs >= 0 ? completion_logprobs(res.tokens, offset) : ordered_json()},
                               {"finish_reason", openai_finish_reason(res.end)}};
             if (r_.return_token_ids) {
                 c["prompt_token_ids"] = p.ids;
@@ -180,7 +179,6 @@ public:
 private:
     std::shared_ptr<StreamWriter> writer_;
     Request head_;
-    const text::Tokenizer& tok_;
     const CompletionShape& r_;
     std::shared_ptr<const CompletionShape> keep_;
     std::string model_;
@@ -195,12 +193,12 @@ Reply handle_completions(const ApiState& api, const Request& req) {
         CompletionRequest r = read_completion_request(api, body);
         auto writer = std::make_shared<StreamWriter>();
         if (r.shape->stream) {
-            auto listener = std::make_shared<CompletionStream>(writer, api.tokenizer(), r.shape, api.model_name());
+            auto listener = std::make_shared<CompletionStream>(writer, r.shape, api.model_name());
             listener->start();
             return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
         auto listener =
-            std::make_shared<CompletionAnswer>(writer, request_head(req), api.tokenizer(), r.shape, api.model_name());
+            std::make_shared<CompletionAnswer>(writer, request_head(req), r.shape, api.model_name());
         return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }

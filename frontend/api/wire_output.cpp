@@ -34,9 +34,9 @@ int64_t unix_time() {
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-ordered_json token_ids_json(const std::vector<TokenEvent>& tokens) {
+ordered_json token_ids_json(const std::vector<ShownToken>& tokens) {
     ordered_json ids = ordered_json::array();
-    for (const auto& t : tokens) ids.push_back(t.token);
+    for (const auto& t : tokens) ids.push_back(t.event.token);
     return ids;
 }
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "generation.h"
+#include "generation_job.h"
 #include "http_server.h"
 #include "json_io.h"
 
@@ -23,7 +23,7 @@ std::string new_request_id(std::string_view prefix);
 int64_t unix_time();
 
 // The ids of generated tokens, as a JSON array.
-ordered_json token_ids_json(const std::vector<TokenEvent>& tokens);
+ordered_json token_ids_json(const std::vector<ShownToken>& tokens);
 
 // The request without its body: enough to build a response for it later.
 Request request_head(const Request& req);

@@ -97,7 +97,7 @@ void Metrics::on_step_failure(bool rank_lost) {
 void Metrics::on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) {
     Impl& m = *impl_;
     const char* reason = why == FinishReason::Stop ? "stop" : why == FinishReason::Length ? "length"
-                         : why == FinishReason::Cancelled                                  ? "abort"
+                         : why == FinishReason::Cancelled || why == FinishReason::Aborted  ? "abort"
                                                                                             : "error";
     auto labels = m.base;
     labels["finished_reason"] = reason;

@@ -59,6 +59,7 @@ enum class FinishReason {
     Length,     // max_tokens reached
     Stop,       // a stop token was sampled (the API layer also cancels on stop strings)
     Cancelled,  // cancel() was called (client gone, stop string seen)
+    Aborted,    // the server ended it unfinished (a shutdown past its timeout): what came is kept
     Error,      // the request cannot continue (message says why: deadline, context, a rank lost for good)
 };
 

@@ -27,6 +27,12 @@ const text::Tokenizer& qwen3_tokenizer() {
     return tok;
 }
 
+const text::Tokenizer& mistral_tokenizer() {
+    const std::string dir = std::string(RAD_SHARED_DIR) + "/tokenizers/mistral/";
+    static const text::Tokenizer tok = text::Tokenizer::from_file(dir + "tokenizer.json", dir + "tokenizer_config.json");
+    return tok;
+}
+
 const std::string& qwen3_chat_template() {
     static const std::string t = json::parse(read_file(kDir + "tokenizer_config.json")).at("chat_template");
     return t;
@@ -73,9 +79,9 @@ FakeGenerationService::Settings ApiServer::default_settings() {
     return s;
 }
 
-ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http)
+ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http, const text::Tokenizer& tokenizer)
     : service(std::move(settings)), server(std::move(http)) {
-    ctx.tokenizer = &qwen3_tokenizer();
+    ctx.tokenizer = &tokenizer;
     ctx.chat_template = qwen3_chat_template();
     ctx.eos_token = "<|im_end|>";
     ctx.model_name = "fake-model";

@@ -16,6 +16,7 @@ namespace api_test {
 using json = nlohmann::json;
 
 const radiance::text::Tokenizer& qwen3_tokenizer();
+const radiance::text::Tokenizer& mistral_tokenizer();  // SentencePiece-style, with byte fallback
 const std::string& qwen3_chat_template();
 std::vector<int32_t> encode(const std::string& text);  // no special tokens
 int32_t token_id(const std::string& token);           // a special token's id
@@ -36,7 +37,8 @@ std::vector<SseEvent> parse_sse(const std::string& body);
 
 class ApiServer {
 public:
-    explicit ApiServer(FakeGenerationService::Settings settings = default_settings(), radiance::frontend::HttpOptions http = {});
+    explicit ApiServer(FakeGenerationService::Settings settings = default_settings(), radiance::frontend::HttpOptions http = {},
+                       const radiance::text::Tokenizer& tokenizer = qwen3_tokenizer());
     static FakeGenerationService::Settings default_settings();  // the script "Hello world! How are you today?"
 
     Answer post(const std::string& target, const std::string& body, const std::map<std::string, std::string>& headers = {});
