@@ -190,6 +190,7 @@ int main(int argc, char** argv) {
         eo.max_ctx = c.max_ctx();
         eo.max_out_rows = c.max_out_rows();
         eo.kv_blocks = c.kv_blocks();
+        if (c.memory_utilization() > 0) eo.memory_utilization = c.memory_utilization();
         eo.select.accept_reference = c.accept_reference();
         eo.placement = c.placement().empty() ? "auto" : c.placement();
         eo.graphs = c.graphs();

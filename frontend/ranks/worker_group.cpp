@@ -103,6 +103,10 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
     int64_t crashes = 0;  // workers that crashed or hung (guarded by mu)
+    // The KV blocks the front end schedules, fixed by the first plan() (guarded by mu): ranks
+    // joining later are told to hold exactly these (with kv_blocks 0 each would size its own
+    // from the memory it finds).
+    int64_t pinned_kv_blocks = 0;
     uint64_t generation = 0;
     std::unique_ptr<ipc::HostComm> comm;  // the current generation's communicator (world > 1)
     bool comm_aborted = false;
@@ -179,7 +183,8 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             c->set_max_seqs(opts.max_seqs);
             c->set_max_ctx(opts.max_ctx);
             c->set_max_out_rows(opts.max_out_rows);
-            c->set_kv_blocks(opts.kv_blocks);
+            c->set_kv_blocks(pinned_kv_blocks > 0 ? pinned_kv_blocks : opts.kv_blocks);
+            c->set_memory_utilization(opts.memory_utilization);
             c->set_kernels(opts.kernels);
             c->set_radiance_home(opts.radiance_home);
             c->set_accept_reference(opts.accept_reference);
@@ -376,7 +381,12 @@ std::string WorkerGroup::failure() const {
 
 PlanInfo WorkerGroup::plan() const {
     std::lock_guard<std::mutex> lk(impl_->mu);
-    return impl_->ranks[0].plan;
+    PlanInfo p = impl_->ranks[0].plan;
+    // Each rank sized its cache from its own memory: the group holds what the smallest holds.
+    for (const auto& r : impl_->ranks) p.kv_blocks = std::min(p.kv_blocks, r.plan.kv_blocks);
+    if (impl_->pinned_kv_blocks == 0) impl_->pinned_kv_blocks = p.kv_blocks;
+    p.kv_blocks = std::min(p.kv_blocks, impl_->pinned_kv_blocks);
+    return p;
 }
 
 std::string WorkerGroup::address() const { return impl_->addr; }

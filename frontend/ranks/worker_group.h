@@ -29,6 +29,7 @@ struct GroupOptions {
     // engine configuration every rank gets
     int max_tok = 256, max_seqs = 16, max_ctx = 2048, max_out_rows = 16;
     int64_t kv_blocks = 0;
+    double memory_utilization = 0.9;  // a card's share the plan may take (KV sizing when kv_blocks is 0)
     std::string kernels, radiance_home;
     bool accept_reference = false;
     bool return_logits = false;

@@ -80,7 +80,7 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
 int default_batch_tokens(int max_seqs) { return std::max(256, 2 * max_seqs); }
 
 Scheduler::Scheduler(WorkerGroup& group, SchedulerOptions opts, SchedulerObserver* observer)
-    : group_(group), opts_(std::move(opts)), observer_(observer) {}
+    : group_(group), opts_(std::move(opts)), observer_(observer), max_ctx_(opts_.max_ctx) {}
 
 Scheduler::~Scheduler() { stop(); }
 
@@ -89,6 +89,13 @@ void Scheduler::start() {
     if (plan_.kv_block_size <= 0 || plan_.kv_blocks <= 0) throw Error("the workers report no KV cache to schedule");
     blocks_.reset(plan_.kv_blocks);
     stats_.kv_blocks_total = plan_.kv_blocks;
+    // A context the cache cannot hold once would only be refused request by request: serve less.
+    const int64_t cache_tokens = plan_.kv_blocks * plan_.kv_block_size;
+    if (cache_tokens < opts_.max_ctx) {
+        log::warn("context ", opts_.max_ctx, " cut to ", cache_tokens, " tokens: the KV cache holds ", plan_.kv_blocks,
+                  " blocks of ", plan_.kv_block_size, " (--kv-blocks, or the memory left once the model is placed)");
+        max_ctx_ = static_cast<int>(cache_tokens);
+    }
     last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
     started_ = true;
     thread_ = std::thread([this] { loop(); });
@@ -116,7 +123,7 @@ void Scheduler::drain() {
     cv_.notify_all();
 }
 
-ModelInfo Scheduler::model_info() const { return {opts_.model_name, opts_.max_ctx, plan_.vocab}; }
+ModelInfo Scheduler::model_info() const { return {opts_.model_name, max_ctx_.load(), plan_.vocab}; }
 
 SchedulerStats Scheduler::stats() const {
     std::lock_guard<std::mutex> lk(mu_);
@@ -157,13 +164,14 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     for (auto& [t, bias] : req.sampling.logit_bias)
         if (t < 0 || t >= plan_.vocab) throw BadRequest("logit_bias token id " + std::to_string(t) + " is outside the vocabulary", "logit_bias");
     const int64_t total = static_cast<int64_t>(req.prompt.size()) + req.max_tokens;
-    if (static_cast<int64_t>(req.prompt.size()) >= opts_.max_ctx)
+    const int max_ctx = max_ctx_.load();
+    if (static_cast<int64_t>(req.prompt.size()) >= max_ctx)
         throw BadRequest("the prompt has " + std::to_string(req.prompt.size()) + " tokens; the context holds " +
-                             std::to_string(opts_.max_ctx),
+                             std::to_string(max_ctx),
                          "prompt");
-    if (total > opts_.max_ctx)
+    if (total > max_ctx)
         throw BadRequest("prompt (" + std::to_string(req.prompt.size()) + " tokens) + max_tokens (" + std::to_string(req.max_tokens) +
-                             ") exceeds the context of " + std::to_string(opts_.max_ctx),
+                             ") exceeds the context of " + std::to_string(max_ctx),
                          "max_tokens");
     // The last token generated is never fed back, so total - 1 tokens of KV at most.
     const int64_t blocks_needed = (total - 1 + plan_.kv_block_size - 1) / plan_.kv_block_size;
@@ -194,6 +202,19 @@ void Scheduler::cancel(uint64_t id, FinishReason why) {
     it->second->cancelled = true;
     it->second->cancel_why = why;
     cv_.notify_all();
+}
+
+size_t Scheduler::abort_all() {
+    std::lock_guard<std::mutex> lk(mu_);
+    size_t n = 0;
+    for (auto& [id, r] : requests_) {
+        if (r->cancelled) continue;  // already on its way out, for its own reason
+        r->cancelled = true;
+        r->cancel_why = FinishReason::Aborted;
+        ++n;
+    }
+    cv_.notify_all();
+    return n;
 }
 
 void Scheduler::preempt_newest(Request* keep) {
@@ -447,7 +468,7 @@ void Scheduler::loop() {
                     FinishReason why;
                     bool end = false;
                     if (std::find(stops.begin(), stops.end(), t.token) != stops.end()) why = FinishReason::Stop, end = true;
-                    else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= opts_.max_ctx)
+                    else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= max_ctx_.load())
                         why = FinishReason::Length, end = true;
                     if (end) finish(*r, why, "", done, now);
                 }

@@ -29,7 +29,7 @@ namespace radiance::frontend {
 struct SchedulerOptions {
     int max_batch_tokens = 256;  // tokens in one step (the workers' max_tok)
     int max_seqs = 16;           // sequences in one step
-    int max_ctx = 2048;          // prompt + generated tokens
+    int max_ctx = 2048;          // prompt + generated tokens (less if the workers' KV cache holds less)
     size_t max_queue = 256;      // waiting requests before 429
     // Requests waiting or running and no step has finished for this long: /ready says not ready
     // (a scheduler making no progress is not serving, whatever the ranks say).
@@ -73,6 +73,9 @@ public:
     // Stops taking new requests (submit throws NotReady); running and waiting ones finish.
     void drain();
     bool draining() const { return draining_; }
+    // Ends every request at the next step boundary as FinishReason::Aborted (a drain past its
+    // timeout): each answers with what it has so far. Returns how many it ended.
+    size_t abort_all();
 
     uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) override;
     void cancel(uint64_t id, FinishReason why = FinishReason::Cancelled) override;
@@ -107,6 +110,8 @@ private:
     std::vector<Request*> running_;  // admission order: the last is the newest
     uint64_t next_id_ = 1;
     std::atomic<bool> stop_{false}, started_{false}, draining_{false};
+    // opts_.max_ctx, or what the KV cache holds when that is less (set by start(); read anywhere).
+    std::atomic<int> max_ctx_{0};
     // Steps lost to a crashing worker since the last step that ran, and the last lost step's
     // requests with its failure, until settle_lost_step() decides (all guarded by mu_; crashes_at_step_
     // is the step loop's own).

@@ -268,6 +268,8 @@ struct HttpServer::Impl {
     std::vector<std::thread> threads;
     std::atomic<unsigned short> port{0};
     mutable std::atomic<int> sessions{0};  // open connections, counted by Session
+    // Deferred and streamed replies not yet written to their end (a stop waits for these).
+    mutable std::atomic<int> pending_replies{0};
     std::atomic<uint64_t> refused{0};      // connections refused at max_connections
     bool host_guard = false;               // check_host applies: keyless and bound to loopback
     std::string bound_name;                // the bound address as Host would name it ("[::2]")
@@ -394,7 +396,19 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     ~Session() {
         if (writer && active) writer->mark_client_gone();  // the server is stopping
         detach_writer();
+        reply_written();
         --server.sessions;
+    }
+
+    // A deferred or streamed reply counts in pending_replies from its request until its last
+    // byte is written (or the connection is gone).
+    bool pending = false;
+    void reply_pending() {
+        pending = true;
+        ++server.pending_replies;
+    }
+    void reply_written() {
+        if (std::exchange(pending, false)) --server.pending_replies;
     }
 
     const Impl& server;
@@ -514,6 +528,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         if (reply.kind == Reply::Kind::Immediate || !reply.writer) return send_final(std::move(reply.response));
         writer = std::move(reply.writer);
         active = true;
+        reply_pending();
         timer.expires_after(std::chrono::seconds(server.opts.request_timeout_s));
         timer.async_wait([self = shared_from_this()](beast::error_code tec) {
             if (!tec) self->on_timeout();
@@ -621,11 +636,15 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         }
         if (!p.closed) return;
         finish_async();
-        if (!chunked) return after_reply(false);
+        if (!chunked) {
+            reply_written();
+            return after_reply(false);
+        }
         writing = true;
         stream.expires_after(idle());
         asio::async_write(stream, http::make_chunk_last(), [self = shared_from_this()](beast::error_code ec, size_t) {
             self->writing = false;
+            self->reply_written();
             if (ec) return self->close();
             self->after_reply(self->keep_alive);
         });
@@ -660,6 +679,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         auto sp = std::make_shared<Response>(std::move(res));
         stream.expires_after(idle());
         http::async_write(stream, *sp, [self = shared_from_this(), sp](beast::error_code ec, size_t) {
+            self->reply_written();
             if (ec) return self->close();
             self->after_reply(sp->keep_alive());
         });
@@ -797,13 +817,18 @@ void HttpServer::run() {
     impl_->threads.clear();
 }
 
-void HttpServer::stop() {
+void HttpServer::stop(std::chrono::milliseconds grace) {
     asio::post(impl_->ioc, [this] {
         beast::error_code ec;
         impl_->acceptor.close(ec);
     });
+    const auto until = std::chrono::steady_clock::now() + grace;
+    while (impl_->pending_replies.load() > 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     impl_->ioc.stop();
 }
+
+int HttpServer::pending_replies() const { return impl_->pending_replies.load(); }
 
 unsigned short HttpServer::bound_port() const { return impl_->port; }
 

@@ -145,7 +145,11 @@ public:
     void listen();
     // Binds if listen() was not called, and serves until stop().
     void run();
-    void stop();
+    // Stops accepting; replies already under way get up to `grace` to be written to their end
+    // (a stream's last event and its terminating chunk), then every connection is dropped.
+    void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
+    // Deferred and streamed replies not yet written to their end.
+    int pending_replies() const;
     unsigned short bound_port() const;
     const HttpOptions& options() const;
 

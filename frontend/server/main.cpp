@@ -39,31 +39,45 @@ struct ServeOptions {
     bool debug_selection = false;
     std::string placement = "auto";
     bool graphs = true;
-    int max_ctx = 0;           // 0: the model's training context, capped at 4096
+    int max_ctx = 0;           // 0: the model's training context
     int max_batch_tokens = 0;  // 0: default_batch_tokens(max_seqs)
     int max_seqs = 16;
     int64_t kv_blocks = 0;
+    double memory_utilization = 0.9;
     int max_queue = 256;
     int shutdown_timeout_s = 30;
     std::string admin_key;
     bool api_key_given = false, admin_key_given = false, no_auth = false;
 };
 
+// Waits until the scheduler holds no request, or `timeout` passes; true when it is empty.
+bool wait_idle(const Scheduler& sched, std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const SchedulerStats st = sched.stats();
+        if (st.running == 0 && st.waiting == 0) return true;
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
 // SIGTERM/SIGINT arrive here (blocked everywhere else): stop taking requests, let the running
-// ones finish up to --shutdown-timeout, then stop the server; the process exits 0.
+// ones finish up to --shutdown-timeout, then end the rest as aborted (each answer and stream
+// gets its final event: finish_reason "abort", [DONE]), give those writes a moment, and stop
+// the server; the process exits 0.
 void drain_on_signal(sigset_t set, Scheduler& sched, HttpServer& server, int timeout_s) {
     int sig = 0;
     sigwait(&set, &sig);
     if (sig == SIGUSR2) return;  // the normal end of serve(): nothing to drain
     log::info("signal ", sig, ": draining (up to ", timeout_s, " s)");
     sched.drain();
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    while (std::chrono::steady_clock::now() < until) {
-        SchedulerStats st = sched.stats();
-        if (st.running == 0 && st.waiting == 0) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!wait_idle(sched, std::chrono::seconds(timeout_s))) {
+        const size_t n = sched.abort_all();
+        log::warn("--shutdown-timeout (", timeout_s, " s) passed: ended ", n, " unfinished request(s) as aborted");
+        // Aborts land at the next step boundary; a step hung on a worker is not waited for long.
+        if (!wait_idle(sched, std::chrono::seconds(5))) log::warn("requests still unfinished after the abort: cut");
     }
-    server.stop();
+    server.stop(std::chrono::seconds(5));
 }
 
 // Every flag serve() takes, with its default and a line of meaning (tests/integration/cli_help.sh
@@ -77,7 +91,8 @@ const char* kUsage =
     "                            [default: the default model installed under RADIANCE_HOME]\n"
     "  --model-name NAME         the name the APIs report and accept [default: the container's name, else its file name]\n"
     "  --cache-dir DIR           where converted folders are kept [default: $RADIANCE_CACHE, else ~/.cache/radiance]\n"
-    "  --max-ctx N               context length (prompt + generated) [default: the model's training context, at most 4096]\n"
+    "  --max-ctx N               context length (prompt + generated) [default: the model's training context;\n"
+    "                            less when the KV cache holds less, which the log says and /v1/models reports]\n"
     "\n"
     "HTTP\n"
     "  --host ADDR               address to bind [default: 127.0.0.1]\n"
@@ -93,7 +108,9 @@ const char* kUsage =
     "Scheduling\n"
     "  --max-seqs N              sequences in one step [default: 16]\n"
     "  --max-batch-tokens N      tokens in one step [default: 2 x --max-seqs, at least 256]\n"
-    "  --kv-blocks N             KV cache blocks per layer [default: room for --max-seqs sequences of --max-ctx]\n"
+    "  --kv-blocks N             KV cache blocks per layer [default: room for --max-seqs sequences of --max-ctx,\n"
+    "                            or what memory holds: see --gpu-memory-utilization; on the host, half the free memory]\n"
+    "  --gpu-memory-utilization F  share of the card's memory weights, buffers and KV cache may take [default: 0.9]\n"
     "  --max-queue N             waiting requests before 429 [default: 256]\n"
     "\n"
     "Workers\n"
@@ -143,6 +160,13 @@ ServeOptions parse(int argc, char** argv) {
         else if (a == "--max-batch-tokens") o.max_batch_tokens = static_cast<int>(number(1, 1 << 20));
         else if (a == "--max-seqs") o.max_seqs = static_cast<int>(number(1, 4096));
         else if (a == "--kv-blocks") o.kv_blocks = number(1, 1L << 30);
+        else if (a == "--gpu-memory-utilization") {
+            const std::string v = value();
+            char* end = nullptr;
+            o.memory_utilization = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !(o.memory_utilization > 0 && o.memory_utilization <= 1))
+                throw Error(a + " must be a number in (0, 1], not '" + v + "'");
+        }
         else if (a == "--max-queue") o.max_queue = static_cast<int>(number(1, 1 << 20));
         else if (a == "--shutdown-timeout") o.shutdown_timeout_s = static_cast<int>(number(0, 86400));
         else if (a == "--admin-key") {
@@ -218,7 +242,9 @@ int serve(const ServeOptions& o) {
     auto tok_cfg = c->blob(container::Section::TokenizerConfig);
     text::Tokenizer tokenizer = text::Tokenizer::from_json(*tok_json, tok_cfg ? *tok_cfg : std::string());
     const int64_t train_ctx = meta("model.n_ctx_train") ? meta("model.n_ctx_train")->i : 2048;
-    const int max_ctx = o.max_ctx > 0 ? o.max_ctx : static_cast<int>(std::min<int64_t>(train_ctx > 0 ? train_ctx : 2048, 4096));
+    const int max_ctx = o.max_ctx > 0 ? o.max_ctx : static_cast<int>(std::min<int64_t>(train_ctx > 0 ? train_ctx : 2048, 1 << 20));
+    if (o.max_ctx > 0 && o.max_ctx > train_ctx && train_ctx > 0)
+        log::warn("--max-ctx ", o.max_ctx, " is past the ", train_ctx, " positions the model was trained on");
     const std::string name = !o.model_name.empty() ? o.model_name
                              : meta("model.name")   ? meta("model.name")->s
                                                     : std::filesystem::path(path).stem().string();
@@ -234,6 +260,7 @@ int serve(const ServeOptions& o) {
     go.max_ctx = max_ctx;
     go.max_out_rows = o.max_seqs;
     go.kv_blocks = o.kv_blocks;
+    go.memory_utilization = o.memory_utilization;
     go.kernels = o.kernels;
     go.radiance_home = o.homes;
     go.accept_reference = o.accept_reference;
@@ -259,7 +286,7 @@ int serve(const ServeOptions& o) {
     ctx.eos_token = tokenizer.eos_token().value_or("");
     ctx.model_name = name;
     ctx.service = &scheduler;
-    ctx.max_context = max_ctx;
+    ctx.max_context = 0;  // the scheduler's: --max-ctx, or what the KV cache holds when that is less
 
     HttpOptions http = o.http;
     http.on_answer = [&metrics](const std::string& endpoint, int status) { metrics.on_http(endpoint, status); };
@@ -315,7 +342,7 @@ int serve(const ServeOptions& o) {
         }
         scheduler.start();
         started = true;
-        log::info("serving ", name, " (context ", max_ctx, ", ", go.world_size, " rank(s))");
+        log::info("serving ", name, " (context ", scheduler.model_info().context_length, ", ", go.world_size, " rank(s))");
     });
     std::thread signals([&] { drain_on_signal(sigs, scheduler, server, o.shutdown_timeout_s); });
     server.run();

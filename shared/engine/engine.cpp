@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -187,6 +188,7 @@ struct Engine::Impl {
     void plan_weights();
     void plan_buffers();
     void plan_kv();
+    uint64_t kv_budget() const;
     void plan_device(const core::Registry& reg);
     void upload_weights();
     void plan_staging();
@@ -421,11 +423,47 @@ void Engine::Impl::plan_buffers() {
         if (decl.buffers[i].d.kind == RAD_BUF_PERSIST) buf_base[i] = persist.data + persist_off[i];
 }
 
+// Memory the KV cache may take when --kv-blocks is not given. On a card: what is free now (weights
+// and buffers are placed), less the share memory_utilization leaves to other processes and a
+// reserve for what is allocated after the cache (kernel scratch, staging, decode graphs: 5% of
+// the card, at most 1 GiB). On the host: half of MemAvailable.
+uint64_t Engine::Impl::kv_budget() const {
+    if (dev) {
+        const uint64_t kReserve = std::min<uint64_t>(1ull << 30, dev->memory_bytes / 20);
+        uint64_t free_bytes = 0;
+        if (dev->mem_free(&free_bytes) != RAD_OK) throw Error(std::string("cannot read the card's free memory: ") + dev->last_error());
+        const double util = opts.memory_utilization;
+        if (!(util > 0 && util <= 1)) throw Error("memory utilization " + std::to_string(util) + " is not in (0, 1]");
+        const auto others = static_cast<uint64_t>((1.0 - util) * static_cast<double>(dev->memory_bytes));
+        return free_bytes > others + kReserve ? free_bytes - others - kReserve : 0;
+    }
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+        uint64_t kib = 0;
+        meminfo >> kib;
+        if (key == "MemAvailable:") return kib * 1024 / 2;
+        meminfo.ignore(256, '\n');
+    }
+    return UINT64_MAX;  // not Linux: no bound known
+}
+
 void Engine::Impl::plan_kv() {
     if (decl.kv_groups.empty()) return;
     if (block <= 0) throw Error("the model declares KV groups but no attention kernel fixed a block size");
-    int64_t per_seq = (opts.max_ctx + block - 1) / block;
-    blocks = opts.kv_blocks > 0 ? opts.kv_blocks : per_seq * opts.max_seqs;
+    uint64_t block_bytes = 0;  // one block in every layer of every group, K and V
+    for (const auto& g : decl.kv_groups)
+        block_bytes += 2 * g.layers.size() * static_cast<uint64_t>(block) * g.d.n_head_kv * g.d.head_dim * elem_bytes(g.d.dtype);
+    const int64_t per_seq = (opts.max_ctx + block - 1) / block;
+    const int64_t wanted = per_seq * opts.max_seqs;
+    blocks = opts.kv_blocks;
+    if (blocks <= 0) {
+        const uint64_t fit = block_bytes ? kv_budget() / block_bytes : UINT64_MAX;
+        blocks = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(wanted), fit));
+        if (blocks < wanted)
+            log::info("KV cache: ", blocks, " blocks of ", block, " tokens fit in memory (", opts.max_seqs, " sequences of ",
+                      opts.max_ctx, " would need ", wanted, ")");
+        if (blocks < 1) throw Error("no memory is left for the KV cache (one block needs " + std::to_string(block_bytes) + " bytes)");
+    }
     kv.resize(decl.kv_groups.size());
     for (size_t g = 0; g < decl.kv_groups.size(); ++g) {
         const RadKvGroupDecl& d = decl.kv_groups[g].d;

@@ -23,7 +23,11 @@ struct EngineOptions {
     int max_seqs = 16;      // sequences in one step
     int max_ctx = 2048;     // longest context
     int max_out_rows = 0;   // logits rows per step (0: the plugin's rule)
-    int64_t kv_blocks = 0;  // cache blocks per layer (0: max_seqs sequences of max_ctx)
+    // Cache blocks per layer. 0: max_seqs sequences of max_ctx, or fewer when memory holds fewer
+    // (on a card, what memory_utilization of it leaves once weights and buffers are placed;
+    // on the host, half of the memory available).
+    int64_t kv_blocks = 0;
+    double memory_utilization = 0.9;  // the share of the card's memory the plan may take
     core::SelectOptions select;
     // Where the plan runs: "auto" puts it on the card of the first kernel library that brings one
     // (rad_kernel_device) and on the host otherwise; "host" and "device" insist.
