@@ -1,4 +1,4 @@
-// sampler.cpp: the step's SampleSpec -> shared/sampling's parameters and history.
+// sampler.cpp: the step's SampleSpec -> shared/sampling's sampler (its settings as they came) and history.
 #include "sampler.h"
 
 #include <cstdlib>
@@ -10,29 +10,14 @@ namespace radiance::worker {
 
 ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpec& spec) {
     thread_local sampling::Sampler sampler;  // scratch sized to the vocabulary, reused
-    sampling::SamplingParams p;
-    p.temperature = spec.temperature;
-    p.top_p = spec.top_p;
-    p.top_k = spec.top_k;
-    p.min_p = spec.min_p;
-    p.presence_penalty = spec.presence_penalty;
-    p.frequency_penalty = spec.frequency_penalty;
-    p.repetition_penalty = spec.repetition_penalty;
-    p.logit_bias = spec.logit_bias;
-    p.top_logprobs = spec.top_logprobs;
-    p.seed = spec.seed;
     // The front end sends the distinct tokens seen (repetition penalty) and the generated tokens'
     // counts (presence/frequency); the sampler takes them as token lists.
     std::vector<int32_t> generated;
     for (auto& [tok, count] : spec.gen_counts) generated.insert(generated.end(), static_cast<size_t>(count), tok);
     sampling::TokenHistory h{spec.seen_tokens, generated};
-    sampling::SampleResult r = sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)), p, h,
+    sampling::SampleResult r = sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)), spec.params, h,
                                               static_cast<uint64_t>(spec.draw));
-    ipc::Sampled out;
-    out.token = r.token;
-    out.logprob = r.logprob;
-    for (auto& t : r.top) out.top.push_back({t.token, t.logprob});
-    return out;
+    return {r.token, r.logprob, std::move(r.top)};
 }
 
 bool samples_on_card(const engine::Engine& eng) {
@@ -43,7 +28,8 @@ bool samples_on_card(const engine::Engine& eng) {
     return eng.sample_on_card() && !host_only;
 }
 
-engine::CardDraw card_draw(const ipc::SampleSpec& s, bool sample_on_card) {
+engine::CardDraw card_draw(const ipc::SampleSpec& spec, bool sample_on_card) {
+    const step::SamplingParams& s = spec.params;
     engine::CardDraw d;
     const bool plain = s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f &&
                        s.repetition_penalty == 1.0f && s.logit_bias.empty();
@@ -54,7 +40,7 @@ engine::CardDraw card_draw(const ipc::SampleSpec& s, bool sample_on_card) {
     d.top_p = s.top_p;
     d.min_p = s.min_p;
     d.top_k = s.top_k;
-    d.u = greedy ? 0.0 : sampling::uniform_at(s.seed, static_cast<uint64_t>(s.draw));
+    d.u = greedy ? 0.0 : sampling::uniform_at(s.seed.value_or(0), static_cast<uint64_t>(spec.draw));
     return d;
 }
 

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "radiance/step/sampling_params.h"
+
 namespace radiance::frontend {
 
 // The most logit_bias entries one request may carry (a 400 above it). Every step carries each
@@ -23,18 +25,9 @@ namespace radiance::frontend {
 // clients send a handful (OpenAI's examples ban or boost a few tokens).
 inline constexpr size_t kMaxLogitBias = 1024;
 
-struct SamplingParams {
-    double temperature = 1.0;  // 0: greedy
-    double top_p = 1.0;
-    int top_k = 0;             // 0: off
-    double min_p = 0.0;
-    std::optional<uint64_t> seed;  // same seed, same output, whatever else is batched
-    double presence_penalty = 0.0;
-    double frequency_penalty = 0.0;
-    double repetition_penalty = 1.0;
-    std::vector<std::pair<int32_t, float>> logit_bias;  // at most kMaxLogitBias entries
-    int top_logprobs = -1;     // -1: no logprobs; 0: the chosen token's only; k: and the k most likely
-};
+// The step contract's settings (radiance/step/sampling_params.h): one type from the API fields
+// to the worker's sampler.
+using step::SamplingParams;
 
 struct GenerationRequest {
     std::vector<int32_t> prompt;
@@ -44,10 +37,7 @@ struct GenerationRequest {
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-struct TokenLogprob {
-    int32_t token = 0;
-    float logprob = 0;
-};
+using step::TokenLogprob;
 
 struct TokenEvent {
     int32_t token = 0;

@@ -52,25 +52,17 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
                         const std::map<int32_t, int32_t>& counts) {
     const SamplingParams& s = q.sampling;
     ipc::SampleSpec o;
-    o.temperature = static_cast<float>(s.temperature);
-    o.top_p = static_cast<float>(s.top_p);
-    o.top_k = s.top_k;
-    o.min_p = static_cast<float>(s.min_p);
-    o.seed = seed;
+    o.params = s;
+    o.params.seed = seed;
     o.draw = static_cast<int64_t>(generated.size());
-    o.presence_penalty = static_cast<float>(s.presence_penalty);
-    o.frequency_penalty = static_cast<float>(s.frequency_penalty);
-    o.repetition_penalty = static_cast<float>(s.repetition_penalty);
-    o.top_logprobs = s.top_logprobs;
-    o.logit_bias = s.logit_bias;
-    if (s.repetition_penalty != 1.0) {  // HF applies it over prompt and generated tokens
+    if (s.repetition_penalty != 1.0f) {  // HF applies it over prompt and generated tokens
         std::vector<int32_t> seen(q.prompt.begin(), q.prompt.end());
         seen.insert(seen.end(), generated.begin(), generated.end());
         std::sort(seen.begin(), seen.end());
         seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
         o.seen_tokens = std::move(seen);
     }
-    if (s.presence_penalty != 0.0 || s.frequency_penalty != 0.0)
+    if (s.presence_penalty != 0.0f || s.frequency_penalty != 0.0f)
         for (auto& [t, c] : counts) o.gen_counts.push_back({t, c});
     return o;
 }
@@ -463,7 +455,7 @@ void Scheduler::loop() {
                     TokenEvent& ev = se.tokens.emplace_back();
                     ev.token = t.token;
                     ev.logprob = t.logprob;
-                    for (auto& [id, lp] : t.top) ev.top.push_back({id, lp});
+                    ev.top = t.top;
                     const auto& stops = r->req.stop_token_ids;
                     FinishReason why;
                     bool end = false;

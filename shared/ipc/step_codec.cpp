@@ -68,12 +68,12 @@ private:
 
 using Pair = std::pair<int32_t, float>;
 using Count = std::pair<int32_t, int32_t>;
-static_assert(sizeof(Pair) == 8 && sizeof(Count) == 8, "pairs travel as 8 bytes");
+static_assert(sizeof(Pair) == 8 && sizeof(Count) == 8 && sizeof(step::TokenLogprob) == 8, "pairs travel as 8 bytes");
 
 }  // namespace
 
 size_t encoded_size(const SampleSpec& s) {
-    return 3 * 4 + 4 + 8 + 8 + 3 * 4 + 4 + 3 * 4 + s.logit_bias.size() * sizeof(Pair) + s.seen_tokens.size() * 4 +
+    return 3 * 4 + 4 + 8 + 8 + 3 * 4 + 4 + 3 * 4 + s.params.logit_bias.size() * sizeof(Pair) + s.seen_tokens.size() * 4 +
            s.gen_counts.size() * sizeof(Count);
 }
 
@@ -103,17 +103,18 @@ std::string encode(const StepMessage& m) {
     w.put(b.n_seq_decode);
     w.put<uint32_t>(static_cast<uint32_t>(m.samples.size()));
     for (auto& s : m.samples) {
-        w.put(s.temperature);
-        w.put(s.top_p);
-        w.put(s.min_p);
-        w.put(s.top_k);
-        w.put(s.seed);
+        const step::SamplingParams& p = s.params;
+        w.put(p.temperature);
+        w.put(p.top_p);
+        w.put(p.min_p);
+        w.put(p.top_k);
+        w.put(p.seed.value_or(0));
         w.put(s.draw);
-        w.put(s.presence_penalty);
-        w.put(s.frequency_penalty);
-        w.put(s.repetition_penalty);
-        w.put(s.top_logprobs);
-        w.vec(s.logit_bias);
+        w.put(p.presence_penalty);
+        w.put(p.frequency_penalty);
+        w.put(p.repetition_penalty);
+        w.put(p.top_logprobs);
+        w.vec(p.logit_bias);
         w.vec(s.seen_tokens);
         w.vec(s.gen_counts);
     }
@@ -141,17 +142,18 @@ StepMessage decode_step(const std::string& bytes) {
     if (ns > b.out_ids.size()) throw Error("step descriptor: more sample specs than out rows");
     m.samples.resize(ns);
     for (auto& s : m.samples) {
-        s.temperature = r.get<float>("temperature");
-        s.top_p = r.get<float>("top_p");
-        s.min_p = r.get<float>("min_p");
-        s.top_k = r.get<int32_t>("top_k");
-        s.seed = r.get<uint64_t>("seed");
+        step::SamplingParams& p = s.params;
+        p.temperature = r.get<float>("temperature");
+        p.top_p = r.get<float>("top_p");
+        p.min_p = r.get<float>("min_p");
+        p.top_k = r.get<int32_t>("top_k");
+        p.seed = r.get<uint64_t>("seed");
         s.draw = r.get<int64_t>("draw");
-        s.presence_penalty = r.get<float>("presence_penalty");
-        s.frequency_penalty = r.get<float>("frequency_penalty");
-        s.repetition_penalty = r.get<float>("repetition_penalty");
-        s.top_logprobs = r.get<int32_t>("top_logprobs");
-        s.logit_bias = r.vec<Pair>("logit_bias");
+        p.presence_penalty = r.get<float>("presence_penalty");
+        p.frequency_penalty = r.get<float>("frequency_penalty");
+        p.repetition_penalty = r.get<float>("repetition_penalty");
+        p.top_logprobs = r.get<int32_t>("top_logprobs");
+        p.logit_bias = r.vec<Pair>("logit_bias");
         s.seen_tokens = r.vec<int32_t>("seen_tokens");
         s.gen_counts = r.vec<Count>("gen_counts");
     }
@@ -188,7 +190,7 @@ ResultMessage decode_result(const std::string& bytes) {
     for (auto& t : m.tokens) {
         t.token = r.get<int32_t>("token");
         t.logprob = r.get<float>("logprob");
-        t.top = r.vec<Pair>("top");
+        t.top = r.vec<step::TokenLogprob>("top");
     }
     m.logits = r.vec<float>("logits");
     r.done();

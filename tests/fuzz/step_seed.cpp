@@ -52,10 +52,10 @@ int main(int argc, char** argv) {
     mixed.batch.block_tables = {0, 1, 4, 5};
     mixed.batch.n_seq_decode = 1;
     SampleSpec s;
-    s.temperature = 0.8f;
-    s.top_k = 5;
-    s.seed = 9;
-    s.logit_bias = {{3, 1.0f}};
+    s.params.temperature = 0.8f;
+    s.params.top_k = 5;
+    s.params.seed = 9;
+    s.params.logit_bias = {{3, 1.0f}};
     s.seen_tokens = {90};
     s.gen_counts = {{90, 1}};
     mixed.samples = {s, SampleSpec{}};

@@ -106,7 +106,7 @@ int32_t Sampler::draw_token(std::span<const float> x, int32_t top, const Samplin
     // Unnormalised probabilities; the most likely token gets exactly 1 (min_p relies on it). Their
     // sum in id order comes with them, for a draw over every id.
     probs_.resize(x.size());
-    const double u = uniform_at(s.seed, position);
+    const double u = uniform_at(s.seed.value_or(0), position);
     if (!detail::truncates(s, x.size())) {
         double all = 0;
         for (size_t i = 0; i < x.size(); ++i) all += probs_[i] = std::exp(x[i] - mx);

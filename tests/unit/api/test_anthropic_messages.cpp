@@ -104,8 +104,8 @@ TEST_CASE("api messages: sampling fields", "[api]") {
     ApiServer s;
     REQUIRE(s.post("/v1/messages", messages_body({{"temperature", 0.2}, {"top_p", 0.8}, {"top_k", 5}})).status == 200);
     const auto p = s.service.submitted().back().sampling;
-    CHECK(p.temperature == 0.2);
-    CHECK(p.top_p == 0.8);
+    CHECK(p.temperature == 0.2f);
+    CHECK(p.top_p == 0.8f);
     CHECK(p.top_k == 5);
 }
 

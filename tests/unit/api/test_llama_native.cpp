@@ -55,8 +55,8 @@ TEST_CASE("api llama /completion: limits, token prompts and sampling fields", "[
     CHECK(req.prompt.back() == 2);
     CHECK(req.sampling.temperature == 0);
     CHECK(req.sampling.top_k == 10);
-    CHECK(req.sampling.repetition_penalty == 1.2);
-    CHECK(req.sampling.min_p == 0.1);
+    CHECK(req.sampling.repetition_penalty == 1.2f);
+    CHECK(req.sampling.min_p == 0.1f);
     CHECK(!req.sampling.seed);
     CHECK(req.sampling.top_logprobs == 3);
     REQUIRE(req.sampling.logit_bias.size() == 2);

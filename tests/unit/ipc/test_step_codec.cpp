@@ -36,20 +36,22 @@ StepMessage full_step() {
     b.block_table_stride = 2;
     b.n_seq_decode = 2;
     SampleSpec a;
-    a.temperature = 0.7f;
-    a.top_p = 0.9f;
-    a.min_p = 0.05f;
-    a.top_k = 40;
-    a.seed = 0xfeedfacecafebeefULL;
+    a.params.temperature = 0.7f;
+    a.params.top_p = 0.9f;
+    a.params.min_p = 0.05f;
+    a.params.top_k = 40;
+    a.params.seed = 0xfeedfacecafebeefULL;
     a.draw = -3;
-    a.presence_penalty = 0.25f;
-    a.frequency_penalty = -0.5f;
-    a.repetition_penalty = 1.1f;
-    a.top_logprobs = 5;
-    a.logit_bias = {{7, -100.0f}, {8, 2.5f}};
+    a.params.presence_penalty = 0.25f;
+    a.params.frequency_penalty = -0.5f;
+    a.params.repetition_penalty = 1.1f;
+    a.params.top_logprobs = 5;
+    a.params.logit_bias = {{7, -100.0f}, {8, 2.5f}};
     a.seen_tokens = {11, 12, 13};
     a.gen_counts = {{13, 2}, {9, 1}};
-    SampleSpec g;  // greedy, empty vectors
+    SampleSpec g;  // defaults, empty vectors
+    g.params.temperature = 0.0f;  // greedy
+    g.params.seed = 0;            // a sent row always carries its seed
     m.samples = {a, g};
     return m;
 }
@@ -80,17 +82,17 @@ void require_same(const StepMessage& x, const StepMessage& y) {
     REQUIRE(x.samples.size() == y.samples.size());
     for (size_t i = 0; i < x.samples.size(); ++i) {
         const SampleSpec &a = x.samples[i], &b = y.samples[i];
-        CHECK(a.temperature == b.temperature);
-        CHECK(a.top_p == b.top_p);
-        CHECK(a.min_p == b.min_p);
-        CHECK(a.top_k == b.top_k);
-        CHECK(a.seed == b.seed);
+        CHECK(a.params.temperature == b.params.temperature);
+        CHECK(a.params.top_p == b.params.top_p);
+        CHECK(a.params.min_p == b.params.min_p);
+        CHECK(a.params.top_k == b.params.top_k);
+        CHECK(a.params.seed == b.params.seed);
         CHECK(a.draw == b.draw);
-        CHECK(a.presence_penalty == b.presence_penalty);
-        CHECK(a.frequency_penalty == b.frequency_penalty);
-        CHECK(a.repetition_penalty == b.repetition_penalty);
-        CHECK(a.top_logprobs == b.top_logprobs);
-        CHECK(a.logit_bias == b.logit_bias);
+        CHECK(a.params.presence_penalty == b.params.presence_penalty);
+        CHECK(a.params.frequency_penalty == b.params.frequency_penalty);
+        CHECK(a.params.repetition_penalty == b.params.repetition_penalty);
+        CHECK(a.params.top_logprobs == b.params.top_logprobs);
+        CHECK(a.params.logit_bias == b.params.logit_bias);
         CHECK(a.seen_tokens == b.seen_tokens);
         CHECK(a.gen_counts == b.gen_counts);
     }
@@ -136,7 +138,7 @@ TEST_CASE("step_codec: every field survives encode then decode", "[step_codec]")
 TEST_CASE("step_codec: encoded_size is the encoding's size", "[step_codec]") {
     StepMessage m = full_step();
     CHECK(encoded_size(m) == encode(m).size());
-    m.samples[0].logit_bias.resize(1024, {1, 0.5f});
+    m.samples[0].params.logit_bias.resize(1024, {1, 0.5f});
     m.samples[1].seen_tokens.resize(300, 4);
     m.comm_name.clear();
     CHECK(encoded_size(m) == encode(m).size());

@@ -93,7 +93,7 @@ TEST_CASE("sampling op: libref's sample row draws the host sampler's token", "[s
                 const uint64_t position = static_cast<uint64_t>(row * 10 + k);
                 SamplingParams p = s;
                 p.seed = 99;
-                const double u = radiance::sampling::uniform_at(p.seed, position);
+                const double u = radiance::sampling::uniform_at(p.seed.value_or(0), position);
                 INFO("row " << row << " temperature " << p.temperature << " top_k " << p.top_k << " top_p " << p.top_p
                             << " min_p " << p.min_p);
                 CHECK(op_token(x, p, u) == radiance::sampling::sample(x, p, {}, position).token);

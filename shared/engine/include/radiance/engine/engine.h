@@ -13,6 +13,7 @@
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
 #include "radiance/engine/declaration.h"
+#include "radiance/step/step_batch.h"
 
 namespace radiance::engine {
 
@@ -37,13 +38,8 @@ struct EngineOptions {
     RadComm* comm = nullptr;  // the rank group's communicator for collective rows (owned by the caller)
 };
 
-// One step's batch. Sequences are ordered decode-first; cu_seqlens has n_seq + 1 entries;
-// block_tables is [n_seq][block_table_stride] block ids; out_ids are rows whose logits are wanted.
-struct StepBatch {
-    std::vector<int32_t> tokens, positions, cu_seqlens, seq_ids, out_ids, block_tables;
-    int32_t block_table_stride = 0;
-    int32_t n_seq_decode = 0;
-};
+// One step's batch: the step contract's (radiance/step/step_batch.h).
+using StepBatch = step::StepBatch;
 
 // How one out row's token may be picked where its logits are (docs/OPS.md `argmax`, `sample`):
 // the host sampler's settings without bias, penalties or logprobs, and its uniform draw.

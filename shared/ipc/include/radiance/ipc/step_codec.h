@@ -7,26 +7,19 @@
 #include <utility>
 #include <vector>
 
-#include "radiance/engine/engine.h"
+#include "radiance/step/sampling_params.h"
+#include "radiance/step/step_batch.h"
 
 namespace radiance::ipc {
 
 inline constexpr uint32_t kStepMagic = 0x50455453;   // "STEP"
 inline constexpr uint32_t kResultMagic = 0x544c5352; // "RSLT"
 
-// How rank 0 picks the token of one out row.
+// How rank 0 picks the token of one out row: the request's settings (its seed always set) and
+// what the penalties look at.
 struct SampleSpec {
-    float temperature = 0.0f;  // 0: greedy
-    float top_p = 1.0f;
-    float min_p = 0.0f;
-    int32_t top_k = 0;
-    uint64_t seed = 0;
+    step::SamplingParams params;
     int64_t draw = 0;          // the RNG counter: which draw of this request this is
-    float presence_penalty = 0.0f;
-    float frequency_penalty = 0.0f;
-    float repetition_penalty = 1.0f;
-    int32_t top_logprobs = -1; // -1: none
-    std::vector<std::pair<int32_t, float>> logit_bias;
     std::vector<int32_t> seen_tokens;                      // prompt + generated, for the repetition penalty
     std::vector<std::pair<int32_t, int32_t>> gen_counts;   // generated token -> count, for presence/frequency
 };
@@ -36,14 +29,14 @@ struct StepMessage {
     bool want_logits = false;         // return every out row's logits
     std::string comm_name;            // the group's host communicator ("" with one rank)
     uint64_t comm_generation = 0;     // a new generation: attach before running the step
-    engine::StepBatch batch;
+    step::StepBatch batch;
     std::vector<SampleSpec> samples;  // one per out row, or empty: no sampling
 };
 
 struct Sampled {
     int32_t token = 0;
     float logprob = 0.0f;
-    std::vector<std::pair<int32_t, float>> top;
+    std::vector<step::TokenLogprob> top;
 };
 
 struct ResultMessage {

@@ -14,25 +14,13 @@
 #include <utility>
 #include <vector>
 
+#include "radiance/step/sampling_params.h"
+
 namespace radiance::sampling {
 
-struct SamplingParams {
-    float temperature = 1.0f;  // <= 0: greedy (argmax, ties to the lowest id)
-    float top_p = 1.0f;        // >= 1: off
-    int32_t top_k = 0;         // <= 0 or >= vocab: off
-    float min_p = 0.0f;        // <= 0: off
-    float presence_penalty = 0.0f;
-    float frequency_penalty = 0.0f;
-    float repetition_penalty = 1.0f;  // 1: off; HF style, over prompt and generated tokens
-    std::vector<std::pair<int32_t, float>> logit_bias;  // ids outside the vocabulary are ignored
-    int32_t top_logprobs = -1;  // -1: no logprobs; 0: the chosen token's; k: and the k most likely
-    uint64_t seed = 0;          // the scheduler picks one for requests that name none
-};
-
-struct TokenLogprob {
-    int32_t token = 0;
-    float logprob = 0;
-};
+// The step contract's types (radiance/step/sampling_params.h); a seed left unset draws as 0.
+using step::SamplingParams;
+using step::TokenLogprob;
 
 struct SampleResult {
     int32_t token = 0;
