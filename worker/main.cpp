@@ -19,6 +19,7 @@
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
+#include "list_kernels.h"
 #include "row_pool.h"
 #include "sampler.h"
 #include "session.h"
@@ -141,12 +142,15 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 2 && std::string(argv[1]) == "--list-kernels")
+        return worker::list_kernels(argc >= 4 && std::string(argv[2]) == "--radiance-home" ? argv[3] : "");
     Options o;
     try {
         o = parse(argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "radiance-worker: " << e.what() << "\n"
-                  << "usage: radiance-worker --rank R --world N --connect ADDR [--transport shm|grpc]\n";
+                  << "usage: radiance-worker --rank R --world N --connect ADDR [--transport shm|grpc]\n"
+                  << "       radiance-worker --list-kernels [--radiance-home HOMES]\n";
         return 2;
     }
     std::unique_ptr<worker::Session> session;

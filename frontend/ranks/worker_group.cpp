@@ -18,6 +18,7 @@
 #include "radiance/ipc/host_comm.h"
 #include "radiance/ipc/shm_ring.h"
 #include "radiance/util/error.h"
+#include "radiance/util/child_process.h"
 #include "radiance/util/log.h"
 
 namespace radiance::frontend {
@@ -63,14 +64,6 @@ bool crashed(int status) {
     if (!WIFSIGNALED(status)) return false;
     const int sig = WTERMSIG(status);
     return sig != SIGKILL && sig != SIGTERM && sig != SIGINT;
-}
-
-std::string self_dir() {
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return ".";
-    buf[n] = 0;
-    return std::filesystem::path(buf).parent_path().string();
 }
 
 }  // namespace
@@ -245,7 +238,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
 
     void spawn(int rank) {
         if (stopping) return;
-        std::string bin = opts.worker_binary.empty() ? self_dir() + "/radiance-worker" : opts.worker_binary;
+        std::string bin = opts.worker_binary.empty() ? util::self_dir() + "/radiance-worker" : opts.worker_binary;
         std::vector<std::string> args = {bin, "--rank", std::to_string(rank), "--world", std::to_string(opts.world_size),
                                          "--connect", addr};
         if (opts.force_grpc) args.insert(args.end(), {"--transport", "grpc"});

@@ -15,10 +15,11 @@
 #include "metrics.h"
 #include "model_source.h"
 #include "radiance/container/container.h"
-#include "radiance/core/registry.h"
+#include "radiance/core/search_path.h"
 #include "radiance/rad_abi.h"
 #include "radiance/rad_abi_layout.h"
 #include "radiance/text/tokenizer.h"
+#include "radiance/util/child_process.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
@@ -225,11 +226,10 @@ int serve(const ServeOptions& o) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-    core::LoadOptions lo = core::load_options(o.homes, o.kernels);
-    core::Registry reg = core::Registry::load(lo);
-    std::string spec = o.model.empty() ? default_model(lo.homes) : o.model;
+    // The front end opens no plugin (docs/ARCHITECTURE.md): workers load them, rad-convert converts.
+    std::string spec = o.model.empty() ? default_model(core::resolve_homes(o.homes)) : o.model;
     if (spec.empty()) throw Error("no --model given and no default model installed");
-    const std::string path = resolve_model(spec, reg, o.cache_dir);
+    const std::string path = resolve_model(spec, o.homes, o.cache_dir);
 
     // What the front end itself needs from the container: names, sizes, tokenizer, template.
     auto c = container::Reader::open(path);
@@ -358,22 +358,18 @@ int serve(const ServeOptions& o) {
 }  // namespace
 
 // radiance --version: the release, the plugin ABI this build speaks, and the kernel libraries its
-// RADIANCE_HOME holds with what each said about this machine.
+// RADIANCE_HOME holds with what each said about this machine (asked of radiance-worker, which
+// opens them: the front end never does).
 int print_version() {
     std::printf("radiance %s\n", RADIANCE_VERSION);
     std::printf("plugin ABI %u (layout fingerprint %016llx)\n", static_cast<unsigned>(RAD_ABI_VERSION),
                 static_cast<unsigned long long>(RAD_ABI_LAYOUT_FINGERPRINT));
+    std::fflush(stdout);
     try {
-        log::set_level(log::Level::error);
-        const core::LoadOptions lo = core::load_options("", "");
-        const core::Registry reg = core::Registry::load(lo);
-        std::printf("RADIANCE_HOME: %s\n", str::join(lo.homes, ":").c_str());
-        for (const auto& rec : reg.records()) {
-            if (rec.kind != "kernels") continue;
-            const char* status = rec.status == core::PluginRecord::Status::Loaded ? "loaded" : rec.status == core::PluginRecord::Status::Declined ? "declined this machine" : "not used";
-            std::printf("kernel library %s %s: %s%s\n", rec.name.empty() ? "?" : rec.name.c_str(), rec.version.c_str(), status,
-                        rec.reference ? " (reference)" : "");
-        }
+        std::printf("RADIANCE_HOME: %s\n", str::join(core::resolve_homes(""), ":").c_str());
+        const util::ChildResult r = util::run_child({util::self_dir() + "/radiance-worker", "--list-kernels"});
+        std::fputs(r.output.c_str(), stdout);
+        if (r.exit_code != 0) std::printf("kernel libraries: radiance-worker --list-kernels exited %d\n", r.exit_code);
     } catch (const std::exception& e) {
         std::printf("kernel libraries: cannot list them: %s\n", e.what());
     }

@@ -7,7 +7,7 @@
 #include <functional>
 #include <sstream>
 
-#include "radiance/convert/convert.h"
+#include "radiance/util/child_process.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 
@@ -24,7 +24,7 @@ std::string default_model(const std::vector<std::string>& homes) {
     return "";
 }
 
-std::string resolve_model(const std::string& spec, const core::Registry& reg, const std::string& cache_dir) {
+std::string resolve_model(const std::string& spec, const std::string& homes, const std::string& cache_dir) {
     std::error_code ec;
     if (!fs::exists(spec, ec)) throw Error("--model " + spec + ": no such file or folder");
     if (!fs::is_directory(spec, ec)) return spec;
@@ -43,11 +43,21 @@ std::string resolve_model(const std::string& spec, const core::Registry& reg, co
         return out.string();
     }
     log::info("converting ", spec, " into ", out.string());
-    convert::ConvertOptions o;
-    o.src = spec;
-    o.out = out.string();
-    std::ostringstream progress;
-    convert::convert(reg, o, progress);
+    // Written under a temporary name and renamed: a conversion cut short leaves no container that
+    // a later start would take for a finished one.
+    const std::string part = out.string() + ".part-" + std::to_string(getpid());
+    std::vector<std::string> argv = {util::self_dir() + "/rad-convert", spec, "-o", part};
+    if (!homes.empty()) argv.insert(argv.end(), {"--radiance-home", homes});
+    const util::ChildResult r = util::run_child(argv);
+    if (r.exit_code != 0) {
+        fs::remove(part, ec);
+        std::string why = r.output;
+        while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+        throw Error("cannot convert " + spec + " (rad-convert exited " + std::to_string(r.exit_code) + "): " +
+                    (why.size() > 2000 ? "..." + why.substr(why.size() - 2000) : why));
+    }
+    fs::rename(part, out, ec);
+    if (ec) throw Error("cannot move the converted container to " + out.string() + ": " + ec.message());
     return out.string();
 }
 
