@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "radiance/ipc/step_codec.h"
+#include "step_target.h"
 
 namespace radiance::frontend {
 
@@ -42,25 +43,6 @@ struct GroupOptions {
     uint64_t max_step_bytes = 0;  // a smaller bound on a step than the shared-memory slot (0: the slot; tests)
 };
 
-struct PlanInfo {
-    int kv_block_size = 0;
-    int64_t kv_blocks = 0;
-    int64_t vocab = 0;
-    int64_t max_out_rows = 0;
-};
-
-// A rank went away during a step or before it; the message names rank, pid and cause.
-struct RankLost : std::runtime_error {
-    int rank;
-    RankLost(int r, const std::string& what) : std::runtime_error(what), rank(r) {}
-};
-
-// A step larger than the transport carries (step_capacity()): the step's requests are at fault,
-// not a rank, which never saw it.
-struct StepTooLarge : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 enum class RankState { Absent, Joined, Loading, Ready, Failed, Down };
 const char* rank_state_name(RankState s);
 
@@ -71,7 +53,7 @@ struct RankEvent {
     std::string detail;  // the cause, as logged
 };
 
-class WorkerGroup {
+class WorkerGroup : public StepTarget {
 public:
     explicit WorkerGroup(GroupOptions opts);
     ~WorkerGroup();
@@ -83,24 +65,24 @@ public:
     // Waits until every rank has loaded the model; false on timeout or when a rank failed to load
     // (failure() then says why).
     bool wait_ready(std::chrono::milliseconds timeout);
-    bool ready() const;
+    bool ready() const override;
     std::string failure() const;
-    PlanInfo plan() const;
+    PlanInfo plan() const override;
     std::string address() const;
 
     // Runs one step on every rank and returns rank 0's result. Throws RankLost, or StepTooLarge
     // for a step whose encoding exceeds step_capacity() (sent to no rank).
-    ipc::ResultMessage step(const ipc::StepMessage& m);
+    ipc::ResultMessage step(const ipc::StepMessage& m) override;
     // The most bytes one encoded step may take: a shared-memory request slot, sized from the
     // group's max_tok, max_seqs, max_ctx and max_out_rows (gRPC carries more; this is the bound for
     // both, so a step fits whichever transport a rank uses).
-    uint64_t step_capacity() const;
+    uint64_t step_capacity() const override;
 
     // Restarts of each rank so far.
     std::vector<int> restarts() const;
     // Spawned workers that ended themselves badly (a fault signal, abort, non-zero exit) or hung,
     // as opposed to being killed from outside (SIGKILL, SIGTERM). External workers are not counted.
-    int64_t crashes() const;
+    int64_t crashes() const override;
     // Called (from supervisor threads) on every rank state change.
     void on_rank_event(std::function<void(const RankEvent&)> cb);
     std::vector<RankState> states() const;

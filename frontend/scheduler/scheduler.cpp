@@ -71,7 +71,7 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
 
 int default_batch_tokens(int max_seqs) { return std::max(256, 2 * max_seqs); }
 
-Scheduler::Scheduler(WorkerGroup& group, SchedulerOptions opts, SchedulerObserver* observer)
+Scheduler::Scheduler(StepTarget& group, SchedulerOptions opts, SchedulerObserver* observer)
     : group_(group), opts_(std::move(opts)), observer_(observer), max_ctx_(opts_.max_ctx) {}
 
 Scheduler::~Scheduler() { stop(); }

@@ -22,7 +22,7 @@
 #include "block_allocator.h"
 #include "generation.h"
 #include "sink_dispatcher.h"
-#include "worker_group.h"
+#include "step_target.h"
 
 namespace radiance::frontend {
 
@@ -65,7 +65,7 @@ int default_batch_tokens(int max_seqs);
 
 class Scheduler final : public GenerationService {
 public:
-    Scheduler(WorkerGroup& group, SchedulerOptions opts, SchedulerObserver* observer = nullptr);
+    Scheduler(StepTarget& group, SchedulerOptions opts, SchedulerObserver* observer = nullptr);
     ~Scheduler() override;
     // Starts the step loop; call once the group is ready (plan() known).
     void start();
@@ -98,7 +98,7 @@ private:
                 std::chrono::steady_clock::time_point now);
     void requeue_all(const std::string& why);
 
-    WorkerGroup& group_;
+    StepTarget& group_;
     SchedulerOptions opts_;
     SchedulerObserver* observer_;
     PlanInfo plan_{};

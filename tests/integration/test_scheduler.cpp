@@ -15,6 +15,7 @@
 #include "converted_llama.h"
 #include "radiance/convert/safetensors.h"
 #include "scheduler.h"
+#include "worker_group.h"
 
 using namespace radiance;
 using namespace radiance::frontend;

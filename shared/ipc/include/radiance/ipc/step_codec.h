@@ -18,7 +18,7 @@ inline constexpr uint32_t kResultMagic = 0x544c5352; // "RSLT"
 // How rank 0 picks the token of one out row: the request's settings (its seed always set) and
 // what the penalties look at.
 struct SampleSpec {
-    step::SamplingParams params;
+    step::SamplingParams params{.temperature = 0.0f};  // a default spec is greedy
     int64_t draw = 0;          // the RNG counter: which draw of this request this is
     std::vector<int32_t> seen_tokens;                      // prompt + generated, for the repetition penalty
     std::vector<std::pair<int32_t, int32_t>> gen_counts;   // generated token -> count, for presence/frequency

@@ -1,0 +1,49 @@
+// step_target.h: what the scheduler needs of the ranks, and nothing else: whether they serve,
+// what their plan holds, how large a step may be, and running one. WorkerGroup is the real one
+// (worker processes over gRPC and shared memory); tests give the scheduler a fake.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "radiance/ipc/step_codec.h"
+
+namespace radiance::frontend {
+
+// What every rank's engine holds for the scheduler to plan against.
+struct PlanInfo {
+    int kv_block_size = 0;
+    int64_t kv_blocks = 0;
+    int64_t vocab = 0;
+    int64_t max_out_rows = 0;
+};
+
+// A rank went away during a step or before it; the message names rank, pid and cause.
+struct RankLost : std::runtime_error {
+    int rank;
+    RankLost(int r, const std::string& what) : std::runtime_error(what), rank(r) {}
+};
+
+// A step larger than the transport carries (step_capacity()): the step's requests are at fault,
+// not a rank, which never saw it.
+struct StepTooLarge : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class StepTarget {
+public:
+    virtual ~StepTarget() = default;
+    // Every rank serves (steps may be run).
+    virtual bool ready() const = 0;
+    virtual PlanInfo plan() const = 0;
+    // The most bytes one encoded step may take.
+    virtual uint64_t step_capacity() const = 0;
+    // Runs one step on every rank; rank 0's result. Throws RankLost when a rank goes, StepTooLarge
+    // past step_capacity(), radiance::Error when a rank reports a failure.
+    virtual ipc::ResultMessage step(const ipc::StepMessage& m) = 0;
+    // Workers that crashed (not killed from outside) so far: the scheduler tells a step that
+    // crashed a worker from one that lost a rank for another reason.
+    virtual int64_t crashes() const = 0;
+};
+
+}  // namespace radiance::frontend

@@ -1,0 +1,164 @@
+// The scheduler against FakeRanks (fake_ranks.h), whose answers depend on the KV it was given:
+// continuous batching with chunked prefill and preemption by recompute must give every request
+// the tokens of its prompt decoded alone; the context is cut to what the KV cache holds; abort_all
+// ends everything as Aborted with the tokens so far; a step that crashes a worker three times in a
+// row fails its requests and the scheduler goes on.
+//
+// Mutations seen failing (2026-12-04): preempt_newest() keeping the victim's `computed` (it
+// resumes on blocks it no longer holds: 4 checks, wrong tokens); Scheduler::start() not cutting
+// max_ctx_ (the context check); abort_all() using FinishReason::Cancelled (3 "Aborted" checks).
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "fake_ranks.h"
+#include "radiance/util/log.h"
+#include "scheduler.h"
+
+using namespace radiance::frontend;
+using scheduler_test::FakeRanks;
+
+namespace {
+
+struct Collect : GenerationSink {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<int32_t> tokens;
+    bool done = false;
+    FinishReason why = FinishReason::Error;
+    std::string error;
+    void on_tokens(const std::vector<TokenEvent>& t) override {
+        std::lock_guard lk(mu);
+        for (const auto& e : t) tokens.push_back(e.token);
+        cv.notify_all();
+    }
+    void on_finish(FinishReason r, const std::string& e) override {
+        std::lock_guard lk(mu);
+        done = true;
+        why = r;
+        error = e;
+        cv.notify_all();
+    }
+    bool wait_done(std::chrono::seconds s = std::chrono::seconds(20)) {
+        std::unique_lock lk(mu);
+        return cv.wait_for(lk, s, [&] { return done; });
+    }
+    bool wait_tokens(size_t n) {
+        std::unique_lock lk(mu);
+        return cv.wait_for(lk, std::chrono::seconds(20), [&] { return tokens.size() >= n || done; });
+    }
+};
+
+GenerationRequest greedy(std::vector<int32_t> prompt, int max_tokens) {
+    GenerationRequest r;
+    r.prompt = std::move(prompt);
+    r.max_tokens = max_tokens;
+    r.sampling.temperature = 0;
+    return r;
+}
+
+constexpr int64_t kVocab = 1000;
+
+}  // namespace
+
+TEST_CASE("scheduler fake: every request decodes as alone, through chunking and preemption", "[scheduler]") {
+    radiance::log::set_level(radiance::log::Level::error);
+    FakeRanks ranks({4, 24, kVocab, 8});
+    SchedulerOptions o;
+    o.max_seqs = 4;
+    o.max_batch_tokens = 16;
+    o.max_ctx = 64;
+    Scheduler s(ranks, o);
+    s.start();
+    std::mt19937 rng(5);
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<int> lengths;
+    std::vector<std::shared_ptr<Collect>> sinks;
+    for (int i = 0; i < 12; ++i) {
+        std::vector<int32_t> p(5 + rng() % 26);
+        for (auto& t : p) t = static_cast<int32_t>(rng() % kVocab);
+        prompts.push_back(p);
+        lengths.push_back(static_cast<int>(5 + rng() % 26));
+        sinks.push_back(std::make_shared<Collect>());
+        s.submit(greedy(p, lengths.back()), sinks.back());
+    }
+    for (size_t i = 0; i < sinks.size(); ++i) {
+        INFO("request " << i);
+        REQUIRE(sinks[i]->wait_done());
+        CHECK(sinks[i]->why == FinishReason::Length);
+        CHECK(sinks[i]->tokens == FakeRanks::reference(prompts[i], lengths[i], kVocab));
+    }
+    CHECK(s.stats().preemptions > 0);  // 24 blocks cannot hold four of these at once
+    CHECK(ranks.max_rows <= 4);
+}
+
+TEST_CASE("scheduler fake: the context is cut to what the KV cache holds", "[scheduler]") {
+    FakeRanks ranks({4, 10, kVocab, 8});
+    SchedulerOptions o;
+    o.max_ctx = 64;
+    Scheduler s(ranks, o);
+    CHECK(s.model_info().context_length == 64);
+    s.start();
+    CHECK(s.model_info().context_length == 40);
+    CHECK_THROWS_AS(s.submit(greedy(std::vector<int32_t>(30, 1), 20), std::make_shared<Collect>()), BadRequest);
+    auto ok = std::make_shared<Collect>();
+    s.submit(greedy(std::vector<int32_t>(30, 1), 10), ok);
+    REQUIRE(ok->wait_done());
+    CHECK(ok->why == FinishReason::Length);
+}
+
+TEST_CASE("scheduler fake: abort_all ends every request as aborted with its tokens so far", "[scheduler]") {
+    FakeRanks ranks({4, 400, kVocab, 8});
+    ranks.before_step = [](const radiance::ipc::StepMessage&) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
+    SchedulerOptions o;
+    o.max_ctx = 400;
+    Scheduler s(ranks, o);
+    s.start();
+    std::vector<std::shared_ptr<Collect>> sinks;
+    for (int i = 0; i < 3; ++i) {
+        sinks.push_back(std::make_shared<Collect>());
+        s.submit(greedy({1, 2, static_cast<int32_t>(i)}, 300), sinks.back());
+    }
+    for (auto& c : sinks) REQUIRE(c->wait_tokens(5));
+    s.drain();
+    CHECK(s.abort_all() == 3);
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(sinks[i]->wait_done());
+        CHECK(sinks[i]->why == FinishReason::Aborted);
+        const auto ref = FakeRanks::reference({1, 2, i}, 300, kVocab);
+        CHECK(sinks[i]->tokens.size() < 300);
+        CHECK(std::equal(sinks[i]->tokens.begin(), sinks[i]->tokens.end(), ref.begin()));
+    }
+}
+
+TEST_CASE("scheduler fake: a step crashing a worker three times in a row fails its requests", "[scheduler]") {
+    radiance::log::set_level(radiance::log::Level::error);
+    FakeRanks ranks({4, 64, kVocab, 8});
+    constexpr int32_t kPoison = 666;
+    ranks.before_step = [&](const radiance::ipc::StepMessage& m) {
+        for (int32_t t : m.batch.tokens)
+            if (t == kPoison) {
+                ++ranks.crashes_;
+                throw RankLost(0, "rank 0 (pid 1) crashed");
+            }
+    };
+    SchedulerOptions o;
+    o.max_ctx = 64;
+    Scheduler s(ranks, o);
+    s.start();
+    auto poison = std::make_shared<Collect>();
+    s.submit(greedy({1, kPoison, 3}, 4), poison);
+    REQUIRE(poison->wait_done());
+    CHECK(poison->why == FinishReason::Error);
+    CHECK(poison->error.find("3 times in a row") != std::string::npos);
+    auto after = std::make_shared<Collect>();
+    s.submit(greedy({1, 2, 3}, 4), after);
+    REQUIRE(after->wait_done());
+    CHECK(after->why == FinishReason::Length);
+    CHECK(after->tokens == FakeRanks::reference({1, 2, 3}, 4, kVocab));
+}
