@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # radiance --version names the release (CMakeLists.txt's project version), the plugin ABI and the
 # kernel libraries; `radiance serve --help` lists every flag serve's parser accepts (read from
-# frontend/server/main.cpp), each with a [default: ...] or a line of meaning.
+# frontend/app/serve_options.cpp), each with a [default: ...] or a line of meaning.
 # Mutations run (2026-12-04): --cache-dir dropped from kUsage fails "--cache-dir missing from
 # --help"; --version printing the usage (as it did) fails the release line.
 # usage: cli_help.sh RADIANCE_BIN SOURCE_DIR
@@ -18,7 +18,7 @@ grep -q "^plugin ABI [0-9]" <<<"$out" || say "--version lacks the plugin ABI: $o
 grep -q "^kernel library libref " <<<"$out" || say "--version lacks the kernel libraries: $out"
 
 help=$("$bin" serve --help 2>&1) || say "serve --help exited $?"
-flags=$(grep -o 'a == "--[a-z-]*"' "$src/frontend/server/main.cpp" | sed 's/a == "\(.*\)"/\1/' | sort -u)
+flags=$(grep -o 'a == "--[a-z-]*"' "$src/frontend/app/serve_options.cpp" | sed 's/a == "\(.*\)"/\1/' | sort -u)
 [ -n "$flags" ] || say "no flags found in main.cpp (the parser's shape changed?)"
 n=0
 for f in $flags; do

@@ -1,0 +1,151 @@
+// serve_options.cpp: parses and checks `radiance serve`'s flags (keys from flags or the
+// environment, never an empty one; a keyless non-loopback host refused).
+#include "serve_options.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "radiance/util/error.h"
+#include "radiance/util/log.h"
+#include "scheduler.h"
+
+namespace radiance::frontend {
+
+// Every flag serve() takes, with its default and a line of meaning (tests/integration/cli_help.sh
+// checks that each flag parse() accepts is listed here).
+const char* const kUsage =
+    "usage: radiance serve [OPTIONS]       serve a model over HTTP (OpenAI, Anthropic, llama-server APIs)\n"
+    "       radiance --version             the release, the plugin ABI and the kernel libraries found\n"
+    "\n"
+    "Model\n"
+    "  --model, -m PATH          a .rad container or a Hugging Face folder (converted once into the cache)\n"
+    "                            [default: the default model installed under RADIANCE_HOME]\n"
+    "  --model-name NAME         the name the APIs report and accept [default: the container's name, else its file name]\n"
+    "  --cache-dir DIR           where converted folders are kept [default: $RADIANCE_CACHE, else ~/.cache/radiance]\n"
+    "  --max-ctx N               context length (prompt + generated) [default: the model's training context;\n"
+    "                            less when the KV cache holds less, which the log says and /v1/models reports]\n"
+    "\n"
+    "HTTP\n"
+    "  --host ADDR               address to bind [default: 127.0.0.1]\n"
+    "  --port N                  port to bind, 0 for any [default: 8080]\n"
+    "  --threads N               HTTP io threads [default: 2]\n"
+    "  --max-connections N       open connections; past it a 503 and close [default: 1024]\n"
+    "  --api-key KEY             required as 'Authorization: Bearer KEY' or 'x-api-key: KEY' [default: $RADIANCE_API_KEY;\n"
+    "                            empty is an error; without a key only a loopback --host is allowed, and Host is checked]\n"
+    "  --no-auth                 serve without a key on a non-loopback --host\n"
+    "  --admin-key KEY           opens /admin/ (rank restarts) [default: $RADIANCE_ADMIN_KEY; none: no admin endpoints]\n"
+    "  --shutdown-timeout S      on SIGTERM, seconds running requests get to finish [default: 30]\n"
+    "\n"
+    "Scheduling\n"
+    "  --max-seqs N              sequences in one step [default: 16]\n"
+    "  --max-batch-tokens N      tokens in one step [default: 2 x --max-seqs, at least 256]\n"
+    "  --kv-blocks N             KV cache blocks per layer [default: room for --max-seqs sequences of --max-ctx,\n"
+    "                            or what memory holds: see --gpu-memory-utilization; on the host, half the free memory]\n"
+    "  --gpu-memory-utilization F  share of the card's memory weights, buffers and KV cache may take [default: 0.9]\n"
+    "  --max-queue N             waiting requests before 429 [default: 256]\n"
+    "\n"
+    "Workers\n"
+    "  --tp N                    tensor-parallel ranks, one worker process each [default: 1]\n"
+    "  --external-workers N      wait for N workers started elsewhere (systemd, Kubernetes) instead of spawning\n"
+    "  --workers-listen ADDR     where workers connect: unix:/path or host:port [default: a private unix socket]\n"
+    "  --transport shm|grpc      how steps travel to workers on this host [default: shm]\n"
+    "  --kernels LIST            kernel libraries to use, in order, e.g. libgpu,libref [default: every one that loads]\n"
+    "  --radiance-home HOMES     plugin search path, ':'-separated [default: $RADIANCE_HOME, else the install's]\n"
+    "  --placement auto|host|device  where the plan runs [default: auto: the card if a library brings one]\n"
+    "  --no-graphs               do not replay decode steps as recorded graphs on a card\n"
+    "  --debug-accept-reference-kernels  let reference kernels serve (slow; for checking)\n"
+    "  --debug-selection         log each rank's kernel selection\n"
+    "  --help, -h                this text\n";
+
+ServeOptions parse_serve_options(int argc, char** argv) {
+    ServeOptions o;
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw Error(a + " needs a value");
+            return argv[++i];
+        };
+        auto number = [&](long lo, long hi) {
+            std::string v = value();
+            char* end = nullptr;
+            long n = std::strtol(v.c_str(), &end, 10);
+            if (!end || *end || v.empty() || n < lo || n > hi)
+                throw Error(a + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + v + "'");
+            return n;
+        };
+        if (a == "--model" || a == "-m") o.model = value();
+        else if (a == "--model-name") o.model_name = value();
+        else if (a == "--host") o.http.host = value();
+        else if (a == "--port") o.http.port = static_cast<unsigned short>(number(0, 65535));
+        else if (a == "--threads") o.http.threads = static_cast<int>(number(1, 256));
+        else if (a == "--api-key") {
+            o.api_key = value();
+            o.api_key_given = true;
+        } else if (a == "--no-auth") o.no_auth = true;
+        else if (a == "--max-connections") o.http.max_connections = static_cast<int>(number(1, 1 << 20));
+        else if (a == "--tp") o.tp = static_cast<int>(number(1, 64));
+        else if (a == "--external-workers") o.external_workers = static_cast<int>(number(1, 64));
+        else if (a == "--workers-listen") o.workers_listen = value();
+        else if (a == "--transport") o.transport = value();
+        else if (a == "--max-ctx") o.max_ctx = static_cast<int>(number(16, 1 << 20));
+        else if (a == "--max-batch-tokens") o.max_batch_tokens = static_cast<int>(number(1, 1 << 20));
+        else if (a == "--max-seqs") o.max_seqs = static_cast<int>(number(1, 4096));
+        else if (a == "--kv-blocks") o.kv_blocks = number(1, 1L << 30);
+        else if (a == "--gpu-memory-utilization") {
+            const std::string v = value();
+            char* end = nullptr;
+            o.memory_utilization = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || !(o.memory_utilization > 0 && o.memory_utilization <= 1))
+                throw Error(a + " must be a number in (0, 1], not '" + v + "'");
+        }
+        else if (a == "--max-queue") o.max_queue = static_cast<int>(number(1, 1 << 20));
+        else if (a == "--shutdown-timeout") o.shutdown_timeout_s = static_cast<int>(number(0, 86400));
+        else if (a == "--admin-key") {
+            o.admin_key = value();
+            o.admin_key_given = true;
+        }
+        else if (a == "--kernels") o.kernels = value();
+        else if (a == "--radiance-home") o.homes = value();
+        else if (a == "--cache-dir") o.cache_dir = value();
+        else if (a == "--debug-accept-reference-kernels") o.accept_reference = true;
+        else if (a == "--debug-selection") o.debug_selection = true;
+        else if (a == "--placement") o.placement = value();
+        else if (a == "--no-graphs") o.graphs = false;
+        else if (a == "-h" || a == "--help") {
+            std::cout << kUsage;
+            std::exit(0);
+        } else throw Error("unknown option " + a);
+    }
+    if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
+    // Keys: a flag, else the environment (a secret or an EnvironmentFile, off the command line);
+    // an empty one is an error, never a silent "no authentication".
+    auto key_from = [](std::string& key, bool given, const char* flag, const char* env, const char* instead) {
+        if (given) {
+            if (key.empty()) throw Error(std::string(flag) + " is empty; pass a key, or " + instead);
+            return;
+        }
+        if (const char* v = std::getenv(env)) {
+            if (!*v) throw Error(std::string("$") + env + " is set but empty; set a key, or unset it");
+            key = v;
+        }
+    };
+    key_from(o.api_key, o.api_key_given, "--api-key", "RADIANCE_API_KEY", "--no-auth to serve without one");
+    key_from(o.admin_key, o.admin_key_given, "--admin-key", "RADIANCE_ADMIN_KEY", "leave it out (no admin endpoints)");
+    if (o.no_auth && !o.api_key.empty())
+        throw Error(o.api_key_given ? "--no-auth and --api-key together" : "--no-auth, yet $RADIANCE_API_KEY is set");
+    if (o.api_key.empty() && !o.no_auth && !is_loopback_address(o.http.host))
+        throw Error("no API key for --host " + o.http.host +
+                    ": anyone who reaches it could use it; set --api-key (or $RADIANCE_API_KEY), or pass --no-auth");
+    if (o.max_batch_tokens == 0) o.max_batch_tokens = default_batch_tokens(o.max_seqs);
+    else if (o.max_batch_tokens <= o.max_seqs)
+        log::warn("--max-batch-tokens ", o.max_batch_tokens, " is not above --max-seqs ", o.max_seqs,
+                  ": a full decode batch leaves no room for new prompts, which then wait for sequences to finish");
+    if (o.cache_dir.empty()) {
+        const char* c = std::getenv("RADIANCE_CACHE");
+        const char* h = std::getenv("HOME");
+        o.cache_dir = c ? c : (std::string(h ? h : "/tmp") + "/.cache/radiance");
+    }
+    return o;
+}
+
+}  // namespace radiance::frontend

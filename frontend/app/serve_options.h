@@ -1,0 +1,38 @@
+// serve_options.h: `radiance serve`'s command line: every flag, its default and its meaning
+// (kUsage, which --help prints), and the checks that refuse a bad combination before anything
+// starts.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "http_server.h"
+
+namespace radiance::frontend {
+
+struct ServeOptions {
+    HttpOptions http;
+    std::string model, model_name, homes, kernels, workers_listen, api_key, transport = "shm", cache_dir;
+    int tp = 1;
+    int external_workers = 0;
+    bool accept_reference = false;
+    bool debug_selection = false;
+    std::string placement = "auto";
+    bool graphs = true;
+    int max_ctx = 0;           // 0: the model's training context
+    int max_batch_tokens = 0;  // 0: default_batch_tokens(max_seqs)
+    int max_seqs = 16;
+    int64_t kv_blocks = 0;
+    double memory_utilization = 0.9;
+    int max_queue = 256;
+    int shutdown_timeout_s = 30;
+    std::string admin_key;
+    bool api_key_given = false, admin_key_given = false, no_auth = false;
+};
+
+extern const char* const kUsage;
+
+// argv as `radiance serve ...` (argv[1] == "serve"). Throws radiance::Error naming the flag;
+// exits 0 after printing kUsage for --help.
+ServeOptions parse_serve_options(int argc, char** argv);
+
+}  // namespace radiance::frontend
