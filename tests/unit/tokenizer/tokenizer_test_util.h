@@ -7,6 +7,7 @@
 #include <string>
 
 #include "radiance/text/tokenizer.h"
+#include "radiance/util/utf8.h"
 
 namespace tokenizer_test {
 
@@ -27,23 +28,7 @@ inline const radiance::text::Tokenizer& reference(const std::string& name, bool 
     return loaded.emplace(key, std::move(t)).first->second;
 }
 
-inline void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-}
+using radiance::util::append_utf8;
 
 // Random text mixing the kinds of characters that stress a tokenizer: ASCII words and
 // punctuation, all sorts of whitespace and control characters, accented Latin and combining

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "radiance/util/utf8.h"
+
 namespace radiance::text::unicode {
 
 constexpr char32_t kReplacementChar = 0xFFFD;
@@ -41,7 +43,7 @@ inline size_t sequence_length(unsigned char lead) {
     return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
-void append_utf8(std::string& out, char32_t cp);
+using util::append_utf8;  // radiance/util/utf8.h
 
 bool is_valid_utf8(std::string_view s);
 
