@@ -1,5 +1,7 @@
 #include "radiance/core/selection.h"
 
+#include "radiance/core/constraint.h"
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -14,39 +16,6 @@ std::string row_label(const KernelRow& r) {
     return r.lib->plugin->name + ":" + (r.info->name ? r.info->name : "?");
 }
 
-std::string cop(int op) {
-    switch (op) {
-    case RAD_C_EQ: return "==";
-    case RAD_C_LE: return "<=";
-    case RAD_C_GE: return ">=";
-    case RAD_C_DIV: return "%";
-    case RAD_C_IN: return "in";
-    }
-    return "?";
-}
-
-std::string describe(const RadConstraint& c) {
-    if (c.op == RAD_C_IN) return std::string(c.key) + " in {" + (c.set ? c.set : "") + "}";
-    if (c.op == RAD_C_DIV) return std::string(c.key) + " % " + std::to_string(c.value) + " == 0";
-    return std::string(c.key) + " " + cop(c.op) + " " + std::to_string(c.value);
-}
-
-bool in_set(const char* set, const std::string& v) {
-    for (auto& w : str::split(set ? set : "", " ,"))
-        if (w == v) return true;
-    return false;
-}
-
-bool check_int(const RadConstraint& c, int64_t v) {
-    switch (c.op) {
-    case RAD_C_EQ: return v == c.value;
-    case RAD_C_LE: return v <= c.value;
-    case RAD_C_GE: return v >= c.value;
-    case RAD_C_DIV: return c.value != 0 && v % c.value == 0;
-    case RAD_C_IN: return in_set(c.set, std::to_string(v));
-    }
-    return false;
-}
 
 const RadParamSpec* param_spec(const RadOpSchema* s, const std::string& name) {
     for (int i = 0; s && i < s->n_params; ++i)
@@ -69,17 +38,17 @@ std::string mismatch(const KernelRow& r, const Geometry& g, int64_t lo, int64_t 
             case RAD_C_LE: ok = hi <= c.value; break;
             case RAD_C_GE: ok = lo >= c.value; break;
             case RAD_C_EQ: ok = lo == hi && lo == c.value; break;
-            default: ok = lo == hi && check_int(c, lo); break;  // DIV/IN are not intervals
+            default: ok = lo == hi && constraint_holds(c, lo); break;  // DIV/IN are not intervals
             }
-            if (!ok) return "constraint " + describe(c) + " fails for " + key + " in [" + std::to_string(lo) + ", " +
+            if (!ok) return "constraint " + describe_constraint(c) + " fails for " + key + " in [" + std::to_string(lo) + ", " +
                             std::to_string(hi) + "]";
             continue;
         }
         if (str::starts_with(key, "device.")) {
             auto f = opt.facts.find(key);
-            if (f == opt.facts.end()) return "constraint " + describe(c) + ": fact " + key + " was not measured";
-            if (!check_int(c, f->second))
-                return "constraint " + describe(c) + " fails: " + key + " is " + std::to_string(f->second);
+            if (f == opt.facts.end()) return "constraint " + describe_constraint(c) + ": fact " + key + " was not measured";
+            if (!constraint_holds(c, f->second))
+                return "constraint " + describe_constraint(c) + " fails: " + key + " is " + std::to_string(f->second);
             continue;
         }
         auto p = g.params.find(key);
@@ -89,17 +58,17 @@ std::string mismatch(const KernelRow& r, const Geometry& g, int64_t lo, int64_t 
                 (*derived)[key] = c.value;  // the winner supplies the derived parameter
                 continue;
             }
-            return "constraint " + describe(c) + ": the op declares no " + key;
+            return "constraint " + describe_constraint(c) + ": the op declares no " + key;
         }
         const ParamValue& v = p->second;
         bool ok = false;
-        if (v.type == RAD_P_STR) ok = c.op == RAD_C_IN && in_set(c.set, v.s);
-        else if (v.type == RAD_P_F64) ok = c.op != RAD_C_IN && c.op != RAD_C_DIV && check_int(c, static_cast<int64_t>(v.f)) &&
+        if (v.type == RAD_P_STR) ok = c.op == RAD_C_IN && in_constraint_set(c.set, v.s);
+        else if (v.type == RAD_P_F64) ok = c.op != RAD_C_IN && c.op != RAD_C_DIV && constraint_holds(c, static_cast<int64_t>(v.f)) &&
                                            static_cast<double>(static_cast<int64_t>(v.f)) == v.f;
-        else ok = check_int(c, v.i);
+        else ok = constraint_holds(c, v.i);
         if (!ok) {
             std::string shown = v.type == RAD_P_STR ? v.s : v.type == RAD_P_F64 ? std::to_string(v.f) : std::to_string(v.i);
-            return "constraint " + describe(c) + " fails: " + key + " is " + shown;
+            return "constraint " + describe_constraint(c) + " fails: " + key + " is " + shown;
         }
     }
     return "";

@@ -20,9 +20,10 @@ for f in main check_case cases_gemm cases_attention cases_rope cases_rowwise ker
   $CXX $W $TI -c $T/$f.cpp -o $B/obj/t_$f.o &
 done
 $CXX $W $TI -c $R/shared/core/schema_compare.cpp -o $B/obj/t_schema_compare.o &
+$CXX $W $TI -c $R/shared/core/constraint.cpp -o $B/obj/t_constraint.o &
 $CXX $W $TI -c $R/bench/cpu_gemm_bench.cpp -o $B/obj/b_bench.o &
 wait
 g++ -shared $B/obj/{exports,isa,pool,launch_*,rope_freqs,isa_*}.o -o $B/share/radiance/kernels/libcpu.so -lpthread -Wl,-z,nodelete
 g++ $B/obj/t_*.o -o $B/bin/rad-avx-check -ldl
-g++ $B/obj/b_bench.o $B/obj/t_kernel_lib.o -o $B/bin/rad-cpubench -ldl
+g++ $B/obj/b_bench.o $B/obj/t_kernel_lib.o $B/obj/t_constraint.o -o $B/bin/rad-cpubench -ldl
 echo built into $B

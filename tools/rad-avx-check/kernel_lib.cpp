@@ -1,5 +1,7 @@
 #include "kernel_lib.h"
 
+#include "radiance/core/constraint.h"
+
 #include <dlfcn.h>
 
 #include <cstring>
@@ -10,30 +12,6 @@ namespace avxcheck {
 namespace {
 
 template <typename F> F sym(void* h, const char* name) { return reinterpret_cast<F>(dlsym(h, name)); }
-
-bool in_set(const char* set, const std::string& v) {
-    std::string_view s = set ? set : "";
-    size_t i = 0;
-    while (i < s.size()) {
-        while (i < s.size() && (s[i] == ' ' || s[i] == ',')) ++i;
-        size_t j = i;
-        while (j < s.size() && s[j] != ' ' && s[j] != ',') ++j;
-        if (j > i && s.substr(i, j - i) == v) return true;
-        i = j;
-    }
-    return false;
-}
-
-bool holds(const RadConstraint& c, int64_t v) {
-    switch (c.op) {
-    case RAD_C_EQ: return v == c.value;
-    case RAD_C_LE: return v <= c.value;
-    case RAD_C_GE: return v >= c.value;
-    case RAD_C_DIV: return c.value != 0 && v % c.value == 0;
-    case RAD_C_IN: return in_set(c.set, std::to_string(v));
-    }
-    return false;
-}
 
 }  // namespace
 
@@ -93,8 +71,8 @@ bool KernelLib::accepts(const RadKernelInfo* row, const Params& p, Params* deriv
         }
         const ParamValue& v = it->second;
         if (v.type == RAD_P_STR) {
-            if (c.op != RAD_C_IN || !in_set(c.set, v.s)) return false;
-        } else if (!holds(c, v.type == RAD_P_F64 ? static_cast<int64_t>(v.f) : v.i)) {
+            if (c.op != RAD_C_IN || !radiance::core::in_constraint_set(c.set, v.s)) return false;
+        } else if (!radiance::core::constraint_holds(c, v.type == RAD_P_F64 ? static_cast<int64_t>(v.f) : v.i)) {
             return false;
         }
     }
