@@ -1,10 +1,12 @@
 // rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--radiance-home HOMES]
 //             [--random-weights SEED]
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "radiance/convert/convert.h"
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
@@ -14,45 +16,31 @@ using namespace radiance;
 int main(int argc, char** argv) {
     convert::ConvertOptions o;
     std::string homes, kernels;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::cerr << "rad-convert: " << a << " needs a value\n";
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "-o" || a == "--output") o.out = value();
-        else if (a == "--plan-only") o.plan_only = true;
-        else if (a == "-v" || a == "--verbose") o.verbose = true;
-        else if (a == "--arch") o.arch = value();
-        else if (a == "--kernels") kernels = value();
-        else if (a == "--radiance-home") homes = value();
-        else if (a == "--random-weights") {
-            const std::string v = value();
-            char* end = nullptr;
-            o.random_seed = std::strtoull(v.c_str(), &end, 10);
-            if (v.empty() || *end) {
-                std::cerr << "rad-convert: --random-weights needs a whole-number seed, not '" << v << "'\n";
-                return 2;
-            }
-            o.random_weights = true;
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("-o", "--output")) o.out = args.value();
+            else if (args.is("--plan-only")) o.plan_only = true;
+            else if (args.is("-v", "--verbose")) o.verbose = true;
+            else if (args.is("--arch")) o.arch = args.value();
+            else if (args.is("--kernels")) kernels = args.value();
+            else if (args.is("--radiance-home")) homes = args.value();
+            else if (args.is("--random-weights")) {
+                o.random_seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
+                o.random_weights = true;
+            } else if (args.is("-h", "--help")) {
+                std::cout << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--random-weights SEED]\n"
+                             "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files).\n"
+                             "--random-weights SEED draws the weights as Hugging Face initialises a fresh model (norms ones,\n"
+                             "matrices normal(0, initializer_range)) instead of reading them: config.json alone is enough.\n";
+                return 0;
+            } else if (args.positional() && o.src.empty()) o.src = args.current();
+            else if (args.positional()) throw util::ArgsError("unexpected argument " + args.current());
+            else args.unknown();
         }
-        else if (a == "-h" || a == "--help") {
-            std::cout << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--random-weights SEED]\n"
-                         "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files).\n"
-                         "--random-weights SEED draws the weights as Hugging Face initialises a fresh model (norms ones,\n"
-                         "matrices normal(0, initializer_range)) instead of reading them: config.json alone is enough.\n";
-            return 0;
-        } else if (!a.empty() && a[0] == '-') {
-            std::cerr << "rad-convert: unknown option " << a << "\n";
-            return 2;
-        } else if (o.src.empty()) o.src = a;
-        else {
-            std::cerr << "rad-convert: unexpected argument " << a << "\n";
-            return 2;
-        }
+    } catch (const util::ArgsError& e) {
+        std::cerr << "rad-convert: " << e.what() << "\n";
+        return 2;
     }
     if (o.src.empty() || (o.out.empty() && !o.plan_only)) {
         std::cerr << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v]\n";

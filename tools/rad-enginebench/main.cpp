@@ -37,6 +37,7 @@
 #include "radiance/ipc/host_comm.h"
 #include "radiance/sampling/counter_rng.h"
 #include "radiance/sampling/sampler.h"
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/strings.h"
 
@@ -97,29 +98,25 @@ int main(int argc, char** argv) {
     int in = 128, out = 128, chunk = 4096, tp = 1, mixed = 0;
     bool graphs = true, print_tokens = false, kv_f32 = false, lockstep = false;
     std::optional<sampling::SamplingParams> sample;  // --sample: decode draws instead of greedy
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-            return argv[++i];
-        };
-        try {
-            if (a == "--placement") placement = value();
-            else if (a == "--prefill") prefills = ints(value());
-            else if (a == "--decode") decodes = ints(value());
-            else if (a == "--in") in = std::stoi(value());
-            else if (a == "--out") out = std::stoi(value());
-            else if (a == "--chunk") chunk = std::stoi(value());
-            else if (a == "--kernels") kernels = value();
-            else if (a == "--radiance-home") homes = value();
-            else if (a == "--no-graphs") graphs = false;
-            else if (a == "--tokens") print_tokens = true;
-            else if (a == "--kv-f32") kv_f32 = true;
-            else if (a == "--lockstep") lockstep = true;
-            else if (a == "--tp") tp = std::stoi(value());
-            else if (a == "--mixed") mixed = std::stoi(value());
-            else if (a == "--sample") {
-                const std::vector<std::string> f = str::split(value(), ",");
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--placement")) placement = args.value();
+            else if (args.is("--prefill")) prefills = ints(args.value());
+            else if (args.is("--decode")) decodes = ints(args.value());
+            else if (args.is("--in")) in = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--out")) out = static_cast<int>(args.integer(0, 1 << 20));
+            else if (args.is("--chunk")) chunk = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--kernels")) kernels = args.value();
+            else if (args.is("--radiance-home")) homes = args.value();
+            else if (args.is("--no-graphs")) graphs = false;
+            else if (args.is("--tokens")) print_tokens = true;
+            else if (args.is("--kv-f32")) kv_f32 = true;
+            else if (args.is("--lockstep")) lockstep = true;
+            else if (args.is("--tp")) tp = static_cast<int>(args.integer(1, 64));
+            else if (args.is("--mixed")) mixed = static_cast<int>(args.integer(0, 1 << 20));
+            else if (args.is("--sample")) {
+                const std::vector<std::string> f = str::split(args.value(), ",");
                 if (f.size() != 4) throw std::runtime_error("--sample takes T,TOP_K,TOP_P,MIN_P");
                 sample.emplace();
                 sample->temperature = std::stof(f[0]);
@@ -127,12 +124,13 @@ int main(int argc, char** argv) {
                 sample->top_p = std::stof(f[2]);
                 sample->min_p = std::stof(f[3]);
             }
-            else if (model.empty() && a[0] != '-') model = a;
-            else throw std::runtime_error("unexpected argument " + a);
-        } catch (const std::exception& e) {
-            std::cerr << "rad-enginebench: " << e.what() << "\n";
-            return 2;
+            else if (model.empty() && args.positional()) model = args.current();
+            else if (args.positional()) throw util::ArgsError("unexpected argument " + args.current());
+            else args.unknown();
         }
+    } catch (const std::exception& e) {
+        std::cerr << "rad-enginebench: " << e.what() << "\n";
+        return 2;
     }
     if (model.empty()) {
         std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
