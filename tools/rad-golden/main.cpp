@@ -39,6 +39,7 @@
 #include "golden_file.h"
 #include "radiance/convert/convert.h"
 #include "radiance/engine/engine.h"
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "runs.h"
@@ -113,29 +114,27 @@ struct Options {
 
 Options parse(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::cerr << "rad-golden: " << a << " needs a value\n";
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "--kernels") o.kernels = value();
-        else if (a == "--radiance-home") o.homes = value();
-        else if (a == "--tol") o.tol = std::stod(value());
-        else if (a == "--tp") o.tp = std::stoi(value());
-        else if (a == "--in-process") o.in_process = true;
-        else if (a == "--placement") o.placement = value();
-        else if (a == "--no-graphs") o.graphs = false;
-        else if (a == "--top1") o.top1 = std::stod(value());
-        else if (a == "--debug-selection") o.debug_selection = true;
-        else if (a == "--transport") o.transport = value();
-        else if (a == "--model") o.model_file = value();
-        else if (a == "--decode-ref") o.decode_ref = value();
-        else if (o.dir.empty()) o.dir = a;
-        else usage();
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--kernels")) o.kernels = args.value();
+            else if (args.is("--radiance-home")) o.homes = args.value();
+            else if (args.is("--tol")) o.tol = args.real(0, 1e9);
+            else if (args.is("--tp")) o.tp = static_cast<int>(args.integer(1, 64));
+            else if (args.is("--in-process")) o.in_process = true;
+            else if (args.is("--placement")) o.placement = args.value();
+            else if (args.is("--no-graphs")) o.graphs = false;
+            else if (args.is("--top1")) o.top1 = args.real(0, 1);
+            else if (args.is("--debug-selection")) o.debug_selection = true;
+            else if (args.is("--transport")) o.transport = args.value();
+            else if (args.is("--model")) o.model_file = args.value();
+            else if (args.is("--decode-ref")) o.decode_ref = args.value();
+            else if (o.dir.empty() && args.positional()) o.dir = args.current();
+            else usage();
+        }
+    } catch (const util::ArgsError& e) {
+        std::cerr << "rad-golden: " << e.what() << "\n";
+        std::exit(2);
     }
     if (o.dir.empty()) usage();
     return o;
