@@ -19,7 +19,6 @@
 #   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
-#   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
 #   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
 #   sampleab kbench's sample rows with the pre-filter (RADIANCE_GPU_SAMPLE_PREFILTER=1, the default), then decode drawing (top_k 40, top_p 0.95) off / on
@@ -346,12 +345,6 @@ for stage in "$@"; do
     RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 16 --mixed 256 \
       --no-graphs > "$OUTD/mixed-profile.log" 2>&1
     grep -v "^\[info\]" "$OUTD/mixed-profile.log" | head -30 ;;
-  earlyab)  # RADIANCE_GPU_GEMV_EARLY (the gemv's first weight loads before the wait for the previous kernel): kbench's gemm rows, then decode off / on
-    "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu --bench 2>&1 | grep -v "^\[info\]"
-    for v in 0 1; do
-      RADIANCE_GPU_GEMV_EARLY=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
-        grep -E "^decode" | sed "s/^/gemv_early=$v: /"
-    done 2>&1 | tee "$OUTD/earlyab.log" ;;
   ncuflash)  # where the prefill attention kernel's time goes: one k_flash launch of a 4,096-token prefill
     L2=/tmp/llama8b-2l
     if [[ ! -s $L2.rad ]]; then
@@ -426,9 +419,9 @@ for stage in "$@"; do
       xz -T0 "$OUTD/trace-$i.csv" "$OUTD/graphs-$i.csv"
     done 2>&1 | tee -a "$OUTD/trace.log"
     quiet_end ;;
-  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
+  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (a variable name, docs/SETTINGS.md) at each of DECODE_AB_VALUES (default 0 1)
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
-    ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
+    ab=${DECODE_AB:?decodeab needs DECODE_AB, the switch to compare}
     for v in ${DECODE_AB_VALUES:-0 1}; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
