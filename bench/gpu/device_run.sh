@@ -18,8 +18,7 @@
 #   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
 #   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
-#   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
-#   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
+#   prof     per-op times of decode-dominated runs, and the split-count A/B (RADIANCE_GPU_ATTN_MIN_SPLITS) at 64 / 256 rows
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
 #   sampleab kbench's sample rows with the pre-filter (RADIANCE_GPU_SAMPLE_PREFILTER=1, the default), then decode drawing (top_k 40, top_p 0.95) off / on
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
@@ -297,12 +296,6 @@ for stage in "$@"; do
       echo "--- $args"
       eval RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --in 128 $args 2>&1 | grep -v "^\[info\]"
     done ;;
-  ab)  # decode at 64 / 256 with the step's k/v stored by attention itself and by a launch of its own, then per-op times
-    for v in 0 1; do
-      RADIANCE_GPU_SEPARATE_KV_WRITE=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 40 2>&1 |
-        grep -E "^decode" | sed "s/^/separate_kv_write=$v: /"
-    done
-    RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 8 2>&1 | grep -v "^\[info\]" ;;
   prof)  # decode-dominated per-op times at 64 and 256 rows (16-token prompts), and split counts A/B at 64 / 256
     for nb in 64 256; do
       echo "--- profile decode $nb"
@@ -426,14 +419,6 @@ for stage in "$@"; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
     done 2>&1 | tee "$OUTD/decodeab.log" ;;
-  attnab)  # decode attention on the tensor cores (RADIANCE_GPU_ATTN_TC): kbench's attention cases with the default, then decode off / on at 128 and 1,024 prompt tokens
-    "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
-    for in in 128 1024; do
-      for v in 0 1; do
-        RADIANCE_GPU_ATTN_TC=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in $in --out 128 2>&1 |
-          grep -E "^decode" | sed "s/^/attn_tc=$v in=$in: /"
-      done
-    done 2>&1 | tee "$OUTD/attnab.log" ;;
   mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
     RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'
     for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do

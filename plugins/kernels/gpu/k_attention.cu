@@ -373,10 +373,8 @@ int splits_for(int64_t n, int64_t head_blocks, int64_t max_ctx) {
 // tensor-core kernel; RAD_E_UNSUPPORTED (nothing launched) otherwise, for the caller's chain.
 template <typename C>
 int run_rope(const RadArgs* a, AttnGeom g, int64_t n, const RopeTable& t) {
-    static const bool separate = env_flag("RADIANCE_GPU_SEPARATE_KV_WRITE");
-    static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
     if constexpr (!std::is_same<C, gpu_bf16>::value) return RAD_E_UNSUPPORTED;
-    if (n != g.n_seq || separate || !tc) return RAD_E_UNSUPPORTED;
+    if (n != g.n_seq) return RAD_E_UNSUPPORTED;
     g.own_row = 1;
     auto* part = static_cast<float*>(a->scratch);
     const int rc = attention_decode_tc(a, g, n, part, &t);
@@ -397,9 +395,10 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto* cp = static_cast<const int32_t*>(cu->data);
     const auto* bp = static_cast<const int32_t*>(bt->data);
     gpuStream_t s = stream_of(a);
-    // RADIANCE_GPU_SEPARATE_KV_WRITE=1 keeps the store a launch of its own (an A/B switch for measuring)
-    static const bool separate = env_flag("RADIANCE_GPU_SEPARATE_KV_WRITE");
-    g.own_row = n == g.n_seq && !separate ? 1 : 0;
+    // Every sequence one row (decode): the attention kernel stores the step's k/v itself, no launch
+    // of its own (a launch of its own measured within noise of it, 192.6 against 194.6 tok/s at
+    // batch 1, H200, 2026-12-01; the decode kernels' early cache loads build on it since).
+    g.own_row = n == g.n_seq ? 1 : 0;
     if (!g.own_row)
         gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
                    static_cast<const float*>(v->data), static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
@@ -419,10 +418,10 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     }
     auto* part = static_cast<float*>(a->scratch);
     if constexpr (std::is_same<C, gpu_bf16>::value) {
-        // Decode rows on the tensor cores where that kernel has a path (RADIANCE_GPU_ATTN_TC=0:
-        // always k_attend below, an A/B switch)
-        static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
-        const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
+        // Decode rows on the tensor cores where that kernel has a path (k_attend below otherwise):
+        // 64 / 256 rows at 1k context 3,763 / 5,826 -> 7,014 / 11,747 tok/s against k_attend
+        // (8B shape, H200, 2026-12-01)
+        const int rc = attention_decode_tc(a, g, n, part);
         if (rc != RAD_E_UNSUPPORTED) {
             if (rc == RAD_OK && g.splits > 1) {
                 launch_merge(part, static_cast<float*>(y->data), cp, pp, g, n, s);
@@ -499,12 +498,11 @@ int attend(const RadArgs* a, const RopeTable* rope) {
     g.group = group == 1 || group == 2 || group == 4 ? group : kMaxGroup;
     g.group_chunks = (group + g.group - 1) / g.group;
     g.splits = splits_for(n, static_cast<int64_t>(g.n_head_kv) * g.group_chunks, static_cast<int64_t>(g.bt_stride) * g.block);
-    // RADIANCE_GPU_ATTN_MIN_SPLITS=N raises the split count (an A/B switch for measuring)
+    // RADIANCE_GPU_ATTN_MIN_SPLITS=N raises the split count (an A/B switch still under measurement:
+    // 4 splits at 64 rows beat the default 2 on the walk kernel, 8,600 against 8,199 tok/s, H200,
+    // 2026-12-01; not measured on the tensor-core decode kernel since; docs/SETTINGS.md)
     static const int min_splits = env_int("RADIANCE_GPU_ATTN_MIN_SPLITS");
     if (min_splits > g.splits) g.splits = std::min(min_splits, kMaxSplits);
-    // RADIANCE_GPU_ATTN_MAX_SPLITS=N lowers it (an A/B switch for measuring)
-    static const int max_splits = env_int("RADIANCE_GPU_ATTN_MAX_SPLITS");
-    if (max_splits > 0 && max_splits < g.splits) g.splits = max_splits;
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);
     g.k_pitch = pitch_elems(&a->t[1]);
