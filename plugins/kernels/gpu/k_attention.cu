@@ -237,13 +237,13 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 // Before the wait a block reads only the step's inputs (positions, sequences), so after it the
 // partials' loads are the first round trip; the turned q and k are stored after y, off the
 // path to the output projection's inputs (they were two round trips before the partials: batch-1
-// decode 246.1 -> 248.1 tok/s on the 8B shape, H200, 2026-12-03, two rounds). `release`
-// (RADIANCE_GPU_MERGE_RELEASE): when the next kernel (the output projection, whose first wave
-// sends all its weight loads as soon as it is resident) may launch: 0 right after the wait, 1
-// (the default) once the partials are in, so that burst does not hold up their loads (248.1 ->
-// 248.5; phase stamps: the merge ends 2.6 us sooner), 2 at the end (slower).
+// decode 246.1 -> 248.1 tok/s on the 8B shape, H200, 2026-12-03, two rounds). The next kernel
+// (the output projection, whose first wave sends all its weight loads as soon as it is resident)
+// may launch once the partials are in, so that burst does not hold up their loads: 248.1 ->
+// 248.5 against releasing it right after the wait (phase stamps: the merge ends 2.6 us sooner);
+// releasing it at the end was slower.
 template <bool WIDE, bool ROPE>
-__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb, int release) {
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb) {
     const int64_t i = blockIdx.x;
     const int h = blockIdx.y;
     RAD_PHASE(g.ph, 4, 0);
@@ -275,7 +275,6 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
         }
     }
     gpu_grid_wait();
-    if (release == 0) gpu_grid_release();
     RAD_PHASE(g.ph, 4, 1);
     const int64_t stride = g.head_dim + 2;
     const float* pp = part + (i * g.n_head + h) * g.splits * stride;
@@ -293,7 +292,7 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
         lz[z] = pp[z * stride + 1];
     }
     __syncthreads();
-    if (release == 1) gpu_grid_release();
+    gpu_grid_release();  // the partials are in
     RAD_PHASE(g.ph, 4, 2);
     float M = -FLT_MAX;
     for (int z = 0; z < live; ++z) M = fmaxf(M, mz[z]);
@@ -333,14 +332,11 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
 // k_merge for these partials, WIDE (every split's loads at once) where head_dim fits the block and
 // there are more than 8 splits: batch-1 decode 233.1 -> 238.9 tok/s with the 32 splits of a plan
 // for 4,096-token prompts, 237.0 -> 238.1 with the 12 of a small plan, but at 64 rows (2 splits)
-// 9,834 -> 9,678 (H200, 2026-12-03, two rounds each). RADIANCE_GPU_MERGE_WIDE=0 / 1 forces the
-// narrow / wide form (an A/B switch).
+// 9,834 -> 9,678 (H200, 2026-12-03, two rounds each).
 // With `rb`, q and k are written back turned (rope_attention).
 void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, const AttnGeom& g, int64_t n, gpuStream_t s,
                   const RopeBack* rb = nullptr) {
-    static const int force = env_int("RADIANCE_GPU_MERGE_WIDE", -1);
-    static const int release = env_int("RADIANCE_GPU_MERGE_RELEASE", 1);
-    const bool wide = force >= 0 ? force != 0 && g.head_dim <= 128 : g.splits > 8 && g.head_dim <= 128;
+    const bool wide = g.splits > 8 && g.head_dim <= 128;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
     const RopeBack none{};
     AttnGeom gm = g;
@@ -348,11 +344,11 @@ void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t*
     gm.ph = phase_slots(kPhaseMerge, static_cast<int64_t>(grid.x) * grid.y, 4, s);
 #endif
     if (rb) {
-        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb, release);
-        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb, release);
+        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
+        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
     } else {
-        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none, release);
-        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none, release);
+        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
+        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
     }
 }
 
