@@ -419,18 +419,6 @@ for stage in "$@"; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
     done 2>&1 | tee "$OUTD/decodeab.log" ;;
-  mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
-    RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'
-    for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do
-      [[ -f $f/golden.safetensors ]] || continue
-      RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|passed" | sed "s|^|split on $(basename "$f"): |"
-    done
-    if [[ -s $M8.rad ]]; then
-      for v in 0 1; do
-        RADIANCE_GPU_SPLIT_MIXED=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 128 --out 32 --mixed 64 2>&1 |
-          grep -E "^mixed" | sed "s/^/split_mixed=$v: /"
-      done
-    fi 2>&1 | tee "$OUTD/mixedab.log" ;;
   ncu)  # per-kernel times of decode steps (batch 1, no graphs), where the card's runtime allows ncu
     ncu --clock-control none --launch-skip 1400 --launch-count 470 --csv --metrics gpu__time_duration.sum \
       "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1 --in 128 --out 6 --no-graphs \

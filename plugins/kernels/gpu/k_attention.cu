@@ -403,9 +403,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         // the decode kernel below the ones with one row: a 128-row tile per decode row and query
         // head cost ~1 ms a layer at 256 decode rows (rad-enginebench --mixed, H200), the decode
         // kernel ~40 us (256 decode rows + a 64-row chunk: 60.4 -> 31.1 ms a step on an H200).
-        // RADIANCE_GPU_SPLIT_MIXED=0 gives every row to the flash kernel (an A/B switch).
-        static const bool split_mixed = env_flag("RADIANCE_GPU_SPLIT_MIXED", true);
-        const int multi_only = split_mixed && g.n_seq > 1 ? 1 : 0;
+        const int multi_only = g.n_seq > 1 ? 1 : 0;
         FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch,
                      multi_only};
         const int rc = attention_flash(a, fg, n, g.head_dim);
