@@ -232,8 +232,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.world = world;
         ac.hf_prefix = hf + "self_attn.";
         ac.name = name;
-        // RADIANCE_ROPE_FUSION=0 keeps rope a launch of its own (an A/B switch)
-        ac.rope_in_attention = !switched_off("RADIANCE_ROPE_FUSION");
+        // rope_attention where a library serves it (docs/PERFORMANCE.md, session 14)
+        ac.rope_in_attention = true;
         if (m.decode_fusions) {  // x in and out: the residual stream
             ac.norm_w = L.w_attn_norm;
             ac.norm_eps = m.eps;
