@@ -20,7 +20,6 @@
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   prof     per-op times of decode-dominated runs, and the split-count A/B (RADIANCE_GPU_ATTN_MIN_SPLITS) at 64 / 256 rows
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
-#   sampleab kbench's sample rows with the pre-filter (RADIANCE_GPU_SAMPLE_PREFILTER=1, the default), then decode drawing (top_k 40, top_p 0.95) off / on
 #   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
 #   httpab   the HTTP stage at 64 / 256 clients under each --max-batch-tokens of HTTP_TOKENS (the step's token budget)
 #   cpu16env llama.cpp's tg128 and libcpu's under each setting of CPU_AB_SET, interleaved (CPU_AB_ROUNDS)
@@ -311,17 +310,6 @@ for stage in "$@"; do
     done ;;
   kbench)  # every op case on Llama-3.1-8B shapes: libgpu (and libcpu) against libref, with speed
     "$B/bin/rad-kbench" --shape llama3.1-8b --bench --report "$OUTD/kbench.md" 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench.log" ;;
-  sampleab)  # RADIANCE_GPU_SAMPLE_PREFILTER (top_k <= 64 rows through the multi-block pre-filter): kbench's sample rows with it on, then decode drawing with top_k 40 / top_p 0.95 off / on
-    RADIANCE_GPU_SAMPLE_PREFILTER=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops sample --bench 2>&1 | grep -v "^\[info\]" |
-      sed "s/^/prefilter on: /" | tee "$OUTD/kbench-sampleab.log"
-    if [[ -s $M8.rad ]]; then
-      for round in 1 2; do
-        for on in 0 1; do
-          RADIANCE_GPU_SAMPLE_PREFILTER=$on "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64 --in 128 \
-            --out 64 --sample 0.8,40,0.95,0 2>&1 | grep -E "^(decode|sample)" | sed "s/^/round $round prefilter $on: /"
-        done
-      done 2>&1 | tee "$OUTD/sampleab-decode.log"
-    fi ;;
   sampling)  # the card's argmax / sample rows against libref on the 8B vocabulary (with speed), then decode drawing on the card vs greedy
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops argmax,sample --bench 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench-sampling.log"
     if [[ -s $M8.rad ]]; then
