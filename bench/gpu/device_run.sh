@@ -503,7 +503,7 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
   cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, decode walk, prefetch, spin and thread count
     cpu16_prep llama3.2-1b >/dev/null 2>&1
     quiet_begin  # a llama.cpp build still running would take the cores being measured
-    for cfg in "" "RADIANCE_CPU_GEMV_ROWS=0" "RADIANCE_CPU_GEMV_AHEAD=0" "RADIANCE_CPU_GEMV_AHEAD=4096" "RADIANCE_CPU_SPIN_US=1000" \
+    for cfg in "" "RADIANCE_CPU_GEMV_AHEAD=0" "RADIANCE_CPU_GEMV_AHEAD=4096" "RADIANCE_CPU_SPIN_US=1000" \
       "RADIANCE_CPU_ISA=avx2" "RADIANCE_CPU_ISA=avx512bf16" "RADIANCE_THREADS=8" "RADIANCE_THREADS=12"; do
       r=$(env RADIANCE_THREADS=16 $cfg "$B/bin/rad-enginebench" /tmp/cpu16-llama3.2-1b.rad --placement host --prefill "" --decode 1 --in 16 --out 64 2>&1 | awk '$1 == "decode" {print $4}')
       echo "cpu16ab ${cfg:-default}: tg tok/s $r"

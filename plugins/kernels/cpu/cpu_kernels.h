@@ -136,12 +136,6 @@ int isa_level();
 // Levels this machine runs (CPUID + the OS saving the registers); init once.
 bool isa_supported(int level);
 void isa_init();
-// Whether decode tiles prefetch the next tile's weight lines: on except on Intel CPUs (measured:
-// helps on Zen 3, hurts on a 16-thread Xeon); RADIANCE_CPU_PREFETCH=0/1 overrides.
-extern bool g_decode_prefetch;
-// Whether decode (at most 8 x rows) walks w a row at a time (one contiguous stream a slice)
-// instead of in register tiles of kNR rows; RADIANCE_CPU_GEMV_ROWS=0 keeps the tiles.
-extern bool g_decode_rows;
 // How far ahead (bytes) that row walk prefetches w into cache; 0: none. RADIANCE_CPU_GEMV_AHEAD.
 extern int g_decode_rows_ahead;
 // The fewest 12-row tiles of w a decode task streams (RADIANCE_CPU_DECODE_TILES, default 4).

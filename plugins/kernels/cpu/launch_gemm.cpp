@@ -72,7 +72,7 @@ int gemm_threads(const GemmArgs& g) {
 
 // y[m-block, n-slice] tasks; `m_block` rows per block (M for decode).
 void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
-    const int nr = 12;  // slices hold whole register tiles of every kernel (3 or 4 rows of w)
+    const int nr = 12;  // slices hold whole register tiles (the bf16-dot kernel's 4 rows of w)
     const int threads = gemm_threads(g);
     const int64_t m_blocks = (g.M + m_block - 1) / m_block;
     const int64_t tiles = (g.N + nr - 1) / nr;
@@ -100,8 +100,8 @@ struct PackJob {
 };
 void pack_tiles(const PackJob& j, int64_t t0, int64_t t1) { kernels().pack_x(*j.g, j.xt, t0, t1); }
 
-// The columns from `done` on that gemm_amx left (fewer than 32): the row-walk / tile kernel, one
-// task per block of 8 x rows.
+// The columns from `done` on that gemm_amx left (fewer than 32): the row-walk kernel, one task
+// per block of 8 x rows.
 void amx_tail(const GemmArgs& g, int64_t done) {
     const int64_t blocks = (g.M + 7) / 8;
     parallel_for(blocks, std::min<int>(gemm_threads(g), static_cast<int>(blocks)), [&](int64_t b) {
