@@ -20,7 +20,7 @@
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   prof     per-op times of decode-dominated runs, and the split-count A/B (RADIANCE_GPU_ATTN_MIN_SPLITS) at 64 / 256 rows
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
-#   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
+#   cpu16ab  libcpu's decode on the 16-core host per ISA level, spin time and thread count
 #   httpab   the HTTP stage at 64 / 256 clients under each --max-batch-tokens of HTTP_TOKENS (the step's token budget)
 #   cpu16env llama.cpp's tg128 and libcpu's under each setting of CPU_AB_SET, interleaved (CPU_AB_ROUNDS)
 #   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
@@ -500,10 +500,10 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
       done
       kill $spid; wait $spid 2>/dev/null
     done 2>&1 | tee "$OUTD/httpab.log" ;;
-  cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, decode walk, prefetch, spin and thread count
+  cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, spin and thread count
     cpu16_prep llama3.2-1b >/dev/null 2>&1
     quiet_begin  # a llama.cpp build still running would take the cores being measured
-    for cfg in "" "RADIANCE_CPU_GEMV_AHEAD=0" "RADIANCE_CPU_GEMV_AHEAD=4096" "RADIANCE_CPU_SPIN_US=1000" \
+    for cfg in "" "RADIANCE_CPU_SPIN_US=1000" \
       "RADIANCE_CPU_ISA=avx2" "RADIANCE_CPU_ISA=avx512bf16" "RADIANCE_THREADS=8" "RADIANCE_THREADS=12"; do
       r=$(env RADIANCE_THREADS=16 $cfg "$B/bin/rad-enginebench" /tmp/cpu16-llama3.2-1b.rad --placement host --prefill "" --decode 1 --in 16 --out 64 2>&1 | awk '$1 == "decode" {print $4}')
       echo "cpu16ab ${cfg:-default}: tg tok/s $r"

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "cpu_kernels.h"
-#include "env.h"
 #include "gemm_amx.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -96,15 +95,8 @@ void isa_init() {
             for (int l = 0; l < kIsaCount; ++l)
                 if (!std::strcmp(e, kLevelNames[l]) && g_supported[l]) level = l;
         g_level.store(level);
-        g_decode_rows_ahead = static_cast<int>(env_long("RADIANCE_CPU_GEMV_AHEAD", 0, 1 << 20, g_decode_rows_ahead));
-        g_decode_min_tiles = static_cast<int>(env_long("RADIANCE_CPU_DECODE_TILES", 1, 1 << 20, g_decode_min_tiles));
-        g_row_walk_rows = static_cast<int>(env_long("RADIANCE_CPU_ROW_WALK_ROWS", 8, 4096, g_row_walk_rows));
     });
 }
-
-int g_decode_rows_ahead = 2048;
-int g_decode_min_tiles = 4;
-int g_row_walk_rows = 24;
 
 bool isa_supported(int level) { return level >= 0 && level < kIsaCount && g_supported[level]; }
 int isa_level() { return g_level.load(std::memory_order_relaxed); }
