@@ -18,12 +18,9 @@
 #   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
 #   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
-#   ab, prof A/B switches of libgpu's attention and per-op times of decode-dominated runs
-#   earlyab  the gemv's early weight loads off / on (kbench gemm rows, decode at 1 / 64 / 256)
-#   attnab   decode attention on the tensor cores off / on (kbench attention, decode at 128 and 1,024 context)
+#   prof     per-op times of decode-dominated runs, and the split-count A/B (RADIANCE_GPU_ATTN_MIN_SPLITS) at 64 / 256 rows
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
-#   sampleab kbench's sample rows with the pre-filter (RADIANCE_GPU_SAMPLE_PREFILTER=1, the default), then decode drawing (top_k 40, top_p 0.95) off / on
-#   cpu16ab  libcpu's decode on the 16-core host per ISA level, prefetch and thread count
+#   cpu16ab  libcpu's decode on the 16-core host per ISA level, spin time and thread count
 #   httpab   the HTTP stage at 64 / 256 clients under each --max-batch-tokens of HTTP_TOKENS (the step's token budget)
 #   cpu16env llama.cpp's tg128 and libcpu's under each setting of CPU_AB_SET, interleaved (CPU_AB_ROUNDS)
 #   ncuflash Nsight Compute on one prefill attention kernel (4,096 tokens, a 2-layer 8B-shaped model):
@@ -298,12 +295,6 @@ for stage in "$@"; do
       echo "--- $args"
       eval RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --in 128 $args 2>&1 | grep -v "^\[info\]"
     done ;;
-  ab)  # decode at 64 / 256 with the step's k/v stored by attention itself and by a launch of its own, then per-op times
-    for v in 0 1; do
-      RADIANCE_GPU_SEPARATE_KV_WRITE=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 40 2>&1 |
-        grep -E "^decode" | sed "s/^/separate_kv_write=$v: /"
-    done
-    RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 8 2>&1 | grep -v "^\[info\]" ;;
   prof)  # decode-dominated per-op times at 64 and 256 rows (16-token prompts), and split counts A/B at 64 / 256
     for nb in 64 256; do
       echo "--- profile decode $nb"
@@ -319,17 +310,6 @@ for stage in "$@"; do
     done ;;
   kbench)  # every op case on Llama-3.1-8B shapes: libgpu (and libcpu) against libref, with speed
     "$B/bin/rad-kbench" --shape llama3.1-8b --bench --report "$OUTD/kbench.md" 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench.log" ;;
-  sampleab)  # RADIANCE_GPU_SAMPLE_PREFILTER (top_k <= 64 rows through the multi-block pre-filter): kbench's sample rows with it on, then decode drawing with top_k 40 / top_p 0.95 off / on
-    RADIANCE_GPU_SAMPLE_PREFILTER=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops sample --bench 2>&1 | grep -v "^\[info\]" |
-      sed "s/^/prefilter on: /" | tee "$OUTD/kbench-sampleab.log"
-    if [[ -s $M8.rad ]]; then
-      for round in 1 2; do
-        for on in 0 1; do
-          RADIANCE_GPU_SAMPLE_PREFILTER=$on "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64 --in 128 \
-            --out 64 --sample 0.8,40,0.95,0 2>&1 | grep -E "^(decode|sample)" | sed "s/^/round $round prefilter $on: /"
-        done
-      done 2>&1 | tee "$OUTD/sampleab-decode.log"
-    fi ;;
   sampling)  # the card's argmax / sample rows against libref on the 8B vocabulary (with speed), then decode drawing on the card vs greedy
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops argmax,sample --bench 2>&1 | grep -v "^\[info\]" | tee "$OUTD/kbench-sampling.log"
     if [[ -s $M8.rad ]]; then
@@ -346,12 +326,6 @@ for stage in "$@"; do
     RADIANCE_PROFILE_OPS=1 "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 256 --in 128 --out 16 --mixed 256 \
       --no-graphs > "$OUTD/mixed-profile.log" 2>&1
     grep -v "^\[info\]" "$OUTD/mixed-profile.log" | head -30 ;;
-  earlyab)  # RADIANCE_GPU_GEMV_EARLY (the gemv's first weight loads before the wait for the previous kernel): kbench's gemm rows, then decode off / on
-    "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu --bench 2>&1 | grep -v "^\[info\]"
-    for v in 0 1; do
-      RADIANCE_GPU_GEMV_EARLY=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
-        grep -E "^decode" | sed "s/^/gemv_early=$v: /"
-    done 2>&1 | tee "$OUTD/earlyab.log" ;;
   ncuflash)  # where the prefill attention kernel's time goes: one k_flash launch of a 4,096-token prefill
     L2=/tmp/llama8b-2l
     if [[ ! -s $L2.rad ]]; then
@@ -426,33 +400,13 @@ for stage in "$@"; do
       xz -T0 "$OUTD/trace-$i.csv" "$OUTD/graphs-$i.csv"
     done 2>&1 | tee -a "$OUTD/trace.log"
     quiet_end ;;
-  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (default RADIANCE_GPU_GEMV_WARP) off and on
+  decodeab)  # batch-1 decode kernels: kbench's gemm / attention / add_rms_norm / argmax rows, then decode with the A/B switch DECODE_AB (a variable name, docs/SETTINGS.md) at each of DECODE_AB_VALUES (default 0 1)
     "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm,gemm_swiglu,attention,add_rms_norm,argmax --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
-    ab=${DECODE_AB:-RADIANCE_GPU_GEMV_WARP}
+    ab=${DECODE_AB:?decodeab needs DECODE_AB, the switch to compare}
     for v in ${DECODE_AB_VALUES:-0 1}; do
       env "$ab=$v" "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in 128 --out 128 2>&1 |
         grep -E "^decode" | sed "s/^/$ab=$v: /"
     done 2>&1 | tee "$OUTD/decodeab.log" ;;
-  attnab)  # decode attention on the tensor cores (RADIANCE_GPU_ATTN_TC): kbench's attention cases with the default, then decode off / on at 128 and 1,024 prompt tokens
-    "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu "
-    for in in 128 1024; do
-      for v in 0 1; do
-        RADIANCE_GPU_ATTN_TC=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1,64,256 --in $in --out 128 2>&1 |
-          grep -E "^decode" | sed "s/^/attn_tc=$v in=$in: /"
-      done
-    done 2>&1 | tee "$OUTD/attnab.log" ;;
-  mixedab)  # RADIANCE_GPU_SPLIT_MIXED (decode rows of a mixed step on the decode kernel): kbench's attention cases and the fixtures with it on, then mixed steps off / on
-    RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-kbench" --shape llama3.1-8b --ops attention --bench 2>&1 | grep -v "^\[info\]" | sed 's/^/split on: /'
-    for f in "$B"/fixtures/* "$root"/tests/golden/fixtures/*; do
-      [[ -f $f/golden.safetensors ]] || continue
-      RADIANCE_GPU_SPLIT_MIXED=1 "$B/bin/rad-golden" "$f" --in-process --placement device --tol 2e-2 --top1 0.98 2>&1 | grep -E "FAIL|passed" | sed "s|^|split on $(basename "$f"): |"
-    done
-    if [[ -s $M8.rad ]]; then
-      for v in 0 1; do
-        RADIANCE_GPU_SPLIT_MIXED=$v "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 128 --out 32 --mixed 64 2>&1 |
-          grep -E "^mixed" | sed "s/^/split_mixed=$v: /"
-      done
-    fi 2>&1 | tee "$OUTD/mixedab.log" ;;
   ncu)  # per-kernel times of decode steps (batch 1, no graphs), where the card's runtime allows ncu
     ncu --clock-control none --launch-skip 1400 --launch-count 470 --csv --metrics gpu__time_duration.sum \
       "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 1 --in 128 --out 6 --no-graphs \
@@ -546,10 +500,10 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
       done
       kill $spid; wait $spid 2>/dev/null
     done 2>&1 | tee "$OUTD/httpab.log" ;;
-  cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, decode walk, prefetch, spin and thread count
+  cpu16ab)  # why decode on 16 cores trails llama.cpp: radiance tg128 (1B shape) per ISA level, spin and thread count
     cpu16_prep llama3.2-1b >/dev/null 2>&1
     quiet_begin  # a llama.cpp build still running would take the cores being measured
-    for cfg in "" "RADIANCE_CPU_GEMV_ROWS=0" "RADIANCE_CPU_GEMV_AHEAD=0" "RADIANCE_CPU_GEMV_AHEAD=4096" "RADIANCE_CPU_SPIN_US=1000" \
+    for cfg in "" "RADIANCE_CPU_SPIN_US=1000" \
       "RADIANCE_CPU_ISA=avx2" "RADIANCE_CPU_ISA=avx512bf16" "RADIANCE_THREADS=8" "RADIANCE_THREADS=12"; do
       r=$(env RADIANCE_THREADS=16 $cfg "$B/bin/rad-enginebench" /tmp/cpu16-llama3.2-1b.rad --placement host --prefill "" --decode 1 --in 16 --out 64 2>&1 | awk '$1 == "decode" {print $4}')
       echo "cpu16ab ${cfg:-default}: tg tok/s $r"

@@ -71,16 +71,6 @@ int64_t layer_window(const RadModelMeta* meta, int l) {
     return meta_true(meta, "hf.use_sliding_window") ? w : 0;
 }
 
-// An A/B switch for measuring: true where the variable is set to "0".
-bool switched_off(const char* name) {
-    const char* e = std::getenv(name);
-    return e && std::string(e) == "0";
-}
-bool switched_on(const char* name) {
-    const char* e = std::getenv(name);
-    return e && std::string(e) == "1";
-}
-
 rad_op norm(RadBuilder* b, rad_weight w) {
     return op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
                               RAD_STR("wdtype", wdtype(b, w))}, {w});
@@ -204,9 +194,10 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.op_embed = op(b, "embed", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_INT("vocab", m.n_vocab),
                                  RAD_STR("wdtype", wdtype(b, m.w_tok))}, {m.w_tok});
     uses(b, m.op_embed, {}, {m.b_x});
-    // RADIANCE_DECODE_FUSIONS=0 keeps the norm and add ops (an A/B switch for measuring)
-    m.decode_fusions = world == 1 && !switched_off("RADIANCE_DECODE_FUSIONS") &&
-                       serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
+    // One rank, where a library serves them: the norms into the gemvs after them, the residual
+    // adds into the gemvs before them (docs/PERFORMANCE.md, session 10: batch-1 decode 231.8 /
+    // 232.2 -> 238.0 / 236.5 tok/s on the 8B shape, H200)
+    m.decode_fusions = world == 1 && serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
     for (int l = 0; l < meta->n_layers; ++l) {
@@ -232,8 +223,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.world = world;
         ac.hf_prefix = hf + "self_attn.";
         ac.name = name;
-        // RADIANCE_ROPE_FUSION=0 keeps rope a launch of its own (an A/B switch)
-        ac.rope_in_attention = !switched_off("RADIANCE_ROPE_FUSION");
+        // rope_attention where a library serves it (docs/PERFORMANCE.md, session 14)
+        ac.rope_in_attention = true;
         if (m.decode_fusions) {  // x in and out: the residual stream
             ac.norm_w = L.w_attn_norm;
             ac.norm_eps = m.eps;
@@ -295,8 +286,9 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         d = buf2(RAD_F32, m.max_out, v_local);
         m.b_logits_local = head_out = rad_decl_buffer(b, "logits_local", &d);
     }
-    // RADIANCE_HEAD_FUSION=0 keeps the final norm a launch of its own (an A/B switch)
-    if (m.decode_fusions && !switched_off("RADIANCE_HEAD_FUSION") && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
+    // The final norm in the head's gemv under the decode fusions (level with a launch of its own,
+    // a launch a step fewer: docs/PERFORMANCE.md, session 12)
+    if (m.decode_fusions && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
         m.op_head = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
                                             RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_norm, m.w_out});
         m.head_normed = rad_op_resolved(b, m.op_head) != 0;
@@ -345,9 +337,9 @@ void step(RadCtx* c, const RadBatch* bt) {
     const int64_t o = bt->n_out;
     // Every row an output, in order (a decode step): the head reads the residual stream itself
     // and no gather runs (a launch and a round trip a step on a card; the engine keys recorded
-    // graphs by this as well). RADIANCE_HEAD_GATHER=1 gathers anyway (an A/B switch).
-    static const bool always_gather = switched_on("RADIANCE_HEAD_GATHER");
-    bool every_row = o == n && !always_gather;
+    // graphs by this as well; level with the gather at batch 1 and 64, docs/PERFORMANCE.md
+    // session 14).
+    bool every_row = o == n;
     for (int64_t i = 0; every_row && i < o; ++i) every_row = bt->out_ids[i] == i;
     const rad_buf xo = every_row ? m.b_x : m.b_xo;  // (normed in place below: nothing reads b_x after the head)
     if (!every_row) RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));

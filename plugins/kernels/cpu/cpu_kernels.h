@@ -136,24 +136,20 @@ int isa_level();
 // Levels this machine runs (CPUID + the OS saving the registers); init once.
 bool isa_supported(int level);
 void isa_init();
-// Whether decode tiles prefetch the next tile's weight lines: on except on Intel CPUs (measured:
-// helps on Zen 3, hurts on a 16-thread Xeon); RADIANCE_CPU_PREFETCH=0/1 overrides.
-extern bool g_decode_prefetch;
-// Whether decode (at most 8 x rows) walks w a row at a time (one contiguous stream a slice)
-// instead of in register tiles of kNR rows; RADIANCE_CPU_GEMV_ROWS=0 keeps the tiles.
-extern bool g_decode_rows;
-// How far ahead (bytes) that row walk prefetches w into cache; 0: none. RADIANCE_CPU_GEMV_AHEAD.
-extern int g_decode_rows_ahead;
-// The fewest 12-row tiles of w a decode task streams (RADIANCE_CPU_DECODE_TILES, default 4).
-// At 16 the 1B shape's narrow projections (N = 2048-3072) made one task per thread, so a thread
-// a busy VM slowed held up every region; with 4, three or four tasks a thread let the others take
-// its share: tg128 on the H200 host's 16 cores 36.5-44.2 -> 39.4-45.5 tok/s (docs/PERFORMANCE.md).
-extern int g_decode_min_tiles;
-// The most rows of x the row walk serves (default 24, at least 8, RADIANCE_CPU_ROW_WALK_ROWS);
-// more go to the packed prefill kernel. On the 2-core Xeon VM (Qwen2.5-0.5B shape) it prefilled
-// 12 / 16 / 24-token prompts 1.7-3.1x / 1.4x / 1.1x faster than the packed kernel, whose packing
-// and edge tiles weigh most at small M, and 32 / 64 tokens 0.88x / 0.74x as fast.
-extern int g_row_walk_rows;
+// How far ahead (bytes) the decode row walk prefetches w into cache: 2 KiB took the 2-core Xeon
+// VM's decode from ~13.6 to ~15-18 tok/s, 1 and 4 KiB were close, 8-16 KiB worse; on the H200
+// host's 16 cores 36.7 tok/s against 36.0 at 4 KiB and 30.8 with none (docs/PERFORMANCE.md).
+inline constexpr int kDecodeRowsAhead = 2048;
+// The fewest 12-row tiles of w a decode task streams. At 16 the 1B shape's narrow projections
+// (N = 2048-3072) made one task per thread, so a thread a busy VM slowed held up every region;
+// with 4, three or four tasks a thread let the others take its share: tg128 on the H200 host's
+// 16 cores 36.5-44.2 -> 39.4-45.5 tok/s (docs/PERFORMANCE.md, session 9).
+inline constexpr int kDecodeMinTiles = 4;
+// The most rows of x the row walk serves; more go to the packed prefill kernel (or AMX). On the
+// 2-core Xeon VM (Qwen2.5-0.5B shape) it prefilled 12 / 16 / 24-token prompts 1.7-3.1x / 1.4x /
+// 1.1x faster than the packed kernel, whose packing and edge tiles weigh most at small M, and
+// 32 / 64 tokens 0.88x / 0.74x as fast.
+inline constexpr int kRowWalkRows = 24;
 const char* isa_features();  // e.g. "avx2 fma f16c", for a human
 
 }  // namespace cpu

@@ -1,6 +1,6 @@
 // env.h: libcpu's numeric settings from the environment (RADIANCE_THREADS, RADIANCE_CPU_SPIN_US,
-// RADIANCE_CPU_GEMV_AHEAD): a whole decimal number within [lo, hi], or `fallback` when the
-// variable is unset, empty, not a number or out of range.
+// RADIANCE_CPU_NUMA; docs/SETTINGS.md): a whole decimal number within [lo, hi], or `fallback` when
+// the variable is unset, empty, not a number or out of range.
 #pragma once
 #include <cstdlib>
 

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "cpu_kernels.h"
-#include "env.h"
 #include "gemm_amx.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,14 +23,12 @@ struct Features {
     bool avx2 = false, fma = false, f16c = false, os_avx = false;
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512_bf16 = false, avx512_vnni = false;
     bool os_avx512 = false;
-    bool intel = false;  // CPUID vendor "GenuineIntel"
 };
 
 Features detect() {
     Features f;
 #ifdef CPU_X86
     unsigned a, b, c, d;
-    if (__get_cpuid(0, &a, &b, &c, &d)) f.intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
     f.fma = c & (1u << 12);
     f.f16c = c & (1u << 29);
@@ -98,23 +95,8 @@ void isa_init() {
             for (int l = 0; l < kIsaCount; ++l)
                 if (!std::strcmp(e, kLevelNames[l]) && g_supported[l]) level = l;
         g_level.store(level);
-        // The decode tiles' next-tile prefetch: +30% token generation on the 2-core Zen 3 it was
-        // made for, -45% on the H200 host's 16-thread Xeon (17.5 vs 31.9 tok/s, 1B shape): off on
-        // Intel by default; RADIANCE_CPU_PREFETCH=0/1 decides elsewhere (docs/PERFORMANCE.md).
-        g_decode_prefetch = !g_feat.intel;
-        if (const char* e = std::getenv("RADIANCE_CPU_PREFETCH")) g_decode_prefetch = std::strcmp(e, "0") != 0;
-        if (const char* e = std::getenv("RADIANCE_CPU_GEMV_ROWS")) g_decode_rows = std::strcmp(e, "0") != 0;
-        g_decode_rows_ahead = static_cast<int>(env_long("RADIANCE_CPU_GEMV_AHEAD", 0, 1 << 20, g_decode_rows_ahead));
-        g_decode_min_tiles = static_cast<int>(env_long("RADIANCE_CPU_DECODE_TILES", 1, 1 << 20, g_decode_min_tiles));
-        g_row_walk_rows = static_cast<int>(env_long("RADIANCE_CPU_ROW_WALK_ROWS", 8, 4096, g_row_walk_rows));
     });
 }
-
-bool g_decode_prefetch = true;
-bool g_decode_rows = true;
-int g_decode_rows_ahead = 2048;
-int g_decode_min_tiles = 4;
-int g_row_walk_rows = 24;
 
 bool isa_supported(int level) { return level >= 0 && level < kIsaCount && g_supported[level]; }
 int isa_level() { return g_level.load(std::memory_order_relaxed); }

@@ -10,8 +10,6 @@
 
 namespace cpu::avx2 {
 using V = VAvx2;
-// Decode gemm: 4 x 3 tile, 12 accumulators + 3 weight vectors + 1 x vector = the 16 ymm.
-constexpr int kMR = 4, kNR = 3;
 // Prefill gemm: 6 rows of w by 2 vectors (16 rows) of x: 12 accumulators + 2 x + 1 broadcast.
 // K block 256: a 16 x 256 x tile is 16 KiB of L1.
 constexpr int kPNR = 6, kPMV = 2;

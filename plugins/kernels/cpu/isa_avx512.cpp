@@ -9,9 +9,6 @@
 
 namespace cpu::avx512 {
 using V = VAvx512;
-// Decode gemm: 8 x 3 tile, 24 accumulators + 3 weight vectors + 1 x vector of the 32 zmm; decode
-// batches up to 8 rows stream each weight row once.
-constexpr int kMR = 8, kNR = 3;
 // Prefill gemm: 12 rows of w by 2 vectors (32 rows) of x: 24 accumulators + 2 x + 1 broadcast.
 // K block 256: a 32 x 256 x tile is 32 KiB of L1.
 constexpr int kPNR = 12, kPMV = 2;

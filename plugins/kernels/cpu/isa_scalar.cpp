@@ -8,7 +8,6 @@
 
 namespace cpu::scalar {
 using V = VScalar;
-constexpr int kMR = 4, kNR = 3;                  // decode gemm tile
 constexpr int kPNR = 4, kPMV = 3;                 // prefill gemm tile: 4 rows of w by 3 rows of x
 constexpr int64_t kPKC = 256;                     // prefill K block
 #include "body_common.inc"

@@ -1,5 +1,5 @@
 // launch_gemm.cpp: the two gemm rows. cpu_gemm_decode (M <= 8) splits only N, so every weight
-// row is streamed from memory once for all M rows. cpu_gemm (any M; up to g_row_walk_rows as
+// row is streamed from memory once for all M rows. cpu_gemm (any M; up to kRowWalkRows as
 // decode) runs bf16 weights on AMX tiles where the CPU has them (gemm_amx.cpp), else packs x
 // once, then splits y into groups of m-tiles by slices of N for the packed kernel. At level 3
 // (AVX512_BF16, opt-in) bf16 weights go through the dot-product kernel over x split exactly into
@@ -72,16 +72,16 @@ int gemm_threads(const GemmArgs& g) {
 
 // y[m-block, n-slice] tasks; `m_block` rows per block (M for decode).
 void run_blocks(const GemmArgs& g, BlockFn fn, int64_t m_block) {
-    const int nr = 12;  // slices hold whole register tiles of every kernel (3 or 4 rows of w)
+    const int nr = 12;  // slices hold whole register tiles (the bf16-dot kernel's 4 rows of w)
     const int threads = gemm_threads(g);
     const int64_t m_blocks = (g.M + m_block - 1) / m_block;
     const int64_t tiles = (g.N + nr - 1) / nr;
     // Several tasks per thread (dynamic scheduling evens out a core taken by another process),
-    // each at least 16 tiles (192 rows of w; in decode g_decode_min_tiles, 48 rows) wide; in
+    // each at least 16 tiles (192 rows of w; in decode kDecodeMinTiles, 48 rows) wide; in
     // prefill at most 21 tiles (252 rows), so a slice's K block of w stays in L2 (252 x 512 x 4 B
     // = 504 KiB at f32).
     const int64_t want = std::max<int64_t>(1, (int64_t{threads} * 8 + m_blocks - 1) / m_blocks);
-    const int64_t min_tiles = g.M <= g_row_walk_rows ? g_decode_min_tiles : 16;
+    const int64_t min_tiles = g.M <= kRowWalkRows ? kDecodeMinTiles : 16;
     int64_t slices = std::min<int64_t>(want, std::max<int64_t>(1, tiles / min_tiles));
     if (g.M > 8) slices = std::max<int64_t>(slices, (tiles + 20) / 21);
     if (m_blocks * slices < threads) slices = std::min<int64_t>(tiles, (threads + m_blocks - 1) / m_blocks);
@@ -100,8 +100,8 @@ struct PackJob {
 };
 void pack_tiles(const PackJob& j, int64_t t0, int64_t t1) { kernels().pack_x(*j.g, j.xt, t0, t1); }
 
-// The columns from `done` on that gemm_amx left (fewer than 32): the row-walk / tile kernel, one
-// task per block of 8 x rows.
+// The columns from `done` on that gemm_amx left (fewer than 32): the row-walk kernel, one task
+// per block of 8 x rows.
 void amx_tail(const GemmArgs& g, int64_t done) {
     const int64_t blocks = (g.M + 7) / 8;
     parallel_for(blocks, std::min<int>(gemm_threads(g), static_cast<int>(blocks)), [&](int64_t b) {
@@ -144,7 +144,7 @@ int launch(const RadArgs* a, bool decode) {
     if (kt.gemm_bf16dot && g.wdt == RAD_BF16) {  // level 3
         static thread_local std::vector<uint16_t> packed;
         run_blocks(g, bf16dot_kernel(g, packed), decode ? g.M : kMBlock);
-    } else if (decode || g.M <= g_row_walk_rows) {
+    } else if (decode || g.M <= kRowWalkRows) {
         run_blocks(g, kt.gemm, g.M);
     } else if (const int64_t done = isa_level() >= kIsaAvx512 ? gemm_amx(g, gemm_threads(g)) : 0; done > 0) {
         if (done < g.N) amx_tail(g, done);

@@ -101,7 +101,7 @@ const char* collectives_error();
 int argmax(const RadArgs* a);
 uint64_t argmax_scratch(const RadArgs* geom);
 int sample(const RadArgs* a);
-// The pre-filter's candidates, maxima and counts (RADIANCE_GPU_SAMPLE_PREFILTER; k_sample.cu).
+// The pre-filter's candidates, maxima and counts (k_sample.cu).
 uint64_t sample_scratch(const RadArgs* geom);
 
 // Launch status: the last launch's error, as a RadStatus.

@@ -237,13 +237,13 @@ __global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const fl
 // Before the wait a block reads only the step's inputs (positions, sequences), so after it the
 // partials' loads are the first round trip; the turned q and k are stored after y, off the
 // path to the output projection's inputs (they were two round trips before the partials: batch-1
-// decode 246.1 -> 248.1 tok/s on the 8B shape, H200, 2026-12-03, two rounds). `release`
-// (RADIANCE_GPU_MERGE_RELEASE): when the next kernel (the output projection, whose first wave
-// sends all its weight loads as soon as it is resident) may launch: 0 right after the wait, 1
-// (the default) once the partials are in, so that burst does not hold up their loads (248.1 ->
-// 248.5; phase stamps: the merge ends 2.6 us sooner), 2 at the end (slower).
+// decode 246.1 -> 248.1 tok/s on the 8B shape, H200, 2026-12-03, two rounds). The next kernel
+// (the output projection, whose first wave sends all its weight loads as soon as it is resident)
+// may launch once the partials are in, so that burst does not hold up their loads: 248.1 ->
+// 248.5 against releasing it right after the wait (phase stamps: the merge ends 2.6 us sooner);
+// releasing it at the end was slower.
 template <bool WIDE, bool ROPE>
-__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb, int release) {
+__global__ void k_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, AttnGeom g, RopeBack rb) {
     const int64_t i = blockIdx.x;
     const int h = blockIdx.y;
     RAD_PHASE(g.ph, 4, 0);
@@ -275,7 +275,6 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
         }
     }
     gpu_grid_wait();
-    if (release == 0) gpu_grid_release();
     RAD_PHASE(g.ph, 4, 1);
     const int64_t stride = g.head_dim + 2;
     const float* pp = part + (i * g.n_head + h) * g.splits * stride;
@@ -293,7 +292,7 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
         lz[z] = pp[z * stride + 1];
     }
     __syncthreads();
-    if (release == 1) gpu_grid_release();
+    gpu_grid_release();  // the partials are in
     RAD_PHASE(g.ph, 4, 2);
     float M = -FLT_MAX;
     for (int z = 0; z < live; ++z) M = fmaxf(M, mz[z]);
@@ -333,14 +332,11 @@ __global__ void k_merge(const float* part, float* y, const int32_t* cu, const in
 // k_merge for these partials, WIDE (every split's loads at once) where head_dim fits the block and
 // there are more than 8 splits: batch-1 decode 233.1 -> 238.9 tok/s with the 32 splits of a plan
 // for 4,096-token prompts, 237.0 -> 238.1 with the 12 of a small plan, but at 64 rows (2 splits)
-// 9,834 -> 9,678 (H200, 2026-12-03, two rounds each). RADIANCE_GPU_MERGE_WIDE=0 / 1 forces the
-// narrow / wide form (an A/B switch).
+// 9,834 -> 9,678 (H200, 2026-12-03, two rounds each).
 // With `rb`, q and k are written back turned (rope_attention).
 void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t* pos, const AttnGeom& g, int64_t n, gpuStream_t s,
                   const RopeBack* rb = nullptr) {
-    static const int force = env_int("RADIANCE_GPU_MERGE_WIDE", -1);
-    static const int release = env_int("RADIANCE_GPU_MERGE_RELEASE", 1);
-    const bool wide = force >= 0 ? force != 0 && g.head_dim <= 128 : g.splits > 8 && g.head_dim <= 128;
+    const bool wide = g.splits > 8 && g.head_dim <= 128;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(g.n_head));
     const RopeBack none{};
     AttnGeom gm = g;
@@ -348,11 +344,11 @@ void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t*
     gm.ph = phase_slots(kPhaseMerge, static_cast<int64_t>(grid.x) * grid.y, 4, s);
 #endif
     if (rb) {
-        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb, release);
-        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb, release);
+        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
+        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
     } else {
-        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none, release);
-        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none, release);
+        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
+        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
     }
 }
 
@@ -373,10 +369,8 @@ int splits_for(int64_t n, int64_t head_blocks, int64_t max_ctx) {
 // tensor-core kernel; RAD_E_UNSUPPORTED (nothing launched) otherwise, for the caller's chain.
 template <typename C>
 int run_rope(const RadArgs* a, AttnGeom g, int64_t n, const RopeTable& t) {
-    static const bool separate = env_flag("RADIANCE_GPU_SEPARATE_KV_WRITE");
-    static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
     if constexpr (!std::is_same<C, gpu_bf16>::value) return RAD_E_UNSUPPORTED;
-    if (n != g.n_seq || separate || !tc) return RAD_E_UNSUPPORTED;
+    if (n != g.n_seq) return RAD_E_UNSUPPORTED;
     g.own_row = 1;
     auto* part = static_cast<float*>(a->scratch);
     const int rc = attention_decode_tc(a, g, n, part, &t);
@@ -397,9 +391,10 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto* cp = static_cast<const int32_t*>(cu->data);
     const auto* bp = static_cast<const int32_t*>(bt->data);
     gpuStream_t s = stream_of(a);
-    // RADIANCE_GPU_SEPARATE_KV_WRITE=1 keeps the store a launch of its own (an A/B switch for measuring)
-    static const bool separate = env_flag("RADIANCE_GPU_SEPARATE_KV_WRITE");
-    g.own_row = n == g.n_seq && !separate ? 1 : 0;
+    // Every sequence one row (decode): the attention kernel stores the step's k/v itself, no launch
+    // of its own (a launch of its own measured within noise of it, 192.6 against 194.6 tok/s at
+    // batch 1, H200, 2026-12-01; the decode kernels' early cache loads build on it since).
+    g.own_row = n == g.n_seq ? 1 : 0;
     if (!g.own_row)
         gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
                    static_cast<const float*>(v->data), static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
@@ -408,9 +403,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         // the decode kernel below the ones with one row: a 128-row tile per decode row and query
         // head cost ~1 ms a layer at 256 decode rows (rad-enginebench --mixed, H200), the decode
         // kernel ~40 us (256 decode rows + a 64-row chunk: 60.4 -> 31.1 ms a step on an H200).
-        // RADIANCE_GPU_SPLIT_MIXED=0 gives every row to the flash kernel (an A/B switch).
-        static const bool split_mixed = env_flag("RADIANCE_GPU_SPLIT_MIXED", true);
-        const int multi_only = split_mixed && g.n_seq > 1 ? 1 : 0;
+        const int multi_only = g.n_seq > 1 ? 1 : 0;
         FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch,
                      multi_only};
         const int rc = attention_flash(a, fg, n, g.head_dim);
@@ -419,10 +412,10 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     }
     auto* part = static_cast<float*>(a->scratch);
     if constexpr (std::is_same<C, gpu_bf16>::value) {
-        // Decode rows on the tensor cores where that kernel has a path (RADIANCE_GPU_ATTN_TC=0:
-        // always k_attend below, an A/B switch)
-        static const bool tc = env_flag("RADIANCE_GPU_ATTN_TC", true);
-        const int rc = tc ? attention_decode_tc(a, g, n, part) : RAD_E_UNSUPPORTED;
+        // Decode rows on the tensor cores where that kernel has a path (k_attend below otherwise):
+        // 64 / 256 rows at 1k context 3,763 / 5,826 -> 7,014 / 11,747 tok/s against k_attend
+        // (8B shape, H200, 2026-12-01)
+        const int rc = attention_decode_tc(a, g, n, part);
         if (rc != RAD_E_UNSUPPORTED) {
             if (rc == RAD_OK && g.splits > 1) {
                 launch_merge(part, static_cast<float*>(y->data), cp, pp, g, n, s);
@@ -499,12 +492,11 @@ int attend(const RadArgs* a, const RopeTable* rope) {
     g.group = group == 1 || group == 2 || group == 4 ? group : kMaxGroup;
     g.group_chunks = (group + g.group - 1) / g.group;
     g.splits = splits_for(n, static_cast<int64_t>(g.n_head_kv) * g.group_chunks, static_cast<int64_t>(g.bt_stride) * g.block);
-    // RADIANCE_GPU_ATTN_MIN_SPLITS=N raises the split count (an A/B switch for measuring)
+    // RADIANCE_GPU_ATTN_MIN_SPLITS=N raises the split count (an A/B switch still under measurement:
+    // 4 splits at 64 rows beat the default 2 on the walk kernel, 8,600 against 8,199 tok/s, H200,
+    // 2026-12-01; not measured on the tensor-core decode kernel since; docs/SETTINGS.md)
     static const int min_splits = env_int("RADIANCE_GPU_ATTN_MIN_SPLITS");
     if (min_splits > g.splits) g.splits = std::min(min_splits, kMaxSplits);
-    // RADIANCE_GPU_ATTN_MAX_SPLITS=N lowers it (an A/B switch for measuring)
-    static const int max_splits = env_int("RADIANCE_GPU_ATTN_MAX_SPLITS");
-    if (max_splits > 0 && max_splits < g.splits) g.splits = max_splits;
     if (static_cast<uint64_t>(n * g.splits * g.n_head * (g.head_dim + 2)) * 4 > a->scratch_bytes && g.splits > 1) return RAD_E_NOMEM;
     g.q_pitch = pitch_elems(q);
     g.k_pitch = pitch_elems(&a->t[1]);
@@ -521,13 +513,13 @@ int attend(const RadArgs* a, const RopeTable* rope) {
 
 int attention(const RadArgs* a) { return attend(a, nullptr); }
 
-// Decode steps through the fused kernel where it applies (RADIANCE_GPU_ROPE_ATTN=0: always the
-// chain, an A/B switch); everything else through the chain of libgpu's own rows.
+// Decode steps through the fused kernel where it applies (batch-1 decode on the 8B shape, H200,
+// 2026-12-03: 238.0 -> 239.6 tok/s against rope as a launch of its own, three rounds); everything
+// else through the chain of libgpu's own rows.
 int rope_attention(const RadArgs* a) {
-    static const bool fused = env_flag("RADIANCE_GPU_ROPE_ATTN", true);
     const int64_t hd = rad_args_geti(a, "head_dim"), rot = rad_args_geti(a, "rot_dim");
     RopeTable t;
-    if (fused && rot == hd && rope_table(a, rot, &t)) {
+    if (rot == hd && rope_table(a, rot, &t)) {
         const int rc = attend(a, &t);
         if (rc != RAD_E_UNSUPPORTED) return rc;
     }

@@ -409,16 +409,13 @@ int launch_tc_for(const RadArgs* a, const AttnGeom& g, int64_t n, float* part, c
 // and 4 rows at 512-640 positions (512 and 544 4-warp blocks, 396 fit) 288.5 -> 297.9 and
 // 618 -> 635 tok/s; but 1 row at 1,024-1,152 positions (256 blocks, all resident) 244.8 ->
 // 238.8, the 8-warp blocks too few to spread the reads, and at 128-256 positions level.
-// RADIANCE_GPU_ATTN_WARPS=4 / 8 forces the form (an A/B switch; 4: every split live).
 int eight_warp_splits(const AttnGeom& g, int64_t n) {
-    static const int warps = env_int("RADIANCE_GPU_ATTN_WARPS");
     const int64_t sms = sm_count() > 0 ? sm_count() : 132;
     const uint64_t smem4 = g.head_dim == 128 ? dec_smem_bytes<128, 4, true>() : dec_smem_bytes<64, 4, true>();
     const int64_t per_sm = smem_per_sm() > 0 ? std::max<int64_t>(1, static_cast<int64_t>(smem_per_sm() / (smem4 + 1024))) : 3;
     const int64_t head_blocks = n * g.n_head_kv;
     const bool one_wave = head_blocks * g.splits <= per_sm * sms;
-    const bool big = warps > 0 ? warps == 8 : head_blocks <= 32 && !one_wave;
-    if (!big) return 0;
+    if (head_blocks > 32 || one_wave) return 0;
     const int64_t cap = std::max<int64_t>(1, sms / std::max<int64_t>(1, head_blocks));
     int64_t ctx = static_cast<int64_t>(g.bt_stride) * g.block;
     if (g.window > 0 && g.window < ctx) ctx = g.window;

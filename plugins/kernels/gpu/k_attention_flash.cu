@@ -3,7 +3,7 @@
 // Flash-attention shaped: a block of 8 warps owns 128 query rows of one sequence and one query
 // head; each warp keeps 16 rows' scores, running max and sum, and output in registers. Key and
 // value tiles of 64 positions come from the paged bf16 cache into shared memory; Q.K^T and P.V run
-// as mma.m16n8k16 (bf16 in, f32 accumulate), P narrowed to bf16 in registers as flash-attention
+// on the tensor cores (bf16 in, f32 accumulate), P narrowed to bf16 in registers as flash-attention
 // does. Blocks map to (sequence, 128-row tile) by a search of cu_seqlens on the card, so the launch
 // needs nothing of the step on the host: grid.x = n/128 + n_seq bounds the tiles of any batch.
 // K and V tiles stream in with cp.async into two buffers each, each overlapping the other half of
@@ -11,11 +11,12 @@
 // take a softmax without masks: one fused multiply-add and one exp2 a score, which matters
 // because at head_dim 128 the per-score arithmetic costs about as much issue time as the mma.
 //
-// On Hopper (sm_90a) both products can run as wgmma instead (WG = true): each half of the block
+// Both products run as Hopper's wgmma (sm_90a, this build's only target): each half of the block
 // is a warpgroup of 4 warps whose 64 rows multiply the K or V tile straight from shared memory, so
 // the tile is read once per warpgroup instead of once per warp through ldmatrix (with 16 rows a
-// warp the mma.sync loop is bound by shared-memory reads). The tiles then sit in wgmma's
-// core-matrix layout (k_wgmma.h); Q, P and O keep the mma.sync fragments and the softmax is the same.
+// warp an mma.sync loop is bound by shared-memory reads; that form measured level or 0.9% slower,
+// prefill 4,096 29,679 / 29,730 against 29,932 / 30,040 tok/s, H200, 2026-12-01, and went). The
+// tiles sit in wgmma's core-matrix layout (k_wgmma.h); Q, P and O keep the mma.m16n8k16 fragments.
 #include <cfloat>
 
 #include "k_mma.h"
@@ -34,15 +35,13 @@ constexpr int kRows = 128, kKeys = 64;
 
 constexpr int kWarpsFa = 8, kThreadsFa = kWarpsFa * 32;  // 8 warps x 16 rows = kRows
 
-// Element offset of (key r, dim d) in a K or V tile: padded rows for ldmatrix, or wgmma's
-// core-matrix layout (d a multiple of 8 there).
-template <int D, bool WG>
+// Element offset of (key r, dim d) in a K or V tile: wgmma's core-matrix layout (d a multiple of 8).
+template <int D>
 __device__ __forceinline__ int tile_offset(int r, int d) {
-    if constexpr (WG) return static_cast<int>(wgmma::tile_chunk_offset<D>(r, d / 8) / sizeof(gpu_bf16));
-    return r * (D + 8) + d;
+    return static_cast<int>(wgmma::tile_chunk_offset<D>(r, d / 8) / sizeof(gpu_bf16));
 }
-template <int D, bool WG>
-constexpr int tile_elems() { return kKeys * (WG ? D : D + 8); }
+template <int D>
+constexpr int tile_elems() { return kKeys * D; }
 
 // Where a thread's 16-byte pieces of one 64-position tile live in the paged cache (element
 // offsets, kv head and dim included): the block table is read once a tile for K and V both, and
@@ -70,104 +69,72 @@ __device__ __forceinline__ TileSrc<D> tile_src(const int32_t* table, int j0, int
 
 // One tile of K or V into shared memory, asynchronously; positions past `last` are zero-filled
 // (they are masked, and zeros keep them finite).
-template <int D, bool WG>
+template <int D>
 __device__ __forceinline__ void load_tile(gpu_bf16* dst, const gpu_bf16* cache, const TileSrc<D>& src, int j0, int last) {
 #pragma unroll
     for (int i = 0; i < TileSrc<D>::kPieces; ++i) {
         const int e = threadIdx.x + i * kThreadsFa, r = e / (D / 8), d = (e % (D / 8)) * 8;
-        cp_async16(&dst[tile_offset<D, WG>(r, d)], cache + src.off[i], j0 + r <= last);
+        cp_async16(&dst[tile_offset<D>(r, d)], cache + src.off[i], j0 + r <= last);
     }
 }
 
-// Dynamic shared memory of k_flash<D, WG>: two K and two V tiles (the Q tile, kRows padded rows,
+// Dynamic shared memory of k_flash<D>: two K and two V tiles (the Q tile, kRows padded rows,
 // before the loop).
-template <int D, bool WG>
+template <int D>
 constexpr size_t flash_smem_bytes() {
-    const size_t tiles = 4u * tile_elems<D, WG>(), q = static_cast<size_t>(kRows) * (D + 8);
+    const size_t tiles = 4u * tile_elems<D>(), q = static_cast<size_t>(kRows) * (D + 8);
     return (tiles > q ? tiles : q) * sizeof(gpu_bf16);
 }
 
-// Waits for the oldest outstanding tile and publishes it to the block (and, for wgmma, to the
-// async proxy the tensor cores read shared memory through).
-template <bool WG>
+// Waits for the oldest outstanding tile and publishes it to the block and to the async proxy the
+// tensor cores read shared memory through.
 __device__ __forceinline__ void tile_landed() {
     cp_async_wait_all_but_newest();
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if constexpr (WG) wgmma::fence_proxy_async();
+    wgmma::fence_proxy_async();
 #endif
     __syncthreads();
 }
 
-// S (16 rows x kKeys keys of this warp) = Q K^T from the K tile kt: one warpgroup wgmma chain, or
-// ldmatrix + mma.sync per warp.
-template <int D, bool WG>
-__device__ __forceinline__ void qk_tile(float (&sc)[kKeys / 8][4], const uint32_t (&qa)[D / 16][4], const gpu_bf16* kt, int lane) {
-    if constexpr (WG) {
+// S (16 rows x kKeys keys of this warp) = Q K^T from the K tile kt: one warpgroup wgmma chain.
+template <int D>
+__device__ __forceinline__ void qk_tile(float (&sc)[kKeys / 8][4], const uint32_t (&qa)[D / 16][4], const gpu_bf16* kt) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        wgmma::chain_and_wait(sc, [&] {
+    wgmma::chain_and_wait(sc, [&] {
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::tile_desc_k_major<D>(kt, kk), kk > 0);
-        });
+        for (int kk = 0; kk < D / 16; ++kk) wgmma::wgmma_m64n64k16<0>(sc, qa[kk], wgmma::tile_desc_k_major<D>(kt, kk), kk > 0);
+    });
 #endif
-        return;
-    }
-    constexpr int P = D + 8;
-#pragma unroll
-    for (int nt = 0; nt < kKeys / 8; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-        for (int nt = 0; nt < kKeys / 8; nt += 2) {  // x4: two key tiles x two k halves
-            uint32_t b[4];
-            ldsm_x4(b, &kt[(nt * 8 + (lane / 16) * 8 + (lane % 8)) * P + kk * 16 + ((lane / 8) % 2) * 8]);
-            mma16816(sc[nt], qa[kk], b[0], b[1]);
-            mma16816(sc[nt + 1], qa[kk], b[2], b[3]);
-        }
-    }
 }
 
-// O += P V from the V tile vt: k = keys (16 per step), n = head dims; V rows are keys (transposed read).
-template <int D, bool WG>
-__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const uint32_t (&pa16)[kKeys / 16][4], const gpu_bf16* vt, int lane) {
-    if constexpr (WG) {
+// O += P V from the V tile vt: k = keys (16 per step), n = head dims; V rows are keys (MN-major).
+template <int D>
+__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const uint32_t (&pa16)[kKeys / 16][4], const gpu_bf16* vt) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        wgmma::chain_and_wait(o, [&] {  // o was rescaled, pa16 written, since the last chain
+    wgmma::chain_and_wait(o, [&] {  // o was rescaled, pa16 written, since the last chain
 #pragma unroll
-            for (int kk = 0; kk < kKeys / 16; ++kk) {
-                if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
-                else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
-            }
-        });
-#endif
-        return;
-    }
-    constexpr int P = D + 8;
-#pragma unroll
-    for (int kk = 0; kk < kKeys / 16; ++kk) {
-#pragma unroll
-        for (int nt = 0; nt < D / 8; nt += 2) {
-            uint32_t b[4];
-            ldsm_x4_t(b, &vt[(kk * 16 + ((lane / 8) % 2) * 8 + (lane % 8)) * P + nt * 8 + (lane / 16) * 8]);
-            mma16816(o[nt], pa16[kk], b[0], b[1]);
-            mma16816(o[nt + 1], pa16[kk], b[2], b[3]);
+        for (int kk = 0; kk < kKeys / 16; ++kk) {
+            if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+            else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
         }
-    }
+    });
+#endif
 }
 
-template <int D, bool WG>
+template <int D>
 __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
                                                          const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
                                                          const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
                                                          float* __restrict__ y, FlashGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
-    constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
+    constexpr int P = D + 8;  // the Q tile's padded row (elements): ldmatrix rows fall in different banks
     extern __shared__ __align__(16) gpu_bf16 smem[];
     // K(j) in sk(j % 2), V(j) in sv(j % 2): the next tile loads into the other buffer, which
     // every warp left before the barrier that precedes the load, so one barrier per K and one
     // per V tile suffice (a single buffer needed a second barrier before each refill).
-    auto sk = [&](int b) { return smem + b * tile_elems<D, WG>(); };
-    auto sv = [&](int b) { return smem + (2 + b) * tile_elems<D, WG>(); };
+    auto sk = [&](int b) { return smem + b * tile_elems<D>(); };
+    auto sv = [&](int b) { return smem + (2 + b) * tile_elems<D>(); };
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, kvh = h / (g.n_head / g.n_head_kv);
     // Heaviest tiles first: a causal sequence's last tile reads every key, its first one tile of
@@ -231,26 +198,26 @@ __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ 
     const int j_first = (j_begin / kKeys) * kKeys;
     {
         const TileSrc<D> src = tile_src<D>(table, j_first, p_last, g, kvh);
-        load_tile<D, WG>(sk(0), kc, src, j_first, p_last);
+        load_tile<D>(sk(0), kc, src, j_first, p_last);
         cp_async_commit();
-        load_tile<D, WG>(sv(0), vc, src, j_first, p_last);
+        load_tile<D>(sv(0), vc, src, j_first, p_last);
         cp_async_commit();
     }
     for (int j0 = j_first, buf = 0; j0 <= p_last; j0 += kKeys, buf ^= 1) {
         const bool more = j0 + kKeys <= p_last;
         TileSrc<D> next;  // the next tile's table reads go out before the wait
         if (more) next = tile_src<D>(table, j0 + kKeys, p_last, g, kvh);
-        tile_landed<WG>();  // K(j)
-        if (more) load_tile<D, WG>(sk(buf ^ 1), kc, next, j0 + kKeys, p_last);
+        tile_landed();  // K(j)
+        if (more) load_tile<D>(sk(buf ^ 1), kc, next, j0 + kKeys, p_last);
         cp_async_commit();
         // Warps whose rows all end before this tile (the diagonal tiles of the block's first
-        // rows) skip it; they still take part in the barriers and loads. With wgmma the
-        // products are the warpgroup's, and such a warp only skips its softmax (P = 0).
+        // rows) skip its softmax (P = 0); they still take part in the barriers and loads, and the
+        // products are the warpgroup's.
         const bool active = j0 <= pmax_w;
-        const bool mma_active = WG ? j0 <= pmax_wg : active;
+        const bool mma_active = j0 <= pmax_wg;
         uint32_t pa16[kKeys / 16][4];  // P as A fragments: key tile pairs -> one k16 step
         float sc[kKeys / 8][4];  // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys
-        if (mma_active) qk_tile<D, WG>(sc, qa, sk(buf), lane);
+        if (mma_active) qk_tile<D>(sc, qa, sk(buf));
         if (mma_active && !active) {
 #pragma unroll
             for (int kk = 0; kk < kKeys / 16; ++kk) pa16[kk][0] = pa16[kk][1] = pa16[kk][2] = pa16[kk][3] = 0u;
@@ -307,10 +274,10 @@ __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ 
             l_b = l_b * cb + sb;
             rescale_o(o, ca, cb);
         }
-        tile_landed<WG>();  // V(j) (K(j+1) may still be in flight)
-        if (more) load_tile<D, WG>(sv(buf ^ 1), vc, next, j0 + kKeys, p_last);
+        tile_landed();  // V(j) (K(j+1) may still be in flight)
+        if (more) load_tile<D>(sv(buf ^ 1), vc, next, j0 + kKeys, p_last);
         cp_async_commit();
-        if (mma_active) pv_tile<D, WG>(o, pa16, sv(buf), lane);
+        if (mma_active) pv_tile<D>(o, pa16, sv(buf));
     }
     l_a = quad_sum(l_a);
     l_b = quad_sum(l_b);
@@ -350,12 +317,8 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
                                                static_cast<float*>(y->data), geo);
         return launched();
     };
-    // wgmma on sm_90 (this build's only code); RADIANCE_GPU_FLASH_WGMMA=0 keeps mma.sync (an A/B switch)
-    static const bool wg = env_flag("RADIANCE_GPU_FLASH_WGMMA", true);
-    if (wg && head_dim == 128) return args(k_flash<128, true>, flash_smem_bytes<128, true>());
-    if (wg && head_dim == 64) return args(k_flash<64, true>, flash_smem_bytes<64, true>());
-    if (head_dim == 128) return args(k_flash<128, false>, flash_smem_bytes<128, false>());
-    if (head_dim == 64) return args(k_flash<64, false>, flash_smem_bytes<64, false>());
+    if (head_dim == 128) return args(k_flash<128>, flash_smem_bytes<128>());
+    if (head_dim == 64) return args(k_flash<64>, flash_smem_bytes<64>());
 #else
     (void)a; (void)g; (void)n; (void)head_dim;
 #endif

@@ -28,13 +28,7 @@ int with_float_type(int dtype, F&& f) {
     }
 }
 
-// An A/B switch from the environment: unset or empty gives `fallback`, "0" false, anything else true.
-inline bool env_flag(const char* name, bool fallback = false) {
-    const char* e = std::getenv(name);
-    return e && *e ? *e != '0' : fallback;
-}
-
-// A whole-number switch from the environment: unset or empty gives `fallback`.
+// A whole-number switch from the environment (docs/SETTINGS.md): unset or empty gives `fallback`.
 inline int env_int(const char* name, int fallback = 0) {
     const char* e = std::getenv(name);
     return e && *e ? std::atoi(e) : fallback;

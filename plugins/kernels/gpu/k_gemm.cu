@@ -2,8 +2,8 @@
 //
 // Few rows (decode): the weights are read once at full memory speed by streaming kernels with
 // 16-byte weight loads, the next ones in flight while these are multiplied, every x row reused
-// across a thread's R columns: a block per R columns splitting K for plain projections, a warp per
-// column pair walking K for the fused gate/up (its N is large enough to fill the card that way). Many rows (prefill): cuBLASLt on the tensor cores, after
+// across a thread's R columns: one or two rows a block per 4 columns splitting K, three to eight
+// rows a warp per 4 columns walking K. Many rows (prefill): cuBLASLt on the tensor cores, after
 // narrowing x to the weights' 16-bit type in scratch (f32 weights run cuBLASLt in full f32).
 #include <radiance/kernels/rad_compose.h>
 
@@ -104,16 +104,16 @@ __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw
     }
 }
 
-// M rows of x (compile-time), R weight rows per warp. Vector path needs K % VN == 0 and aligned
-// rows. GLU (gemm_swiglu): w stacks [gate | up] of N rows each; a warp's first R/2 rows are gate
-// rows n0.., its last R/2 the matching up rows N + n0.., and it writes silu(gate) * up.
+// M rows of x (compile-time, three to eight: one or two rows take k_gemv_block), R weight rows per
+// warp. Vector path needs K % VN == 0 and aligned rows. GLU (gemm_swiglu): w stacks [gate | up] of
+// N rows each; a warp's first R/2 rows are gate rows n0.., its last R/2 the matching up rows
+// N + n0.., and it writes silu(gate) * up.
 template <typename W, int M, int R, bool GLU = false, bool ADD = false>
 __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
-                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K,
-                                              bool early) {
+                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
     constexpr int VN = Vec<W>::kN;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per warp
-    constexpr int U = M <= 2 ? 4 : 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
+    constexpr int U = 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
     const int lane = threadIdx.x % 32;
     const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * COLS;
     const int64_t chunks = K / VN;
@@ -122,15 +122,14 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
     auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, 32, false>(raw, wrow, at, chunks); };
     // The weights are no earlier kernel's output: the first loads go out before the wait for the
     // previous kernel (programmatic dependent launch), so a layer's weight stream starts while the
-    // norm or attention before it drains. RADIANCE_GPU_GEMV_EARLY=0 waits first (an A/B switch).
+    // norm or attention before it drains.
     int64_t c = lane;
     uint4 cur[U][R];
     const bool any = n0 < N && c + 32 * (U - 1) < chunks;
-    if (early && any) load(cur, c);
+    if (any) load(cur, c);
     gpu_grid_wait();
     gpu_grid_release();
     if (n0 >= N) return;
-    if (!early && any) load(cur, c);
     float acc[M][R];
 #pragma unroll
     for (int m = 0; m < M; ++m)
@@ -185,9 +184,10 @@ __global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64
 // gemm_swiglu stays byte-identical to its chain gemm -> swiglu.
 constexpr int kBlockThreads = 256;
 
-// U: chunk steps a thread has loaded ahead, U * R loads of 16 bytes, twice (double buffered).
-// U = 1 halves the registers a thread holds in flight so that four blocks fit on an SM instead
-// of two (same bytes in flight an SM, and a block's exit leaves three streaming instead of one).
+// One chunk step a thread loaded ahead (U = 1: R loads of 16 bytes, twice, double buffered): half
+// the registers of two steps, so four blocks fit on an SM instead of two (same bytes in flight an
+// SM, and a block's exit leaves three streaming instead of one): batch-1 decode 218 -> 231 tok/s
+// on the 8B shape (H200, 2026-12-02).
 //
 // The decode-path fusions:
 // NORM (rms_norm_gemm, rms_norm_gemm_swiglu): x is the norm's input. The block multiplies
@@ -208,11 +208,11 @@ struct GemvOptions {
 #endif
 };
 
-template <typename W, int M, int R, bool GLU = false, int U = 2, bool NORM = false, bool ADD = false>
-__global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
-                                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py,
-                                                              int64_t N, int64_t K, bool early, bool deep, GemvOptions opts) {
-    constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize;
+template <typename W, int M, int R, bool GLU = false, bool NORM = false, bool ADD = false>
+__global__ void __launch_bounds__(kBlockThreads, 4) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
+                                                                 const W* __restrict__ bias, float* __restrict__ y, int64_t py,
+                                                                 int64_t N, int64_t K, GemvOptions opts) {
+    constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize, U = 1;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
     RAD_PHASE(opts.ph, 3, 0);
@@ -222,21 +222,21 @@ __global__ void __launch_bounds__(kBlockThreads, U == 1 ? 4 : 1) k_gemv_block(co
     auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
     uint4 cur[U][R], nxt[U][R];
-    // deep: the second chunk step goes out before the wait as well (the registers the loop holds
-    // for it anyway), so a block made resident during the previous kernel's tail has twice the
-    // bytes in flight there (all of a K = 4,096 block's weights)
+    // Weights are no earlier kernel's output (see k_gemv): the first two chunk steps go out before
+    // the wait (the second in the registers the loop holds for it anyway), so a block made resident
+    // during the previous kernel's tail has all of a K = 4,096 block's weights in flight there.
+    // Batch-1 decode 241.5-241.8 -> 248.1-248.7 tok/s with the second step (8B shape, H200,
+    // 2026-12-03); the output projection, which follows the attention chain, sending one step
+    // instead: 247.6-247.9 against 248.5.
+    load(cur, c);
     bool preloaded = false;
-    if (early) {  // weights are no earlier kernel's output (see k_gemv)
-        load(cur, c);
-        if (deep && c + T * U < chunks) {
-            load(nxt, c + T * U);
-            preloaded = true;
-        }
+    if (c + T * U < chunks) {
+        load(nxt, c + T * U);
+        preloaded = true;
     }
     gpu_grid_wait();
     gpu_grid_release();
     RAD_PHASE(opts.ph, 3, 1);
-    if (!early) load(cur, c);
     RowNorm<W, M> norm{static_cast<const W*>(opts.norm_w), opts.unit, {}};
     float resid = 0.0f;  // ADD: the y value this thread's epilogue adds to, loaded while the weights stream
     if constexpr (ADD) {
@@ -318,51 +318,33 @@ __global__ void k_gemv_scalar(const float* x, int64_t px, const W* w, const W* b
     if (threadIdx.x % 32 == 0) y[m * py + n] = s + (bias ? gpu_to_f32(bias[n]) : 0.0f);
 }
 
-// RAD_E_UNSUPPORTED where a fusion has no kernel: NORM past two rows or with the warp kernel
-// asked for (ADD has both kernels).
+// RAD_E_UNSUPPORTED where a fusion has no kernel: NORM past two rows (ADD has both kernels).
 template <typename W, int M, bool GLU, bool NORM = false, bool ADD = false>
 int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s,
                 const GemvOptions& opts) {
-    static const bool early = env_flag("RADIANCE_GPU_GEMV_EARLY", true);
-    // RADIANCE_GPU_GEMV_WARP=1 keeps the warp-per-columns kernel at one or two rows too (an A/B switch)
-    static const bool warp_kernel = env_flag("RADIANCE_GPU_GEMV_WARP");
-    // One or two rows: the block kernel (kbench, H200: 1.2-1.4x faster at N = 4096/6144, K = 14336);
-    // from three rows the warp kernel, which reuses each x chunk over four weight rows where the
-    // block kernel's x traffic grows with M (at M = 8 it was 1.3-1.7x slower).
-    // RADIANCE_GPU_GEMV_DEEP=MASK: two chunk steps of weights before the wait instead of one, for
-    // the launches the mask names (1 the norm-fused ones: qkv, gate/up, head; 2 gemm_add with
-    // K > 8,192: down; 4 gemm_add with a smaller K: the output projection, which follows the
-    // attention chain; 8 plain gemms). Default all: batch-1 decode 241.7 -> 248.4 tok/s with
-    // 1, 247.9 with 3, 248.5 with 7, level at 64 rows (8B shape, H200, 2026-12-03, two rounds).
-    // (The output projection alone waiting before its first loads was 241.1 against 241.7: its
-    // early burst is not in the attention chain's way.)
-    static const int deep_mask = env_int("RADIANCE_GPU_GEMV_DEEP", 15);
-    const int kind = NORM ? 1 : ADD ? (K > 8192 ? 2 : 4) : 8;
-    const bool deep = (deep_mask & kind) != 0;
+    // One or two rows: the block kernel (kbench, H200: 1.2-1.4x faster at N = 4096/6144, K = 14336;
+    // batch-1 decode 198.8 -> 214.5 tok/s against a warp per two columns, 2026-12-01); from three
+    // rows the warp kernel, which reuses each x chunk over four weight rows where the block
+    // kernel's x traffic grows with M (at M = 8 it was 1.3-1.7x slower).
     if constexpr (M <= 2) {
-        if (!warp_kernel) {
-            constexpr int R = 4, COLS = GLU ? R / 2 : R;
-            // One chunk step in flight a thread, four blocks an SM: batch-1 decode 218 -> 231 tok/s
-            // on the 8B shape (H200); RADIANCE_GPU_GEMV_U1=0 keeps two steps, two blocks (an A/B switch)
-            static const bool u1 = env_flag("RADIANCE_GPU_GEMV_U1", true);
-            const unsigned blocks = static_cast<unsigned>((N + COLS - 1) / COLS);
-            GemvOptions o = opts;
+        constexpr int R = 4, COLS = GLU ? R / 2 : R;
+        const unsigned blocks = static_cast<unsigned>((N + COLS - 1) / COLS);
+        GemvOptions o = opts;
 #ifdef RAD_GPU_PHASES
-            o.ph = NORM && !GLU ? phase_slots(kPhaseGemvNorm, blocks, 3, s) : kind == 4 ? phase_slots(kPhaseGemvAdd, blocks, 3, s) : nullptr;
+        // the norm-fused qkv (not gate/up) and the output projection (gemm_add with K <= 8,192)
+        o.ph = NORM && !GLU ? phase_slots(kPhaseGemvNorm, blocks, 3, s) : ADD && K <= 8192 ? phase_slots(kPhaseGemvAdd, blocks, 3, s) : nullptr;
 #endif
-            // (the fusions always take U = 1: U changes when loads go out, not the additions' order)
-            gpu_launch(u1 || NORM || ADD ? k_gemv_block<W, M, R, GLU, 1, NORM, ADD> : k_gemv_block<W, M, R, GLU, 2>,
-                       blocks, kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, early, deep, o);
-            return RAD_OK;
-        }
+        gpu_launch(k_gemv_block<W, M, R, GLU, NORM, ADD>, blocks, kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, o);
+        return RAD_OK;
+    } else {
+        if constexpr (NORM) return RAD_E_UNSUPPORTED;  // the warp kernel has no norm
+        // Four weight rows per warp; for GLU two gate rows and their up rows.
+        constexpr int R = 4;
+        constexpr int COLS = GLU ? R / 2 : R;
+        const int64_t warps = (N + COLS - 1) / COLS;
+        gpu_launch(k_gemv<W, M, R, GLU, ADD>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K);
+        return RAD_OK;
     }
-    if constexpr (NORM) return RAD_E_UNSUPPORTED;  // the warp kernel has no norm
-    // Two (four from M = 3) weight rows per warp; for GLU a gate row and its up row per column.
-    constexpr int R = M <= 2 ? 2 : 4;
-    constexpr int COLS = GLU ? R / 2 : R;
-    const int64_t warps = (N + COLS - 1) / COLS;
-    gpu_launch(k_gemv<W, M, R, GLU, ADD>, static_cast<unsigned>((warps + 7) / 8), 256, 0, s, x, px, w, bias, y, py, N, K, early);
-    return RAD_OK;
 }
 
 // N: output columns (for GLU, the rows of each half of the stacked weight). With a fusion (NORM,

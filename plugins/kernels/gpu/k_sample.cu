@@ -10,8 +10,8 @@
 // draw sums p over the survivors per warp, and the one warp holding the target walks its span in
 // id order. Warp w owns a contiguous span of ids, read with coalesced lane strides (Span).
 //
-// The pre-filter (on by default since rad-kbench's sample rows matched libref with it on an H200;
-// RADIANCE_GPU_SAMPLE_PREFILTER=0 keeps every row on the one-block way, an A/B switch): rows with
+// The pre-filter (rad-kbench's sample rows match libref with it on an H200; top_k 40 / top_p 0.95
+// drawing at batch 1 on the 8B shape 181.5 -> 231 tok/s against the one-block way): rows with
 // 0 < top_k <= 64 take a pre-filter over many blocks instead. The global top_k under
 // the order (p desc, id asc) is a subset of the union of every part's own top_k under that order,
 // so blocks of 4,096 ids each sort their (p, id) keys and keep their first top_k, and one block
@@ -428,17 +428,10 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64
     sample_row(x, px, cfg, pcfg, u, y, vocab, sh);
 }
 
-// ---- the pre-filter (on unless RADIANCE_GPU_SAMPLE_PREFILTER=0) ----
+// ---- the pre-filter ----
 constexpr int kPreSpan = 4096;     // ids a part: its keys sort in 32 KiB of shared memory
 constexpr int kPreMaxK = 64;       // the largest top_k it serves
 constexpr int kPreMaxParts = 64;   // parts x top_k candidates sort in 32 KiB too (vocabularies up to 256k)
-
-// RADIANCE_GPU_SAMPLE_PREFILTER=0 turns the pre-filter off (an A/B switch): top_k 40 / top_p 0.95
-// drawing at batch 1 on the 8B shape went from 181.5 to 231 tok/s with it (H200).
-bool prefilter_on() {
-    static const bool on = env_flag("RADIANCE_GPU_SAMPLE_PREFILTER", true);
-    return on;
-}
 
 int pre_parts(int64_t vocab) { return static_cast<int>((vocab + kPreSpan - 1) / kPreSpan); }
 uint64_t pre_scratch_bytes(int64_t n) {
@@ -666,8 +659,8 @@ int argmax(const RadArgs* a) {
 
 uint64_t argmax_scratch(const RadArgs* geom) { return argmax_scratch_bytes(rad_args_geti(geom, "n")); }
 
-// Only with the pre-filter on: the engine's one scratch area is sized for the largest hook.
-uint64_t sample_scratch(const RadArgs* geom) { return prefilter_on() ? pre_scratch_bytes(rad_args_geti(geom, "n")) : 0; }
+// The pre-filter's candidates (the engine's one scratch area is sized for the largest hook).
+uint64_t sample_scratch(const RadArgs* geom) { return pre_scratch_bytes(rad_args_geti(geom, "n")); }
 
 int sample(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *cfg = rad_arg_in(a, 1), *u = rad_arg_in(a, 2);
@@ -678,7 +671,7 @@ int sample(const RadArgs* a) {
     if (vocab <= 0 || vocab > INT_MAX) return RAD_E_ARG;
     if (n <= 0) return RAD_OK;
     const int parts = pre_parts(vocab);
-    if (prefilter_on() && parts <= kPreMaxParts && a->scratch && a->scratch_bytes >= pre_scratch_bytes(n)) {
+    if (parts <= kPreMaxParts && a->scratch && a->scratch_bytes >= pre_scratch_bytes(n)) {
         auto* cand = static_cast<unsigned long long*>(a->scratch);
         auto* pmass = reinterpret_cast<double*>(cand + n * kPreMaxParts * kPreMaxK);
         auto* pmax = reinterpret_cast<float*>(pmass + n * kPreMaxParts);
