@@ -186,7 +186,12 @@ struct Engine::Impl {
     // engine_issue.cpp
     bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
     int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
-    static const RadCtxApi kCtxApi;  // what an architecture's step() issues through
+    // The RadCtx an architecture's step() issues through: its callbacks reach this Impl by ctx->impl.
+    static const RadCtxApi kCtxApi;
+    static Impl& of(RadCtx* c);
+    static int ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows);
+    static void ctx_fail(RadCtx* c, const char* what);
+    static int ctx_status(RadCtx* c);
     // engine_step.cpp
     std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
                                     int64_t fed, bool every_row_picked);

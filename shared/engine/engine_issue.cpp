@@ -166,15 +166,15 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     return RAD_OK;
 }
 
-namespace {
-Engine::Impl& impl_of(RadCtx* c) { return *static_cast<Engine::Impl*>(c->impl); }
-int ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows) { return impl_of(c).issue(op, opds, n, rows); }
-void ctx_fail(RadCtx* c, const char* what) {
-    auto& i = impl_of(c);
+Engine::Impl& Engine::Impl::of(RadCtx* c) { return *static_cast<Impl*>(c->impl); }
+int Engine::Impl::ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows) {
+    return of(c).issue(op, opds, n, rows);
+}
+void Engine::Impl::ctx_fail(RadCtx* c, const char* what) {
+    auto& i = of(c);
     if (i.step_error.empty()) i.step_error = what ? what : "step failed";
 }
-int ctx_status(RadCtx* c) { return impl_of(c).step_error.empty() ? RAD_OK : RAD_E_INTERNAL; }
-}  // namespace
+int Engine::Impl::ctx_status(RadCtx* c) { return of(c).step_error.empty() ? RAD_OK : RAD_E_INTERNAL; }
 
 const RadCtxApi Engine::Impl::kCtxApi = {sizeof(RadCtxApi), ctx_issue, ctx_fail, ctx_status, {}};
 
