@@ -67,14 +67,11 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
 // needs rounded up to a power of two, from 256 positions, at most the plan's. A kernel library
 // may size its work by the width (libgpu's decode attention cuts a context into splits by it, and
 // with one split it launches no merge), so short contexts do not pay for the plan's longest one;
-// recorded decode graphs are keyed by it. RADIANCE_TABLE_WIDTH=plan keeps the plan's width (an A/B
-// switch).
+// recorded decode graphs are keyed by it. (Against the plan's width in every step, docs/
+// PERFORMANCE.md session 15: batch-1 decode in a plan for 4,096-token prompts as fast as in a
+// small plan; that A/B switch is retired.)
 int64_t Engine::Impl::table_width(int64_t max_ctx) const {
-    static const bool plan_width = [] {
-        const char* p = std::getenv("RADIANCE_TABLE_WIDTH");
-        return p && std::strcmp(p, "plan") == 0;
-    }();
-    if (plan_width || block <= 0) return stage_stride;
+    if (block <= 0) return stage_stride;
     const int64_t need = (max_ctx + block - 1) / block;
     int64_t w = (256 + block - 1) / block;
     while (w < need) w *= 2;
@@ -96,23 +93,11 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
     // tables' width (table_width).
     bool every_row = b->n_out == b->n_tok;
     for (int32_t i = 0; every_row && i < b->n_out; ++i) every_row = b->out_ids[i] == i;
-    // RADIANCE_PICK_IN_GRAPH=0 issues the pick op after the graph (an A/B switch)
-    static const bool pick_in_graph = [] {
-        const char* p = std::getenv("RADIANCE_PICK_IN_GRAPH");
-        return !(p && std::strcmp(p, "0") == 0);
-    }();
-    if (graphable && !pick_in_graph && pick_op >= 0) {
-        run_on_device(ctx, b, fed, -1, pick);
-        if (!pick()) throw Error("step failed: " + step_error);
-        return;
-    }
-    // The inputs' copy is the recorded graph's first node (its size follows the key's sequences
-    // and table width): one launch a step instead of a copy and a launch. RADIANCE_COPY_IN_GRAPH=0
-    // queues it before the graph (an A/B switch).
-    static const bool copy_in_graph = [] {
-        const char* p = std::getenv("RADIANCE_COPY_IN_GRAPH");
-        return !(p && std::strcmp(p, "0") == 0);
-    }();
+    // The pick op runs inside the recorded graph, after the model's ops. The inputs' copy is the
+    // recorded graph's first node (its size follows the key's sequences and table width): one
+    // launch a step instead of a copy and a launch. (The pick issued after the graph and the copy
+    // queued before it measured level, docs/PERFORMANCE.md, session 15; their A/B switches are
+    // retired.)
     auto copy_inputs = [&] { return dev->copy(stage_d, stage_h, stage_used, RAD_COPY_H2D, stream); };
     // A fed step's first rows take the previous step's picked tokens from its slot on the card,
     // after the inputs' copy (which brought placeholders there).
@@ -126,13 +111,13 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
     auto it = graphable ? graphs.find(key) : graphs.end();
     const bool replay = it != graphs.end() && it->second;
     const bool record = it != graphs.end() && !it->second;  // seen once: record this run
-    if (!((replay || record) && copy_in_graph)) device_check(copy_inputs(), "copying the step's inputs");
+    if (!(replay || record)) device_check(copy_inputs(), "copying the step's inputs");
     if (replay) {
         device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");
         return;
     }
     if (record) device_check(dev->graph_begin(stream), "starting a graph");
-    if (record && copy_in_graph && copy_inputs() != RAD_OK && step_error.empty())
+    if (record && copy_inputs() != RAD_OK && step_error.empty())
         step_error = std::string("copying the step's inputs: ") + dev->last_error();
     if (step_error.empty()) feed();
     if (step_error.empty()) arch->step(ctx, b);
@@ -152,6 +137,5 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
     if (!step_error.empty()) throw Error("step failed: " + step_error);
     if (graphable) graphs.emplace(key, nullptr);
 }
-
 
 }  // namespace radiance::engine
