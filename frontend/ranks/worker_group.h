@@ -92,9 +92,8 @@ public:
     // Asks every worker to exit and waits for spawned ones.
     void shutdown();
 
-    struct Impl;
-
 private:
+    struct Impl;
     std::unique_ptr<Impl> impl_;
 };
 

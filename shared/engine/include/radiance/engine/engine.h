@@ -107,9 +107,8 @@ public:
     HostTimes host_times() const;
     void reset_host_times();
 
-    struct Impl;  // public so the RadCtx callbacks in engine.cpp can reach it
-
 private:
+    struct Impl;  // shared/engine/engine_impl.h
     Engine();
     std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,205 @@
+// engine_impl.h: the engine's private state, Engine::Impl, shared by the files that each do one of
+// its jobs. Private to rad_engine (not under include/): callers see only engine.h.
+//
+// Where each job lives:
+//   engine.cpp          create() (the plan's order), teardown, the small accessors
+//   engine_plan.cpp     ops: the kernel rows resolved into launch bands, their state and scratch
+//   engine_weights.cpp  weights: read in place, widened, sliced for tensor parallelism, uploaded
+//   engine_memory.cpp   owned memory (host or card), the card itself, arena, KV cache, staging
+//   engine_issue.cpp    launches: operands into tensors, issue() into a kernel row, the RadCtx
+//   engine_step.cpp     the step's checks, queue_step, step / enqueue / collect
+//   engine_graphs.cpp   staging a step's inputs, running it on the card, decode graphs
+#pragma once
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "radiance/engine/engine.h"
+#include "radiance/engine/model_meta.h"
+
+namespace radiance::engine {
+
+namespace detail {
+
+// Owned bytes: 64-byte aligned host memory, or device memory from the card's library (zeroed
+// either way, so a buffer nothing wrote reads as zeros rather than old data).
+struct Bytes {
+    std::unique_ptr<uint8_t[]> raw;
+    uint8_t* data = nullptr;
+    uint64_t size = 0;
+    const RadDeviceApi* dev = nullptr;
+    Bytes() = default;
+    Bytes(Bytes&& o) noexcept { *this = std::move(o); }
+    Bytes& operator=(Bytes&& o) noexcept {
+        if (this != &o) {
+            reset();
+            raw = std::move(o.raw);
+            data = o.data;
+            size = o.size;
+            dev = o.dev;
+            o.data = nullptr;
+            o.size = 0;
+            o.dev = nullptr;
+        }
+        return *this;
+    }
+    ~Bytes() { reset(); }
+    void reset() {
+        if (dev && data) dev->release(data);
+        raw.reset();
+        data = nullptr;
+        size = 0;
+        dev = nullptr;
+    }
+    void alloc(uint64_t n);  // engine_memory.cpp
+    // On the card when `d` is set, else on the host; `what` names the use in the error.
+    void alloc_on(const RadDeviceApi* d, uint64_t n, const char* what);
+};
+
+inline uint64_t elem_bytes(int dt) { return static_cast<uint64_t>(rad_dtype_bits(dt) / 8); }
+inline uint64_t tensor_bytes(const RadTensor& t) {
+    return rad_row_bytes(t.dtype, static_cast<uint64_t>(rad_tensor_elems(&t)));
+}
+
+struct LaunchBand {
+    const core::KernelRow* row = nullptr;
+    void* instance = nullptr;
+    uint64_t scratch_bytes = 0;  // this band's need; every band shares the engine's one scratch area
+    std::vector<core::ParamValue> derived_vals;
+    std::vector<std::string> derived_names;
+};
+
+struct PlannedOp {
+    std::vector<LaunchBand> bands;  // parallel to decl.ops[i].res.bands
+    std::vector<std::string> names;  // parameter names (stable storage for RadParam.name)
+    std::vector<core::ParamValue> values;
+    int ranged_index = -1;
+};
+
+}  // namespace detail
+
+struct Engine::Impl {
+    using Bytes = detail::Bytes;
+    using LaunchBand = detail::LaunchBand;
+    using PlannedOp = detail::PlannedOp;
+
+    EngineOptions opts;
+    std::shared_ptr<const core::Registry> registry;  // keeps the plugins loaded
+    std::shared_ptr<const container::Reader> model;
+    std::unique_ptr<ModelMeta> meta;
+    const core::ArchPlugin* arch = nullptr;
+    Declaration decl;
+    std::vector<PlannedOp> ops;
+    // weights
+    std::vector<RadTensor> weights;
+    std::vector<Bytes> widened;
+    // buffers
+    Bytes arena, persist, scratch;
+    std::vector<uint8_t*> buf_base;
+    // KV: per group, per bound layer, K and V
+    int block = 0;
+    int64_t blocks = 0;
+    std::vector<std::vector<std::array<Bytes, 2>>> kv;
+    uint64_t kv_total = 0;
+    int64_t max_out = 0;
+    int64_t vocab = 0;
+    // the card, when the plan runs on one
+    const RadDeviceApi* dev = nullptr;
+    RadStream stream = nullptr;
+    Bytes weights_dev;
+    uint64_t weight_total = 0;
+    // The step's inputs: fixed regions of a page-locked host area mirrored on the card, so raw
+    // operands that point into it are translated to the card's copy, and a replayed graph finds
+    // its inputs where it recorded them.
+    struct StageRegion { uint64_t off = 0; };
+    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
+    int argmax_op = -1;  // the engine's own ops: greedy tokens on the card (-1: no row serves it)
+    int sample_op = -1;  // and sampled ones (temperature, top_k, top_p, min_p)
+    int64_t stage_stride = 0;  // the widest block tables on the card (the plan's longest context)
+    // Two slots of them: steps alternate, so a step can be staged while the one before it is still
+    // queued (pipelined decode, Engine::enqueue); a recorded graph keeps its slot's addresses.
+    uint8_t* stage_host = nullptr;  // both slots
+    Bytes stage_dev;
+    uint64_t stage_bytes = 0;       // one slot
+    int slot = 1;                   // the slot of the step staged last
+    uint8_t* stage_h = nullptr;     // that slot on the host
+    uint8_t* stage_d = nullptr;     // and on the card
+    // Steps queued by Engine::enqueue and not collected yet, oldest first (at most one a slot),
+    // each with the mark after its work (null where the library has no marks: collect syncs).
+    struct Queued {
+        int slot;
+        size_t n_out;
+        void* mark;
+    };
+    std::deque<Queued> queued;
+    void* marks[2] = {nullptr, nullptr};
+    int64_t pickable_next = 0;  // leading out rows of the last queued step whose tokens the card picked (what the next may feed)
+    uint64_t stage_used = 0;  // this step's staged bytes, from the start of the area
+    float* logits_h = nullptr;
+    // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
+    // block-table width, pick op or -1, staging slot, rows fed from the previous step); null graph:
+    // seen once, not recorded
+    std::map<std::array<int64_t, 8>, void*> graphs;
+    // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
+    // a tensor-parallel decode step can be recorded too
+    bool collectives_on_queue = true;
+    const void* graph_generation = nullptr;  // the communicator's staging the graphs were recorded with
+    // RADIANCE_PROFILE_OPS=1: every launch waited for and timed, a table per op at the end
+    bool profile = false;
+    std::map<std::string, std::pair<int64_t, double>> op_time;
+    // RADIANCE_SKIP_OPS=rope,add_rms_norm: those ops are not launched at all. A measuring aid only
+    // (the outputs are wrong): what an op costs inside a recorded decode step, launch gaps included,
+    // which no per-kernel profile shows
+    std::set<std::string> skip_ops;
+    ~Impl();  // engine.cpp
+    // step state
+    const RadBatch* batch = nullptr;
+    std::string step_error;
+    Engine::HostTimes host_times;
+
+    // engine_plan.cpp
+    void plan_ops();
+    void plan_kernel_state();
+    // engine_weights.cpp
+    void plan_weights();
+    bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
+    void upload_weights();
+    // engine_memory.cpp
+    void plan_device(const core::Registry& reg);
+    void device_check(int rc, const char* what) const;
+    void plan_buffers();
+    uint64_t kv_budget() const;
+    void plan_kv();
+    void plan_staging();
+    void use_slot(int s) {
+        slot = s;
+        stage_h = stage_host + static_cast<uint64_t>(s) * stage_bytes;
+        stage_d = stage_dev.data + static_cast<uint64_t>(s) * stage_bytes;
+    }
+    // engine_issue.cpp
+    bool make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why);
+    int issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_t n);
+    // The RadCtx an architecture's step() issues through: its callbacks reach this Impl by ctx->impl.
+    static const RadCtxApi kCtxApi;
+    static Impl& of(RadCtx* c);
+    static int ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows);
+    static void ctx_fail(RadCtx* c, const char* what);
+    static int ctx_status(RadCtx* c);
+    // engine_step.cpp
+    std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
+                                    int64_t fed, bool every_row_picked);
+    // engine_graphs.cpp
+    void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
+    void stage_batch(const StepBatch& in, RadBatch* b);
+    int64_t table_width(int64_t max_ctx) const;
+    void run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick);
+};
+
+}  // namespace radiance::engine
