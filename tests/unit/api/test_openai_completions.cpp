@@ -114,8 +114,17 @@ TEST_CASE("api completions: prompt errors", "[api]") {
 // what radiance:request_success_total counts (it said "abort"). Mutation run: Job::on_tokens
 // cancelling without a reason (Cancelled) fails it.
 TEST_CASE("api completions: a stop string cancels the generation as a stop", "[api]") {
-    ApiServer s;
-    Answer a = s.post("/v1/completions", json{{"model", "fake-model"}, {"prompt", "Hi"}, {"max_tokens", 20}, {"stop", "world"}});
+    // A script far longer than the stop string's place, a few ms a call: the generation cannot end
+    // by itself before the job cancels it, even when the job learns the request's id only after
+    // the first tokens came (a loaded machine; it ended by EOS there with the 8-token script).
+    FakeGenerationService::Settings set;
+    for (int i = 0; i < 100; ++i) {
+        const auto ids = encode(kScript + " ");
+        set.script.insert(set.script.end(), ids.begin(), ids.end());
+    }
+    set.tick = std::chrono::milliseconds(2);
+    ApiServer s(set);
+    Answer a = s.post("/v1/completions", json{{"model", "fake-model"}, {"prompt", "Hi"}, {"max_tokens", 2000}, {"stop", "world"}});
     REQUIRE(a.status == 200);
     CHECK(a.json_body()["choices"][0]["finish_reason"] == "stop");
     REQUIRE(s.service.cancel_reasons().size() == 1);
