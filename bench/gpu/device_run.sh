@@ -29,6 +29,8 @@
 #   trace    CUPTI kernel timeline of recorded decode steps (tools/rad-cudatrace, CUDA_INJECTION64_PATH),
 #            each run of TRACE_ARGS (arguments joined by ':') summarised by bench/gpu/trace_summary.py
 #   planab   batch-1 decode under plans of other sizes (PLANAB_ARGS: plans, each one's arguments joined by ':')
+#   bundleab rad-enginebench with .devcarry/base-bundle.tar.xz (a whole build of the base tree) against this bundle,
+#            interleaved (BUNDLEAB_ARGS, BUNDLEAB_ROUNDS): the same-call check of a refactor of the engine or worker
 #   basehome /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so (built from the
 #            base tree) in their place, for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance
 #   phases   a measuring libgpu (.devcarry/phases/libgpu.so, built with -DRADIANCE_GPU_PHASES=ON): clock
@@ -371,6 +373,17 @@ for stage in "$@"; do
           grep -E "^(decode|prefill|host)" | sed "s|^|round $round $setting: |"
       done
     done 2>&1 | tee -a "$OUTD/envab.log"
+    quiet_end ;;
+  bundleab)  # a whole other build against this one, interleaved: .devcarry/base-bundle.tar.xz (scripts/device-bundle.sh run in a worktree of the base commit, its bundle renamed) unpacked to /tmp/radbase0, then rad-enginebench BUNDLEAB_ARGS on the 8B with each bundle's binaries, libraries and plugins, BUNDLEAB_ROUNDS times (default 2); for refactors that change the engine and the worker, not only plugins (basehome swaps plugins only)
+    [[ -x /tmp/radbase0/bin/rad-enginebench ]] || { mkdir -p /tmp/radbase0 && tar -C /tmp/radbase0 -xJf "$root/.devcarry/base-bundle.tar.xz"; }
+    quiet_begin
+    for round in $(seq "${BUNDLEAB_ROUNDS:-2}"); do
+      for b in /tmp/radbase0 "$B"; do
+        LD_LIBRARY_PATH=$b/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$b/share/radiance "$b/bin/rad-enginebench" $M8.rad --placement device \
+          ${BUNDLEAB_ARGS:---prefill 512 --decode 1,64,256 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill)" |
+          sed "s|^|round $round $([[ $b == "$B" ]] && echo new || echo base): |"
+      done
+    done 2>&1 | tee -a "$OUTD/bundleab.log"
     quiet_end ;;
   planab)  # batch-1 decode 128 / 128 under plans of other sizes (max_tok from the prefill sizes or --chunk, max_ctx from the prefill sizes, max_seqs from the decode batches), interleaved rounds
     quiet_begin
