@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "scheduler.h"
@@ -59,62 +60,47 @@ const char* const kUsage =
 
 ServeOptions parse_serve_options(int argc, char** argv) {
     ServeOptions o;
-    for (int i = 2; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw Error(a + " needs a value");
-            return argv[++i];
-        };
-        auto number = [&](long lo, long hi) {
-            std::string v = value();
-            char* end = nullptr;
-            long n = std::strtol(v.c_str(), &end, 10);
-            if (!end || *end || v.empty() || n < lo || n > hi)
-                throw Error(a + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not '" + v + "'");
-            return n;
-        };
-        if (a == "--model" || a == "-m") o.model = value();
-        else if (a == "--model-name") o.model_name = value();
-        else if (a == "--host") o.http.host = value();
-        else if (a == "--port") o.http.port = static_cast<unsigned short>(number(0, 65535));
-        else if (a == "--threads") o.http.threads = static_cast<int>(number(1, 256));
-        else if (a == "--api-key") {
-            o.api_key = value();
+    util::Args args(argc, argv, 2);
+    while (args.next()) {
+        if (args.is("--model", "-m")) o.model = args.value();
+        else if (args.is("--model-name")) o.model_name = args.value();
+        else if (args.is("--host")) o.http.host = args.value();
+        else if (args.is("--port")) o.http.port = static_cast<unsigned short>(args.integer(0, 65535));
+        else if (args.is("--threads")) o.http.threads = static_cast<int>(args.integer(1, 256));
+        else if (args.is("--api-key")) {
+            o.api_key = args.value();
             o.api_key_given = true;
-        } else if (a == "--no-auth") o.no_auth = true;
-        else if (a == "--max-connections") o.http.max_connections = static_cast<int>(number(1, 1 << 20));
-        else if (a == "--tp") o.tp = static_cast<int>(number(1, 64));
-        else if (a == "--external-workers") o.external_workers = static_cast<int>(number(1, 64));
-        else if (a == "--workers-listen") o.workers_listen = value();
-        else if (a == "--transport") o.transport = value();
-        else if (a == "--max-ctx") o.max_ctx = static_cast<int>(number(16, 1 << 20));
-        else if (a == "--max-batch-tokens") o.max_batch_tokens = static_cast<int>(number(1, 1 << 20));
-        else if (a == "--max-seqs") o.max_seqs = static_cast<int>(number(1, 4096));
-        else if (a == "--kv-blocks") o.kv_blocks = number(1, 1L << 30);
-        else if (a == "--gpu-memory-utilization") {
-            const std::string v = value();
-            char* end = nullptr;
-            o.memory_utilization = std::strtod(v.c_str(), &end);
-            if (v.empty() || *end || !(o.memory_utilization > 0 && o.memory_utilization <= 1))
-                throw Error(a + " must be a number in (0, 1], not '" + v + "'");
+        } else if (args.is("--no-auth")) o.no_auth = true;
+        else if (args.is("--max-connections")) o.http.max_connections = static_cast<int>(args.integer(1, 1 << 20));
+        else if (args.is("--tp")) o.tp = static_cast<int>(args.integer(1, 64));
+        else if (args.is("--external-workers")) o.external_workers = static_cast<int>(args.integer(1, 64));
+        else if (args.is("--workers-listen")) o.workers_listen = args.value();
+        else if (args.is("--transport")) o.transport = args.value();
+        else if (args.is("--max-ctx")) o.max_ctx = static_cast<int>(args.integer(16, 1 << 20));
+        else if (args.is("--max-batch-tokens")) o.max_batch_tokens = static_cast<int>(args.integer(1, 1 << 20));
+        else if (args.is("--max-seqs")) o.max_seqs = static_cast<int>(args.integer(1, 4096));
+        else if (args.is("--kv-blocks")) o.kv_blocks = args.integer(1, 1L << 30);
+        else if (args.is("--gpu-memory-utilization")) {
+            o.memory_utilization = args.real(0, 1);
+            if (!(o.memory_utilization > 0)) throw Error("--gpu-memory-utilization must be above 0");
         }
-        else if (a == "--max-queue") o.max_queue = static_cast<int>(number(1, 1 << 20));
-        else if (a == "--shutdown-timeout") o.shutdown_timeout_s = static_cast<int>(number(0, 86400));
-        else if (a == "--admin-key") {
-            o.admin_key = value();
+        else if (args.is("--max-queue")) o.max_queue = static_cast<int>(args.integer(1, 1 << 20));
+        else if (args.is("--shutdown-timeout")) o.shutdown_timeout_s = static_cast<int>(args.integer(0, 86400));
+        else if (args.is("--admin-key")) {
+            o.admin_key = args.value();
             o.admin_key_given = true;
         }
-        else if (a == "--kernels") o.kernels = value();
-        else if (a == "--radiance-home") o.homes = value();
-        else if (a == "--cache-dir") o.cache_dir = value();
-        else if (a == "--debug-accept-reference-kernels") o.accept_reference = true;
-        else if (a == "--debug-selection") o.debug_selection = true;
-        else if (a == "--placement") o.placement = value();
-        else if (a == "--no-graphs") o.graphs = false;
-        else if (a == "-h" || a == "--help") {
+        else if (args.is("--kernels")) o.kernels = args.value();
+        else if (args.is("--radiance-home")) o.homes = args.value();
+        else if (args.is("--cache-dir")) o.cache_dir = args.value();
+        else if (args.is("--debug-accept-reference-kernels")) o.accept_reference = true;
+        else if (args.is("--debug-selection")) o.debug_selection = true;
+        else if (args.is("--placement")) o.placement = args.value();
+        else if (args.is("--no-graphs")) o.graphs = false;
+        else if (args.is("-h", "--help")) {
             std::cout << kUsage;
             std::exit(0);
-        } else throw Error("unknown option " + a);
+        } else args.unknown();
     }
     if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
     // Keys: a flag, else the environment (a secret or an EnvironmentFile, off the command line);

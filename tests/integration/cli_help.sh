@@ -18,7 +18,7 @@ grep -q "^plugin ABI [0-9]" <<<"$out" || say "--version lacks the plugin ABI: $o
 grep -q "^kernel library libref " <<<"$out" || say "--version lacks the kernel libraries: $out"
 
 help=$("$bin" serve --help 2>&1) || say "serve --help exited $?"
-flags=$(grep -o 'a == "--[a-z-]*"' "$src/frontend/app/serve_options.cpp" | sed 's/a == "\(.*\)"/\1/' | sort -u)
+flags=$(grep -oE 'args\.is\("--[a-z-]*"' "$src/frontend/app/serve_options.cpp" | sed 's/args\.is("\(.*\)"/\1/' | sort -u)
 [ -n "$flags" ] || say "no flags found in main.cpp (the parser's shape changed?)"
 n=0
 for f in $flags; do

@@ -15,6 +15,7 @@
 
 #include "cases.h"
 #include "radiance/core/registry.h"
+#include "radiance/util/args.h"
 
 using namespace avxcheck;
 
@@ -95,23 +96,21 @@ void run_case(Tally& t, const Case& c, const KernelLib& ref, const KernelLib& cp
 int main(int argc, char** argv) {
     std::string ref_path, cpu_path, filter;
     uint64_t seed = 20240601;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "%s needs a value\n", a.c_str());
-                std::exit(2);
+    try {
+        radiance::util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--ref")) ref_path = args.value();
+            else if (args.is("--avx")) cpu_path = args.value();
+            else if (args.is("--filter")) filter = args.value();
+            else if (args.is("--seed")) seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
+            else {
+                std::fprintf(stderr, "usage: rad-avx-check --ref libref.so --avx libcpu.so [--filter TEXT] [--seed N]\n");
+                return 2;
             }
-            return argv[++i];
-        };
-        if (a == "--ref") ref_path = value();
-        else if (a == "--avx") cpu_path = value();
-        else if (a == "--filter") filter = value();
-        else if (a == "--seed") seed = std::stoull(value());
-        else {
-            std::fprintf(stderr, "usage: rad-avx-check --ref libref.so --avx libcpu.so [--filter TEXT] [--seed N]\n");
-            return 2;
         }
+    } catch (const radiance::util::ArgsError& e) {
+        std::fprintf(stderr, "rad-avx-check: %s\n", e.what());
+        return 2;
     }
     if (ref_path.empty() || cpu_path.empty()) {
         std::fprintf(stderr, "usage: rad-avx-check --ref libref.so --avx libcpu.so [--filter TEXT] [--seed N]\n");

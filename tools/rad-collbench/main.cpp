@@ -22,6 +22,7 @@
 
 #include "radiance/core/registry.h"
 #include "radiance/ipc/host_comm.h"
+#include "radiance/util/args.h"
 #include "radiance/util/strings.h"
 
 using namespace radiance;
@@ -248,29 +249,26 @@ int main(int argc, char** argv) {
     int world = 2, reps = 20;
     uint64_t slot = 4ull << 20;
     DeviceOptions dopt;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--device") {
-            dopt.on = true;
-            continue;
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--device")) dopt.on = true;
+            else if (args.is("--ranks")) world = static_cast<int>(args.integer(2, 64));
+            else if (args.is("--reps")) reps = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--slot-bytes")) slot = static_cast<uint64_t>(args.integer(4096, INT64_MAX));
+            else if (args.is("--rows")) dopt.rows = args.value();
+            else if (args.is("--radiance-home")) dopt.home = args.value();
+            else if (args.is("--kernels")) dopt.kernels = args.value();
+            else {
+                std::fprintf(stderr,
+                             "usage: rad-collbench [--ranks N] [--reps N] [--slot-bytes B] [--device [--rows NAME,...]] "
+                             "[--radiance-home DIR] [--kernels LIST]\n");
+                return 2;
+            }
         }
-        if (i + 1 >= argc) {
-            std::fprintf(stderr, "rad-collbench: %s needs a value\n", a.c_str());
-            return 2;
-        }
-        const std::string v = argv[++i];
-        if (a == "--ranks") world = std::stoi(v);
-        else if (a == "--reps") reps = std::stoi(v);
-        else if (a == "--slot-bytes") slot = std::stoull(v);
-        else if (a == "--rows") dopt.rows = v;
-        else if (a == "--radiance-home") dopt.home = v;
-        else if (a == "--kernels") dopt.kernels = v;
-        else {
-            std::fprintf(stderr,
-                         "usage: rad-collbench [--ranks N] [--reps N] [--slot-bytes B] [--device [--rows NAME,...]] "
-                         "[--radiance-home DIR] [--kernels LIST]\n");
-            return 2;
-        }
+    } catch (const util::ArgsError& e) {
+        std::fprintf(stderr, "rad-collbench: %s\n", e.what());
+        return 2;
     }
     if (world < 2 || reps < 1) {
         std::fprintf(stderr, "rad-collbench: --ranks must be at least 2 and --reps at least 1\n");

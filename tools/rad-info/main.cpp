@@ -10,6 +10,7 @@
 
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
@@ -115,29 +116,25 @@ int list_plugins(const std::string& homes_arg, const std::string& kernels_arg) {
 int main(int argc, char** argv) {
     std::string file, homes, kernels;
     bool meta = false, vocab = false, recipe = false, verbose = false, verify = false, plugins = false;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&](const char* name) -> std::string {
-            if (i + 1 >= argc) throw Error(std::string("rad-info: ") + name + " needs a value");
-            return argv[++i];
-        };
-        try {
-            if (a == "--meta") meta = true;
-            else if (a == "--vocab") vocab = true;
-            else if (a == "--recipe") recipe = true;
-            else if (a == "-v" || a == "--verbose") verbose = true;
-            else if (a == "--verify") verify = true;
-            else if (a == "--plugins") plugins = true;
-            else if (a == "--kernels") kernels = value("--kernels");
-            else if (a == "--radiance-home") homes = value("--radiance-home");
-            else if (a == "-h" || a == "--help") return usage(), 0;
-            else if (!a.empty() && a[0] == '-') { std::cerr << "rad-info: unknown option " << a << "\n"; return usage(); }
-            else if (file.empty()) file = a;
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--meta")) meta = true;
+            else if (args.is("--vocab")) vocab = true;
+            else if (args.is("--recipe")) recipe = true;
+            else if (args.is("-v", "--verbose")) verbose = true;
+            else if (args.is("--verify")) verify = true;
+            else if (args.is("--plugins")) plugins = true;
+            else if (args.is("--kernels")) kernels = args.value();
+            else if (args.is("--radiance-home")) homes = args.value();
+            else if (args.is("-h", "--help")) return usage(), 0;
+            else if (!args.positional()) { std::cerr << "rad-info: unknown option " << args.current() << "\n"; return usage(); }
+            else if (file.empty()) file = args.current();
             else return usage();
-        } catch (const Error& e) {
-            std::cerr << e.what() << "\n";
-            return 2;
         }
+    } catch (const util::ArgsError& e) {
+        std::cerr << "rad-info: " << e.what() << "\n";
+        return 2;
     }
     try {
         if (plugins) return list_plugins(homes, kernels);

@@ -26,6 +26,7 @@
 
 #include "cases.h"
 #include "radiance/core/registry.h"
+#include "radiance/util/args.h"
 #include "radiance/util/strings.h"
 
 using namespace radiance;
@@ -410,29 +411,27 @@ int main(int argc, char** argv) {
     bool bench = false;
     int reps = 20;
     double tol = -1;  // --tol: one tolerance for every row; otherwise default_tol's
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::cerr << "rad-kbench: " << a << " needs a value\n";
-                std::exit(2);
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--kernels")) kernels = args.value();
+            else if (args.is("--radiance-home")) homes = args.value();
+            else if (args.is("--shape")) family = args.value();
+            else if (args.is("--seed")) seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
+            else if (args.is("--bench")) bench = true;
+            else if (args.is("--reps")) reps = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--tol")) tol = args.real(0, 1e9);
+            else if (args.is("--report")) report = args.value();
+            else if (args.is("--ops")) only_ops = str::split(args.value(), ",");
+            else {
+                std::cerr << "usage: rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]\n"
+                             "                  [--radiance-home HOMES] [--report FILE.md] [--ops OP,...]\n";
+                return 2;
             }
-            return argv[++i];
-        };
-        if (a == "--kernels") kernels = value();
-        else if (a == "--radiance-home") homes = value();
-        else if (a == "--shape") family = value();
-        else if (a == "--seed") seed = std::stoull(value());
-        else if (a == "--bench") bench = true;
-        else if (a == "--reps") reps = std::stoi(value());
-        else if (a == "--tol") tol = std::stod(value());
-        else if (a == "--report") report = value();
-        else if (a == "--ops") only_ops = str::split(value(), ",");
-        else {
-            std::cerr << "usage: rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]\n"
-                         "                  [--radiance-home HOMES] [--report FILE.md] [--ops OP,...]\n";
-            return 2;
         }
+    } catch (const util::ArgsError& e) {
+        std::cerr << "rad-kbench: " << e.what() << "\n";
+        return 2;
     }
     if (family != "small" && family != "llama3.1-8b") {
         std::cerr << "rad-kbench: --shape " << family << " is not one of small, llama3.1-8b\n";

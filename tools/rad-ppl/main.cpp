@@ -17,6 +17,7 @@
 #include "radiance/convert/convert.h"
 #include "radiance/engine/engine.h"
 #include "radiance/text/tokenizer.h"
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
@@ -28,24 +29,21 @@ int main(int argc, char** argv) {
     std::string model, text_path, kernels, homes;
     int ctx = 512;
     int64_t max_tokens = 20000;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-            return argv[++i];
-        };
-        try {
-            if (a == "--ctx") ctx = std::stoi(value());
-            else if (a == "--max-tokens") max_tokens = std::stoll(value());
-            else if (a == "--kernels") kernels = value();
-            else if (a == "--radiance-home") homes = value();
-            else if (model.empty()) model = a;
-            else if (text_path.empty()) text_path = a;
-            else throw std::runtime_error("unexpected argument " + a);
-        } catch (const std::exception& e) {
-            std::cerr << "rad-ppl: " << e.what() << "\n";
-            return 2;
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--ctx")) ctx = static_cast<int>(args.integer(2, 1 << 20));
+            else if (args.is("--max-tokens")) max_tokens = args.integer(1, INT64_MAX);
+            else if (args.is("--kernels")) kernels = args.value();
+            else if (args.is("--radiance-home")) homes = args.value();
+            else if (!args.positional()) args.unknown();
+            else if (model.empty()) model = args.current();
+            else if (text_path.empty()) text_path = args.current();
+            else throw util::ArgsError("unexpected argument " + args.current());
         }
+    } catch (const util::ArgsError& e) {
+        std::cerr << "rad-ppl: " << e.what() << "\n";
+        return 2;
     }
     if (model.empty() || text_path.empty() || ctx < 2) {
         std::cerr << "usage: rad-ppl MODEL TEXT [--ctx N] [--max-tokens N] [--kernels LIST]\n";

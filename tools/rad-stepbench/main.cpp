@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "radiance/convert/convert.h"
+#include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
@@ -25,16 +26,21 @@ int main(int argc, char** argv) {
     std::string model = RAD_DEFAULT_MODEL;
     int steps = 5000;
     std::string ranks_arg = "1", transports_arg = "shm,grpc";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string a = argv[i], v = argv[i + 1];
-        if (a == "--model") model = v;
-        else if (a == "--steps") steps = std::stoi(v);
-        else if (a == "--ranks") ranks_arg = v;
-        else if (a == "--transports") transports_arg = v;
-        else {
-            std::cerr << "usage: rad-stepbench [--model DIR|FILE.rad] [--steps N] [--ranks 1,2] [--transports shm,grpc]\n";
-            return 2;
+    try {
+        util::Args args(argc, argv);
+        while (args.next()) {
+            if (args.is("--model")) model = args.value();
+            else if (args.is("--steps")) steps = static_cast<int>(args.integer(1, 1 << 30));
+            else if (args.is("--ranks")) ranks_arg = args.value();
+            else if (args.is("--transports")) transports_arg = args.value();
+            else {
+                std::cerr << "usage: rad-stepbench [--model DIR|FILE.rad] [--steps N] [--ranks 1,2] [--transports shm,grpc]\n";
+                return 2;
+            }
         }
+    } catch (const util::ArgsError& e) {
+        std::cerr << "rad-stepbench: " << e.what() << "\n";
+        return 2;
     }
     log::set_level(log::Level::warn);
     std::string rad = model, tmp;
