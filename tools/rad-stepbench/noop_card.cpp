@@ -7,6 +7,7 @@
 // BASE + PER_TOKEN x tokens microseconds (a sleep in the step's sync: on a card the host waits while
 // the card works), so the scheduler sees steps as long as a real card's. Never installed into a
 // serving home.
+#include <radiance/kernels/pretend_card.h>
 #include <radiance/rad_ops.h>
 
 #include <chrono>
@@ -40,8 +41,14 @@ const StepCost& step_cost() {
 
 int nothing(const RadArgs*) { return RAD_OK; }
 
-// The step's token count, from the embedding launch (its ranged `n`); sync() charges for it.
+// The step's token count, from the embedding launch (its ranged `n`, replayed with a graph too);
+// the step's sync charges for it.
 int64_t g_step_tokens = 0;
+
+int embed_row(const RadArgs* a) {
+    g_step_tokens = rad_args_geti(a, "n");
+    return RAD_OK;
+}
 
 // The "card" is host memory, so the ids land where the engine reads them back.
 int fixed_argmax(const RadArgs* a) {
@@ -53,87 +60,32 @@ int fixed_argmax(const RadArgs* a) {
     return RAD_OK;
 }
 
-// Graphs: only the argmax row writes anything, and its operands sit in the engine's fixed staging
-// regions, so a recorded decode graph is "the argmax of n rows into this buffer".
-struct Graph {
-    int32_t* ids = nullptr;
-    int64_t n = 0;
-    int64_t tokens = 0;
-};
-Graph* g_capturing = nullptr;
-
-int embed_row(const RadArgs* a) {
-    g_step_tokens = rad_args_geti(a, "n");
-    if (g_capturing) g_capturing->tokens = g_step_tokens;
-    return RAD_OK;
-}
-
-int argmax_row(const RadArgs* a) {
-    if (!g_capturing) return fixed_argmax(a);
-    g_capturing->ids = static_cast<int32_t*>(a->t[1].data);
-    g_capturing->n = rad_args_geti(a, "n");
-    return RAD_OK;
-}
-
-const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
-
-#define ROW(op) {"noopcard_" op, op, op, "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, nothing}
-
-const RadKernelInfo rows[] = {
-    {"noopcard_embed", "embed", "embed", "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, embed_row},
-    ROW("rms_norm"), ROW("layer_norm"), ROW("gemm"), ROW("rope"),
-    {"noopcard_attention", "attention", "attention", "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, c_block16, 1, 0, nothing},
-    ROW("swiglu"), ROW("geglu"), ROW("gelu"), ROW("add"), ROW("gather_rows"), ROW("all_reduce"),
-    {"noopcard_argmax", "argmax", "argmax", "the fixed token", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, argmax_row},
-};
-
-// ---- the pretend card: host memory, copies are memcpy ----
-int mem_free(uint64_t* f) {
-    *f = 1ull << 30;
-    return RAD_OK;
-}
-void* alloc(uint64_t n) { return std::aligned_alloc(256, (n + 255) / 256 * 256); }
-void release(void* p) { std::free(p); }
-int g_stream_token = 0;
-RadStream stream_create() { return reinterpret_cast<RadStream>(&g_stream_token); }
-void stream_destroy(RadStream) {}
-int copy(void* d, const void* s, uint64_t n, int, RadStream) {
-    std::memmove(d, s, n);
-    return RAD_OK;
-}
-int fill(void* d, int b, uint64_t n, RadStream) {
-    std::memset(d, b, n);
-    return RAD_OK;
-}
-int sync(RadStream) {
+void charge_step() {
     const StepCost& c = step_cost();
     const double us = g_step_tokens > 0 ? c.base_us + c.per_token_us * static_cast<double>(g_step_tokens) : 0.0;
     g_step_tokens = 0;
     if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(us)));
-    return RAD_OK;
 }
-int graph_begin(RadStream) {
-    if (g_capturing) return RAD_E_INTERNAL;
-    g_capturing = new Graph;
-    return RAD_OK;
-}
-int graph_end(RadStream, void** out) {
-    *out = g_capturing;
-    g_capturing = nullptr;
-    return *out ? RAD_OK : RAD_E_INTERNAL;
-}
-int graph_launch(void* g, RadStream) {
-    const Graph& r = *static_cast<Graph*>(g);
-    g_step_tokens = r.tokens;
-    for (int64_t i = 0; i < r.n; ++i) r.ids[i] = fixed_token();
-    return RAD_OK;
-}
-void graph_destroy(void* g) { delete static_cast<Graph*>(g); }
-const char* last_error() { return "no error"; }
 
-const RadDeviceApi g_api = {sizeof(RadDeviceApi), 0, "noop", "pretend card that computes nothing", 0, 1, 1ull << 30,
-                            mem_free, alloc, release, alloc, release, stream_create, stream_destroy, copy, fill, sync,
-                            graph_begin, graph_end, graph_launch, graph_destroy, last_error, 1, 1, {}};
+using radiance::pretend_card::row;
+
+const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
+
+#define ROW(op) {"noopcard_" op, op, op, "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<nothing>}
+
+const RadKernelInfo rows[] = {
+    {"noopcard_embed", "embed", "embed", "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<embed_row>},
+    ROW("rms_norm"), ROW("layer_norm"), ROW("gemm"), ROW("rope"),
+    {"noopcard_attention", "attention", "attention", "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, c_block16, 1, 0, row<nothing>},
+    ROW("swiglu"), ROW("geglu"), ROW("gelu"), ROW("add"), ROW("gather_rows"), ROW("all_reduce"),
+    {"noopcard_argmax", "argmax", "argmax", "the fixed token", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<fixed_argmax>},
+};
+
+// The pretend card of radiance/kernels/pretend_card.h, its sync charging the step's time.
+const RadDeviceApi g_api = [] {
+    radiance::pretend_card::g_on_sync = charge_step;
+    return radiance::pretend_card::api("noop", "pretend card that computes nothing", 1, 1);
+}();
 
 }  // namespace
 
