@@ -21,6 +21,7 @@ public:
         std::sort(plan_.stop_token_ids.begin(), plan_.stop_token_ids.end());
         for (const auto& c : plan_.choices) {
             choices_.push_back(std::make_unique<Choice>(tokenizer, plan_.skip_special_tokens, plan_.stop, c.prompt));
+            choices_.back()->logprobs = c.sampling.top_logprobs >= 0;
             results_.emplace_back().prompt_tokens = static_cast<int>(c.prompt.size());
         }
     }
@@ -36,6 +37,7 @@ private:
             : decoder(t, skip_special, prompt), stop(std::move(stops)) {}
         text::StreamDecoder decoder;  // generated text continues the prompt's
         StopMatcher stop;
+        bool logprobs = false;        // the wire shows tokens' pieces: their bytes are worth finding
         std::optional<uint64_t> id;   // known once submit() returned
         bool cancel_wanted = false;   // asked to cancel before the id was known
         FinishReason cancel_why = FinishReason::Cancelled;  // Stop after a stop string
@@ -60,12 +62,13 @@ private:
         if (!abandoned_ && (!d.text.empty() || !d.tokens.empty())) listener_->on_delta(i, d);
     }
 
-    // The token as the wire shows it; advances the choice's decoder.
+    // The token as the wire shows it; advances the choice's decoder. Bytes and alternatives only
+    // when the choice shows logprobs (ev.top is empty otherwise).
     ShownToken show(Choice& c, const TokenEvent& ev) {
         ShownToken t{ev, {}, {}};
-        for (const TokenLogprob& alt : ev.top)
-            t.top.push_back({c.decoder.peek(alt.token), tokenizer_.token_bytes(alt.token, plan_.skip_special_tokens)});
-        t.piece = {c.decoder.step(ev.token), tokenizer_.token_bytes(ev.token, plan_.skip_special_tokens)};
+        auto bytes = [&](int32_t id) { return c.logprobs ? tokenizer_.token_bytes(id, plan_.skip_special_tokens) : std::string(); };
+        for (const TokenLogprob& alt : ev.top) t.top.push_back({c.decoder.peek(alt.token), bytes(alt.token)});
+        t.piece = {c.decoder.step(ev.token), bytes(ev.token)};
         return t;
     }
 

@@ -29,7 +29,7 @@ public:
 
     // Moves to the next argument; false past the last.
     bool next() { return ++i_ < argc_; }
-    const std::string current() const { return argv_[i_]; }
+    std::string current() const { return argv_[i_]; }
     bool is(std::string_view flag) const { return current() == flag; }
     bool is(std::string_view flag, std::string_view alias) const { return is(flag) || is(alias); }
     // An argument that is not a flag ("-" alone counts as one: stdin/stdout).
