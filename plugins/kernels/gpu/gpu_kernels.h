@@ -97,11 +97,11 @@ uint64_t all_gather_nccl_scratch(const RadArgs* geom);
 bool collectives_live();
 bool collectives_abort_if_torn_down();
 const char* collectives_error();
-// Greedy sampling on the card (k_sample.cu).
+// Greedy picking (k_argmax.cu) and drawing (k_sample.cu) on the card.
 int argmax(const RadArgs* a);
 uint64_t argmax_scratch(const RadArgs* geom);
 int sample(const RadArgs* a);
-// The pre-filter's candidates, maxima and counts (k_sample.cu).
+// The pre-filter's candidates, maxima and counts (k_sample_prefilter.cu).
 uint64_t sample_scratch(const RadArgs* geom);
 
 // Launch status: the last launch's error, as a RadStatus.
