@@ -32,8 +32,8 @@ struct Shape {
 };
 
 const Shape kShapes[] = {
-    {"qkv", 1, 1152, 896},      {"o", 1, 896, 896},         {"gate_up", 1, 9728, 896},  {"down", 1, 896, 4864},
-    {"lm_head", 1, 151936, 896}, {"gate_up", 4, 9728, 896}, {"down", 4, 896, 4864},     {"qkv", 128, 1152, 896},
+    {"qkv", 1, 1152, 896},       {"o", 1, 896, 896},        {"gate_up", 1, 9728, 896},   {"down", 1, 896, 4864},
+    {"lm_head", 1, 151936, 896}, {"gate_up", 4, 9728, 896}, {"down", 4, 896, 4864},      {"qkv", 128, 1152, 896},
     {"gate_up", 128, 9728, 896}, {"down", 128, 896, 4864},  {"gate_up", 512, 9728, 896}, {"down", 512, 896, 4864},
 };
 const char* const kLevels[] = {"scalar", "avx2", "avx512", "avx512bf16"};
@@ -112,7 +112,9 @@ double time_row(const KernelLib& lib, const RadKernelInfo* row, const Shape& s, 
 }
 
 const RadKernelInfo* row_for(const KernelLib& lib, const Shape& s) {
-    Params p{{"M", {RAD_P_INT, s.M, 0, ""}}, {"N", {RAD_P_INT, s.N, 0, ""}}, {"K", {RAD_P_INT, s.K, 0, ""}},
+    Params p{{"M", {RAD_P_INT, s.M, 0, ""}},
+             {"N", {RAD_P_INT, s.N, 0, ""}},
+             {"K", {RAD_P_INT, s.K, 0, ""}},
              {"wdtype", {RAD_P_STR, 0, 0, "bf16"}}};
     const RadKernelInfo* best = nullptr;
     for (auto* r : lib.rows("gemm")) {
@@ -125,8 +127,8 @@ const RadKernelInfo* row_for(const KernelLib& lib, const Shape& s) {
 void print_row(const Shape& s, const char* lib, const char* level, int threads, double sec) {
     const double flops = 2.0 * s.M * s.N * s.K, wbytes = 2.0 * s.N * s.K;
     std::printf("%-8s %4lld %6lld %5lld  %-6s %-10s %3d %10.3f %9.1f %8.1f\n", s.name, static_cast<long long>(s.M),
-                static_cast<long long>(s.N), static_cast<long long>(s.K), lib, level, threads, sec * 1e3,
-                flops / sec / 1e9, wbytes / sec / 1e9);
+                static_cast<long long>(s.N), static_cast<long long>(s.K), lib, level, threads, sec * 1e3, flops / sec / 1e9,
+                wbytes / sec / 1e9);
     std::fflush(stdout);
 }
 
@@ -139,20 +141,24 @@ int main(int argc, char** argv) {
     std::vector<int> thread_counts;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--cpu" && i + 1 < argc) cpu_path = argv[++i];
-        else if (a == "--ref" && i + 1 < argc) ref_path = argv[++i];
-        else if (a == "--min-ms" && i + 1 < argc) min_ms = std::stod(argv[++i]);
-        else if (a == "--no-ref") with_ref = false;
+        if (a == "--cpu" && i + 1 < argc)
+            cpu_path = argv[++i];
+        else if (a == "--ref" && i + 1 < argc)
+            ref_path = argv[++i];
+        else if (a == "--min-ms" && i + 1 < argc)
+            min_ms = std::stod(argv[++i]);
+        else if (a == "--no-ref")
+            with_ref = false;
         else if (a == "--threads" && i + 1 < argc) {
             for (std::string t = argv[++i]; !t.empty();) {
                 const size_t c = t.find(',');
                 thread_counts.push_back(std::stoi(t.substr(0, c)));
                 t = c == std::string::npos ? "" : t.substr(c + 1);
             }
-        }
-        else {
-            std::fprintf(stderr, "usage: rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--threads 1,8,...] "
-                                 "[--no-ref]\n");
+        } else {
+            std::fprintf(stderr,
+                         "usage: rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--threads 1,8,...] "
+                         "[--no-ref]\n");
             return 2;
         }
     }
@@ -165,8 +171,8 @@ int main(int argc, char** argv) {
         if (thread_counts.empty()) thread_counts = hw > 1 ? std::vector<int>{1, hw} : std::vector<int>{1};
         std::printf("libcpu %s; %d hardware threads; bf16 weights, >= 1 GiB of weight copies in rotation\n",
                     cpu.isa_describe ? cpu.isa_describe() : "?", hw);
-        std::printf("%-8s %4s %6s %5s  %-6s %-10s %3s %10s %9s %8s\n", "shape", "M", "N", "K", "lib", "isa", "thr",
-                    "ms/call", "GFLOP/s", "GB/s(w)");
+        std::printf("%-8s %4s %6s %5s  %-6s %-10s %3s %10s %9s %8s\n", "shape", "M", "N", "K", "lib", "isa", "thr", "ms/call", "GFLOP/s",
+                    "GB/s(w)");
         for (const Shape& s : kShapes) {
             Bench b = make(s);
             const RadKernelInfo* row = row_for(cpu, s);

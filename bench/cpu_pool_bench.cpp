@@ -53,8 +53,10 @@ int main(int argc, char** argv) {
     std::vector<int> threads;
     int regions = 20000;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = parse_ints(argv[++i]);
-        else if (!std::strcmp(argv[i], "--regions") && i + 1 < argc) regions = std::atoi(argv[++i]);
+        if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = parse_ints(argv[++i]);
+        else if (!std::strcmp(argv[i], "--regions") && i + 1 < argc)
+            regions = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "usage: rad-poolbench [--threads 2,4,...] [--regions N]\n");
             return 2;

@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
     try {
         std::string text = read_all(corpus_path);
         double mb = static_cast<double>(text.size()) / 1e6;
-        std::printf("%-8s %10s %9s %8s %9s %9s %9s %9s\n", "tokenizer", "bytes", "tokens", "load s", "cold s",
-                    "cold MB/s", "warm s", "warm MB/s");
+        std::printf("%-8s %10s %9s %8s %9s %9s %9s %9s\n", "tokenizer", "bytes", "tokens", "load s", "cold s", "cold MB/s", "warm s",
+                    "warm MB/s");
         for (const char* name : {"gpt2", "llama3", "qwen3", "mistral"}) {
             fs::path dir = fs::path(shared) / "tokenizers" / name;
             auto t0 = Clock::now();
@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
                 warm = std::min(warm, seconds_since(t0));
                 if (again != ids) std::fprintf(stderr, "%s: encode %d differs from the first!\n", name, round + 2);
             }
-            std::printf("%-9s %10zu %9zu %8.2f %9.3f %9.1f %9.3f %9.1f\n", name, text.size(), ids.size(), load, cold,
-                        mb / cold, warm, mb / warm);
+            std::printf("%-9s %10zu %9zu %8.2f %9.3f %9.1f %9.3f %9.1f\n", name, text.size(), ids.size(), load, cold, mb / cold, warm,
+                        mb / warm);
         }
     } catch (const std::exception& e) {
         std::cerr << "rad-tokbench: " << e.what() << "\n";

@@ -44,18 +44,24 @@ Options parse(int argc, char** argv) {
             if (i + 1 >= argc) throw Error(a + " needs a value");
             return argv[++i];
         };
-        if (a == "--rank") o.rank = std::stoi(value());
-        else if (a == "--world") o.world = std::stoi(value());
-        else if (a == "--connect") o.connect = value();
-        else if (a == "--transport") o.transport = value();
-        else if (a == "--connect-timeout") o.connect_timeout_s = std::stoi(value());
-        else if (a == "--debug-selection") o.debug_selection = true;
-        else throw Error("unknown option " + a);
+        if (a == "--rank")
+            o.rank = std::stoi(value());
+        else if (a == "--world")
+            o.world = std::stoi(value());
+        else if (a == "--connect")
+            o.connect = value();
+        else if (a == "--transport")
+            o.transport = value();
+        else if (a == "--connect-timeout")
+            o.connect_timeout_s = std::stoi(value());
+        else if (a == "--debug-selection")
+            o.debug_selection = true;
+        else
+            throw Error("unknown option " + a);
     }
     if (o.rank < 0 || o.rank >= o.world) throw Error("--rank must be in [0, --world)");
     if (o.connect.empty()) throw Error("--connect ADDR is required (unix:/path or host:port)");
-    if (o.transport != "auto" && o.transport != "shm" && o.transport != "grpc")
-        throw Error("--transport must be shm, grpc or auto");
+    if (o.transport != "auto" && o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm, grpc or auto");
     return o;
 }
 
@@ -95,8 +101,8 @@ int32_t crash_token() {
 }
 
 // Runs one encoded step; returns the encoded result.
-std::string run_step(engine::Engine& eng, CommState& comm, const std::string& bytes, bool sample_here,
-                     std::vector<float>& logits, worker::RowPool& rows) {
+std::string run_step(engine::Engine& eng, CommState& comm, const std::string& bytes, bool sample_here, std::vector<float>& logits,
+                     worker::RowPool& rows) {
     ipc::ResultMessage res;
     try {
         ipc::StepMessage m = ipc::decode_step(bytes);
@@ -114,8 +120,7 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
         for (auto& d : draws) d.on_card = true;
         if (sample_here)
             for (size_t i = 0; i < n_out; ++i)
-                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], card_samples)
-                                                                 : engine::CardDraw{};
+                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], card_samples) : engine::CardDraw{};
         std::vector<int32_t> tokens;
         eng.step(m.batch, logits, draws, tokens);
         if (sample_here) {
@@ -123,8 +128,10 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
             res.tokens.resize(m.samples.size());
             std::vector<size_t> on_host;  // rows whose logits came back, drawn in parallel
             for (size_t i = 0; i < m.samples.size(); ++i) {
-                if (!tokens.empty() && tokens[i] >= 0) res.tokens[i].token = tokens[i];
-                else on_host.push_back(i);
+                if (!tokens.empty() && tokens[i] >= 0)
+                    res.tokens[i].token = tokens[i];
+                else
+                    on_host.push_back(i);
             }
             rows.run(on_host.size(), [&](size_t k) {
                 const size_t i = on_host[k];
@@ -208,9 +215,8 @@ int main(int argc, char** argv) {
         l->set_kv_blocks(eng->kv_blocks());
         l->set_vocab(eng->vocab());
         l->set_max_out_rows(eng->max_out_rows());
-        l->set_summary(std::to_string(eng->declaration().ops.size()) + " ops, arena " + std::to_string(eng->arena_bytes()) +
-                       " B, KV " + std::to_string(eng->kv_bytes()) + " B" +
-                       (worker::samples_on_card(*eng) ? ", sampling on the card" : ""));
+        l->set_summary(std::to_string(eng->declaration().ops.size()) + " ops, arena " + std::to_string(eng->arena_bytes()) + " B, KV " +
+                       std::to_string(eng->kv_bytes()) + " B" + (worker::samples_on_card(*eng) ? ", sampling on the card" : ""));
         session->send(m);
     } catch (const std::exception& e) {
         std::cerr << "radiance-worker rank " << o.rank << ": cannot serve: " << e.what() << "\n";

@@ -37,7 +37,7 @@ __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
     const int row = warp * 16 + g;
-    auto frag = [&](int kk, uint32_t (&f)[4]) {
+    auto frag = [&](int kk, uint32_t(&f)[4]) {
         f[0] = pack2(a + row * a_cols + kk * 16 + 2 * q);
         f[1] = pack2(a + (row + 8) * a_cols + kk * 16 + 2 * q);
         f[2] = pack2(a + row * a_cols + kk * 16 + 2 * q + 8);
@@ -50,7 +50,8 @@ __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t
         gpu::wgmma::fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk)  // k-step kk: dims 16kk.. = chunks 2kk, 2kk+1
-            gpu::wgmma::wgmma_m64n64k16<0>(d, f[kk], lbo ? gpu::wgmma::smem_desc(tile + kk * 2 * 128, lbo, sbo) : gpu::wgmma::tile_desc_k_major<D>(tile, kk), kk > 0);
+            gpu::wgmma::wgmma_m64n64k16<0>(
+                d, f[kk], lbo ? gpu::wgmma::smem_desc(tile + kk * 2 * 128, lbo, sbo) : gpu::wgmma::tile_desc_k_major<D>(tile, kk), kk > 0);
         gpu::wgmma::commit();
         gpu::wgmma::wait<0>();
         gpu::wgmma::fence_operands(d);
@@ -67,7 +68,9 @@ __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t
         gpu::wgmma::fence();
 #pragma unroll
         for (int kk = 0; kk < ROWS / 16; ++kk)  // k-step kk: rows (keys) 16kk.. = row groups 2kk, 2kk+1
-            gpu::wgmma::wgmma_m64n128k16<1>(d, f[kk], lbo ? gpu::wgmma::smem_desc(tile + kk * 2 * (D / 8) * 128, lbo, sbo) : gpu::wgmma::tile_desc_mn_major<D>(tile, kk), kk > 0);
+            gpu::wgmma::wgmma_m64n128k16<1>(
+                d, f[kk],
+                lbo ? gpu::wgmma::smem_desc(tile + kk * 2 * (D / 8) * 128, lbo, sbo) : gpu::wgmma::tile_desc_mn_major<D>(tile, kk), kk > 0);
         gpu::wgmma::commit();
         gpu::wgmma::wait<0>();
         gpu::wgmma::fence_operands(d);
@@ -79,7 +82,13 @@ __global__ void probe(const __nv_bfloat16* a, int a_cols, const __nv_bfloat16* t
         }
     }
 #else
-    (void)a; (void)a_cols; (void)t; (void)out; (void)mode; (void)lbo; (void)sbo;
+    (void)a;
+    (void)a_cols;
+    (void)t;
+    (void)out;
+    (void)mode;
+    (void)lbo;
+    (void)sbo;
 #endif
 }
 
@@ -103,7 +112,12 @@ int main() {
     cudaMemcpy(ad, ah.data(), ah.size() * 2, cudaMemcpyHostToDevice);
     cudaMemcpy(td, th.data(), th.size() * 2, cudaMemcpyHostToDevice);
     const uint32_t along_dims = 128, along_rows = (D / 8) * 128;
-    struct Case { const char* name; int mode; uint32_t lbo, sbo; bool documented; };
+    struct Case {
+        const char* name;
+        int mode;
+        uint32_t lbo, sbo;
+        bool documented;
+    };
     const Case cases[] = {
         {"S=A.T^T  K-major  tile_desc_k_major (the kernel's)", 0, 0, 0, true},
         {"S=A.T^T  K-major  lbo=dims(128) sbo=rows(2048)", 0, along_dims, along_rows, true},

@@ -81,9 +81,7 @@ MessagesRequest read_messages_request(const ApiState& api, const ordered_json& b
     return r;
 }
 
-ordered_json stop_sequence(const ChoiceResult& r) {
-    return r.end == ChoiceEnd::StopString ? ordered_json(r.stop_string) : ordered_json();
-}
+ordered_json stop_sequence(const ChoiceResult& r) { return r.end == ChoiceEnd::StopString ? ordered_json(r.stop_string) : ordered_json(); }
 
 class MessagesStream : public JobListener {
 public:
@@ -91,42 +89,39 @@ public:
         : writer_(std::move(w)), model_(std::move(model)), prompt_tokens_(prompt_tokens) {}
 
     void start() {
-        writer_->write(sse_event("message_start",
-                                 {{"type", "message_start"},
-                                  {"message",
-                                   {{"id", id_},
-                                    {"type", "message"},
-                                    {"role", "assistant"},
-                                    {"content", ordered_json::array()},
-                                    {"model", model_},
-                                    {"stop_reason", nullptr},
-                                    {"stop_sequence", nullptr},
-                                    {"usage", {{"input_tokens", prompt_tokens_}, {"output_tokens", 0}}}}}}));
-        writer_->write(sse_event("content_block_start", {{"type", "content_block_start"},
-                                                         {"index", 0},
-                                                         {"content_block", {{"type", "text"}, {"text", ""}}}}));
+        writer_->write(sse_event("message_start", {{"type", "message_start"},
+                                                   {"message",
+                                                    {{"id", id_},
+                                                     {"type", "message"},
+                                                     {"role", "assistant"},
+                                                     {"content", ordered_json::array()},
+                                                     {"model", model_},
+                                                     {"stop_reason", nullptr},
+                                                     {"stop_sequence", nullptr},
+                                                     {"usage", {{"input_tokens", prompt_tokens_}, {"output_tokens", 0}}}}}}));
+        writer_->write(sse_event("content_block_start",
+                                 {{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}}));
         writer_->write(sse_event("ping", {{"type", "ping"}}));
     }
 
     void on_delta(size_t, const ChoiceDelta& d) override {
         if (d.text.empty()) return;
-        writer_->write(sse_event("content_block_delta", {{"type", "content_block_delta"},
-                                                         {"index", 0},
-                                                         {"delta", {{"type", "text_delta"}, {"text", d.text}}}}));
+        writer_->write(sse_event("content_block_delta",
+                                 {{"type", "content_block_delta"}, {"index", 0}, {"delta", {{"type", "text_delta"}, {"text", d.text}}}}));
     }
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) {
-            writer_->write(sse_event("error", {{"type", "error"},
-                                               {"error", {{"type", anthropic_error_type(e->status)}, {"message", e->what()}}}}));
+            writer_->write(
+                sse_event("error", {{"type", "error"}, {"error", {{"type", anthropic_error_type(e->status)}, {"message", e->what()}}}}));
             return writer_->close();
         }
         const ChoiceResult& r = results[0];
         writer_->write(sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}));
-        writer_->write(sse_event("message_delta",
-                                 {{"type", "message_delta"},
-                                  {"delta", {{"stop_reason", anthropic_stop_reason(r.end)}, {"stop_sequence", stop_sequence(r)}}},
-                                  {"usage", {{"output_tokens", r.completion_tokens}}}}));
+        writer_->write(
+            sse_event("message_delta", {{"type", "message_delta"},
+                                        {"delta", {{"stop_reason", anthropic_stop_reason(r.end)}, {"stop_sequence", stop_sequence(r)}}},
+                                        {"usage", {{"output_tokens", r.completion_tokens}}}}));
         writer_->write(sse_event("message_stop", {{"type", "message_stop"}}));
         writer_->close();
     }

@@ -16,18 +16,18 @@ struct ApiOptions {
     int max_n = 128;                  // choices per request
     int max_top_logprobs = 20;
     int max_stop_strings = 16;
-    int request_timeout_s = 600;      // becomes GenerationRequest::deadline
+    int request_timeout_s = 600;  // becomes GenerationRequest::deadline
 };
 
 struct ApiContext {
     const text::Tokenizer* tokenizer = nullptr;
-    std::string chat_template;        // Jinja source; empty: chat endpoints answer 400
-    std::string bos_token;            // passed to the template as bos_token / eos_token
+    std::string chat_template;  // Jinja source; empty: chat endpoints answer 400
+    std::string bos_token;      // passed to the template as bos_token / eos_token
     std::string eos_token;
-    std::string model_name;           // empty: GenerationService::model_info().name
+    std::string model_name;  // empty: GenerationService::model_info().name
     GenerationService* service = nullptr;
-    int64_t max_context = 0;          // 0: GenerationService::model_info().context_length
-    int default_max_tokens = 1024;    // when a request names none (capped by what fits)
+    int64_t max_context = 0;              // 0: GenerationService::model_info().context_length
+    int default_max_tokens = 1024;        // when a request names none (capped by what fits)
     std::vector<int32_t> stop_token_ids;  // end generation; empty: the tokenizer's EOS (+ eos_token's id)
     ApiOptions options;
 };

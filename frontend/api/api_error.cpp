@@ -18,24 +18,24 @@ void add_retry_after(Response& res) {
 
 std::string openai_error_type(http::status s) {
     switch (s) {
-        case http::status::unauthorized: return "authentication_error";
-        case http::status::not_found: return "not_found_error";
-        case http::status::too_many_requests: return "rate_limit_error";
-        case http::status::service_unavailable: return "service_unavailable_error";
-        case http::status::gateway_timeout: return "timeout_error";
-        default: return static_cast<int>(s) >= 500 ? "server_error" : "invalid_request_error";
+    case http::status::unauthorized: return "authentication_error";
+    case http::status::not_found: return "not_found_error";
+    case http::status::too_many_requests: return "rate_limit_error";
+    case http::status::service_unavailable: return "service_unavailable_error";
+    case http::status::gateway_timeout: return "timeout_error";
+    default: return static_cast<int>(s) >= 500 ? "server_error" : "invalid_request_error";
     }
 }
 
 std::string anthropic_error_type(http::status s) {
     switch (s) {
-        case http::status::unauthorized: return "authentication_error";
-        case http::status::forbidden: return "permission_error";
-        case http::status::not_found: return "not_found_error";
-        case http::status::payload_too_large: return "request_too_large";
-        case http::status::too_many_requests: return "rate_limit_error";
-        case http::status::service_unavailable: return "overloaded_error";
-        default: return static_cast<int>(s) >= 500 ? "api_error" : "invalid_request_error";
+    case http::status::unauthorized: return "authentication_error";
+    case http::status::forbidden: return "permission_error";
+    case http::status::not_found: return "not_found_error";
+    case http::status::payload_too_large: return "request_too_large";
+    case http::status::too_many_requests: return "rate_limit_error";
+    case http::status::service_unavailable: return "overloaded_error";
+    default: return static_cast<int>(s) >= 500 ? "api_error" : "invalid_request_error";
     }
 }
 
@@ -77,8 +77,7 @@ void rethrow_service_error(std::exception_ptr e) {
     } catch (const QueueFull& q) {
         throw ApiError(http::status::too_many_requests, std::string("the server is busy: ") + q.what(), "", "queue_full");
     } catch (const NotReady& n) {
-        throw ApiError(http::status::service_unavailable, std::string("the model is not ready: ") + n.what(), "",
-                       "not_ready");
+        throw ApiError(http::status::service_unavailable, std::string("the model is not ready: ") + n.what(), "", "not_ready");
     } catch (const BadRequest& b) {
         throw ApiError(http::status::bad_request, b.what(), b.param);
     }

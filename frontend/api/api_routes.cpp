@@ -33,8 +33,7 @@ void register_api_routes(HttpServer& server, ApiContext& ctx) {
     server.route(http::verb::post, "/detokenize", bind(handle_detokenize));
     server.route(http::verb::get, "/props", bind(handle_props));
 
-    server.set_error_formatter([](const Request& req, http::status status, const std::string& message,
-                                  const std::string& type) {
+    server.set_error_formatter([](const Request& req, http::status status, const std::string& message, const std::string& type) {
         if (is_anthropic_path(req)) return anthropic_error(req, ApiError(status, message));
         return error_response(req, status, message, type);
     });

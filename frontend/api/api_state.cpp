@@ -64,17 +64,16 @@ int ApiState::plan_max_tokens(size_t prompt_tokens, std::optional<int64_t> reque
     const int64_t context = context_length();
     const auto prompt = static_cast<int64_t>(prompt_tokens);
     if (context > 0 && prompt >= context)
-        throw bad_request("the prompt is " + std::to_string(prompt) + " tokens; the model's context is " +
-                              std::to_string(context) + " tokens, which leaves no room to generate",
+        throw bad_request("the prompt is " + std::to_string(prompt) + " tokens; the model's context is " + std::to_string(context) +
+                              " tokens, which leaves no room to generate",
                           prompt_param);
     const int64_t room = context > 0 ? context - prompt : INT32_MAX;
     if (!requested) return static_cast<int>(std::min<int64_t>(std::max(ctx_.default_max_tokens, 1), room));
     if (*requested < 1) throw bad_request("'" + max_param + "' must be at least 1", max_param);
     if (*requested > room) {
         if (clamp) return static_cast<int>(room);
-        throw bad_request("'" + max_param + "' is " + std::to_string(*requested) + " but the prompt is " +
-                              std::to_string(prompt) + " tokens and the context " + std::to_string(context) +
-                              ": at most " + std::to_string(room) + " tokens fit",
+        throw bad_request("'" + max_param + "' is " + std::to_string(*requested) + " but the prompt is " + std::to_string(prompt) +
+                              " tokens and the context " + std::to_string(context) + ": at most " + std::to_string(room) + " tokens fit",
                           max_param);
     }
     return static_cast<int>(*requested);
@@ -93,9 +92,7 @@ void ApiState::check_token_ids(const std::vector<int32_t>& ids, const std::strin
     const int64_t vocab = vocab_size();
     for (int32_t id : ids)
         if (id < 0 || (vocab > 0 && id >= vocab))
-            throw bad_request("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                                  std::to_string(vocab) + ")",
-                              param);
+            throw bad_request("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")", param);
 }
 
 }  // namespace radiance::frontend

@@ -19,8 +19,8 @@ public:
     explicit ApiState(ApiContext& ctx);
 
     const ApiContext& ctx() const { return ctx_; }
-    const text::Tokenizer& tokenizer() const;   // 503 when none is loaded
-    GenerationService& service() const;         // 503 when none is attached
+    const text::Tokenizer& tokenizer() const;          // 503 when none is loaded
+    GenerationService& service() const;                // 503 when none is attached
     const jinja::ChatTemplate& chat_template() const;  // 400 when the model has none
     std::string model_name() const;
     int64_t context_length() const;  // 0: unknown

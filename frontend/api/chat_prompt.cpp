@@ -57,24 +57,25 @@ ordered_json normalize_chat_messages(const ordered_json& messages, const std::st
         // whatever its else-branch renders (an assistant turn in most).
         static const std::set<std::string> kRoles = {"system", "developer", "user", "assistant", "tool", "function", "ipython"};
         if (!kRoles.count(role->get<std::string>()))
-            throw bad_request("'" + p + ".role' must be one of system, developer, user, assistant, tool, function or ipython, not " +
-                                  role->dump(),
-                              p + ".role");
+            throw bad_request(
+                "'" + p + ".role' must be one of system, developer, user, assistant, tool, function or ipython, not " + role->dump(),
+                p + ".role");
         if (*role == "developer") *role = "system";
         auto content = msg.find("content");
-        if (content == msg.end() || content->is_null()) msg["content"] = "";  // templates do string ops on it
-        else if (content->is_array()) *content = join_text_parts(*content, p + ".content");
+        if (content == msg.end() || content->is_null())
+            msg["content"] = "";  // templates do string ops on it
+        else if (content->is_array())
+            *content = join_text_parts(*content, p + ".content");
         else if (!content->is_string())
             throw bad_request("'" + p + ".content' must be a string or an array of text parts", p + ".content");
-        if (auto calls = msg.find("tool_calls"); calls != msg.end() && !calls->is_null())
-            normalize_tool_calls(*calls, p + ".tool_calls");
+        if (auto calls = msg.find("tool_calls"); calls != msg.end() && !calls->is_null()) normalize_tool_calls(*calls, p + ".tool_calls");
         out.push_back(std::move(msg));
     }
     return out;
 }
 
-std::vector<int32_t> chat_prompt_tokens(const ApiState& api, const ordered_json& messages,
-                                        const ChatPromptOptions& options, const std::string& param) {
+std::vector<int32_t> chat_prompt_tokens(const ApiState& api, const ordered_json& messages, const ChatPromptOptions& options,
+                                        const std::string& param) {
     ordered_json context = {{"messages", messages},
                             {"add_generation_prompt", options.add_generation_prompt},
                             {"bos_token", api.ctx().bos_token},
@@ -85,8 +86,7 @@ std::vector<int32_t> chat_prompt_tokens(const ApiState& api, const ordered_json&
         context["add_generation_prompt"] = false;
     }
     if (options.template_kwargs) {
-        if (!options.template_kwargs->is_object())
-            throw bad_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+        if (!options.template_kwargs->is_object()) throw bad_request("'chat_template_kwargs' must be an object", "chat_template_kwargs");
         for (auto it = options.template_kwargs->begin(); it != options.template_kwargs->end(); ++it)
             if (it.key() != "messages") context[it.key()] = it.value();
     }

@@ -10,8 +10,8 @@ namespace radiance::frontend {
 
 struct ChatPromptOptions {
     bool add_generation_prompt = true;
-    bool continue_final_message = false;  // continue the last (assistant) message instead
-    const ordered_json* tools = nullptr;  // passed through to the template
+    bool continue_final_message = false;            // continue the last (assistant) message instead
+    const ordered_json* tools = nullptr;            // passed through to the template
     const ordered_json* template_kwargs = nullptr;  // extra template variables (enable_thinking, ...)
 };
 
@@ -24,7 +24,7 @@ ordered_json normalize_chat_messages(const ordered_json& messages, const std::st
 
 // Renders the template (bos_token/eos_token from the context) and encodes the text without
 // adding special tokens: the template writes BOS itself. Template errors are 400s on `param`.
-std::vector<int32_t> chat_prompt_tokens(const ApiState& api, const ordered_json& messages,
-                                        const ChatPromptOptions& options, const std::string& param = "messages");
+std::vector<int32_t> chat_prompt_tokens(const ApiState& api, const ordered_json& messages, const ChatPromptOptions& options,
+                                        const std::string& param = "messages");
 
 }  // namespace radiance::frontend

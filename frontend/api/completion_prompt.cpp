@@ -48,8 +48,7 @@ std::vector<PromptInput> read_completion_prompts(const ApiState& api, const orde
     if (it->is_array() && !it->empty() && !is_id_array(*it)) {  // a batch
         const auto max = static_cast<size_t>(api.ctx().options.max_n);
         if (it->size() > max)
-            throw bad_request("'prompt' has " + std::to_string(it->size()) + " prompts; at most " + std::to_string(max) +
-                                  " are allowed",
+            throw bad_request("'prompt' has " + std::to_string(it->size()) + " prompts; at most " + std::to_string(max) + " are allowed",
                               "prompt");
         for (size_t i = 0; i < it->size(); ++i) out.push_back(one_prompt(api, (*it)[i], "prompt"));
     } else {

@@ -37,17 +37,15 @@ private:
             : decoder(t, skip_special, prompt), stop(std::move(stops)) {}
         text::StreamDecoder decoder;  // generated text continues the prompt's
         StopMatcher stop;
-        bool logprobs = false;        // the wire shows tokens' pieces: their bytes are worth finding
-        std::optional<uint64_t> id;   // known once submit() returned
-        bool cancel_wanted = false;   // asked to cancel before the id was known
+        bool logprobs = false;                              // the wire shows tokens' pieces: their bytes are worth finding
+        std::optional<uint64_t> id;                         // known once submit() returned
+        bool cancel_wanted = false;                         // asked to cancel before the id was known
         FinishReason cancel_why = FinishReason::Cancelled;  // Stop after a stop string
-        bool ended_here = false;      // a stop token or stop string ended it; ignore what follows
-        bool finished = false;        // on_finish came
+        bool ended_here = false;                            // a stop token or stop string ended it; ignore what follows
+        bool finished = false;                              // on_finish came
     };
 
-    bool is_stop_token(int32_t t) const {
-        return std::binary_search(plan_.stop_token_ids.begin(), plan_.stop_token_ids.end(), t);
-    }
+    bool is_stop_token(int32_t t) const { return std::binary_search(plan_.stop_token_ids.begin(), plan_.stop_token_ids.end(), t); }
     // Asks the service to stop choice i once its id is known. Returns the id to cancel now
     // (outside the lock: a service may finish the request inside cancel()).
     std::optional<uint64_t> want_cancel(Choice& c, FinishReason why = FinishReason::Cancelled) {
@@ -196,14 +194,14 @@ void Job::on_finish(size_t i, FinishReason reason, const std::string& error) {
     ++finished_;
     if (!c.ended_here) {
         switch (reason) {
-            case FinishReason::Length: r.end = ChoiceEnd::Length; break;
-            case FinishReason::Stop: r.end = ChoiceEnd::StopToken; break;
-            case FinishReason::Cancelled: r.end = ChoiceEnd::Cancelled; break;
-            case FinishReason::Aborted: r.end = ChoiceEnd::Aborted; break;
-            case FinishReason::Error:
-                r.end = ChoiceEnd::Error;
-                r.error = error.empty() ? "generation failed" : error;
-                break;
+        case FinishReason::Length: r.end = ChoiceEnd::Length; break;
+        case FinishReason::Stop: r.end = ChoiceEnd::StopToken; break;
+        case FinishReason::Cancelled: r.end = ChoiceEnd::Cancelled; break;
+        case FinishReason::Aborted: r.end = ChoiceEnd::Aborted; break;
+        case FinishReason::Error:
+            r.end = ChoiceEnd::Error;
+            r.error = error.empty() ? "generation failed" : error;
+            break;
         }
     }
     if (r.end == ChoiceEnd::Length || r.end == ChoiceEnd::StopToken || r.end == ChoiceEnd::Aborted) flush(i);
@@ -214,8 +212,8 @@ void Job::on_finish(size_t i, FinishReason reason, const std::string& error) {
 
 }  // namespace
 
-void start_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
-               std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer) {
+void start_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan, std::shared_ptr<JobListener> listener,
+               const std::shared_ptr<StreamWriter>& writer) {
     if (plan.choices.empty()) throw bad_request("nothing to generate");
     auto job = std::make_shared<Job>(service, tokenizer, std::move(plan), std::move(listener));
     // Weak: the writer must not keep a finished job alive (the job's listener holds the writer).
@@ -226,9 +224,8 @@ void start_job(GenerationService& service, const text::Tokenizer& tokenizer, Job
     job->submit_all();
 }
 
-Reply reply_with_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
-                     std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer, const Request& req,
-                     bool stream) {
+Reply reply_with_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan, std::shared_ptr<JobListener> listener,
+                     const std::shared_ptr<StreamWriter>& writer, const Request& req, bool stream) {
     start_job(service, tokenizer, std::move(plan), std::move(listener), writer);
     return stream ? Reply::stream(sse_head(req), writer) : Reply::deferred(writer);
 }

@@ -22,8 +22,8 @@ struct ChoicePlan {
 
 struct JobPlan {
     std::vector<ChoicePlan> choices;
-    std::vector<std::string> stop;          // stop strings: never returned, never cut
-    std::vector<int32_t> stop_token_ids;    // end a choice; not part of its text or tokens
+    std::vector<std::string> stop;        // stop strings: never returned, never cut
+    std::vector<int32_t> stop_token_ids;  // end a choice; not part of its text or tokens
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     bool skip_special_tokens = true;
 };
@@ -50,18 +50,18 @@ struct ShownToken {
 };
 
 struct ChoiceDelta {
-    std::string text;                  // newly final text
-    std::vector<ShownToken> tokens;    // tokens received since the last delta (text may lag them)
+    std::string text;                // newly final text
+    std::vector<ShownToken> tokens;  // tokens received since the last delta (text may lag them)
 };
 
 struct ChoiceResult {
     ChoiceEnd end = ChoiceEnd::Length;
-    std::string stop_string;           // which one, for ChoiceEnd::StopString
-    std::string error;                 // for ChoiceEnd::Error
-    std::string text;                  // all of it
-    std::vector<ShownToken> tokens;    // all of them, stop tokens excluded
+    std::string stop_string;         // which one, for ChoiceEnd::StopString
+    std::string error;               // for ChoiceEnd::Error
+    std::string text;                // all of it
+    std::vector<ShownToken> tokens;  // all of them, stop tokens excluded
     int prompt_tokens = 0;
-    int completion_tokens = 0;         // tokens the model generated, a final stop token included
+    int completion_tokens = 0;  // tokens the model generated, a final stop token included
 };
 
 // A wire format's view of a job. Calls come with the job's lock held, from the service's
@@ -77,13 +77,12 @@ public:
 // Submits every choice and cancels them all when `writer`'s client goes. A refusal (QueueFull,
 // NotReady, BadRequest) cancels the choices already submitted and throws ApiError; the listener
 // then hears nothing more.
-void start_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
-               std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer);
+void start_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan, std::shared_ptr<JobListener> listener,
+               const std::shared_ptr<StreamWriter>& writer);
 
 // start_job, then the handler's reply: an SSE stream the listener writes as the job runs
 // (`stream`), or a deferred answer the listener sends when the job ends.
-Reply reply_with_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan,
-                     std::shared_ptr<JobListener> listener, const std::shared_ptr<StreamWriter>& writer, const Request& req,
-                     bool stream);
+Reply reply_with_job(GenerationService& service, const text::Tokenizer& tokenizer, JobPlan plan, std::shared_ptr<JobListener> listener,
+                     const std::shared_ptr<StreamWriter>& writer, const Request& req, bool stream);
 
 }  // namespace radiance::frontend

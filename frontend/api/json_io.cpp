@@ -32,9 +32,12 @@ std::optional<ShapeError> shape_error(const std::string& text, int max_depth) {
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false, last_string_start = string_start, last_string_end = i;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false, last_string_start = string_start, last_string_end = i;
         } else if (c == '"') {
             in_string = true;
             string_start = i + 1;
@@ -47,10 +50,10 @@ std::optional<ShapeError> shape_error(const std::string& text, int max_depth) {
         } else if (c == ':' && !keys.empty() && keys.back() != UINT32_MAX) {
             if (keys.size() == 1) field.assign(text, last_string_start, last_string_end - last_string_start);
             if (++keys.back() > kMaxObjectKeys)
-                return keys.size() == 1 ? ShapeError{"the request body has more than " + std::to_string(kMaxObjectKeys) + " keys", ""}
-                                        : ShapeError{"'" + field + "' holds a JSON object of more than " +
-                                                         std::to_string(kMaxObjectKeys) + " keys",
-                                                     field};
+                return keys.size() == 1
+                           ? ShapeError{"the request body has more than " + std::to_string(kMaxObjectKeys) + " keys", ""}
+                           : ShapeError{"'" + field + "' holds a JSON object of more than " + std::to_string(kMaxObjectKeys) + " keys",
+                                        field};
             if (++total > kMaxBodyKeys)
                 return ShapeError{"the request body has more than " + std::to_string(kMaxBodyKeys) + " JSON object keys", ""};
         }
@@ -73,15 +76,15 @@ std::string show(double v) {
 
 std::string json_type_name(const ordered_json& v) {
     switch (v.type()) {
-        case ordered_json::value_t::null: return "null";
-        case ordered_json::value_t::boolean: return "a boolean";
-        case ordered_json::value_t::number_integer:
-        case ordered_json::value_t::number_unsigned: return "an integer";
-        case ordered_json::value_t::number_float: return "a number";
-        case ordered_json::value_t::string: return "a string";
-        case ordered_json::value_t::array: return "an array";
-        case ordered_json::value_t::object: return "an object";
-        default: return "an unsupported value";
+    case ordered_json::value_t::null: return "null";
+    case ordered_json::value_t::boolean: return "a boolean";
+    case ordered_json::value_t::number_integer:
+    case ordered_json::value_t::number_unsigned: return "an integer";
+    case ordered_json::value_t::number_float: return "a number";
+    case ordered_json::value_t::string: return "a string";
+    case ordered_json::value_t::array: return "an array";
+    case ordered_json::value_t::object: return "an object";
+    default: return "an unsupported value";
     }
 }
 
@@ -114,8 +117,7 @@ std::optional<int64_t> get_int(const ordered_json& obj, const std::string& name,
     const double d = it->get<double>();
     if (it->is_number_float() && d != std::floor(d)) wrong_type(name, "an integer", *it);
     if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)))
-        throw bad_request("'" + name + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                              ", not " + it->dump(),
+        throw bad_request("'" + name + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", not " + it->dump(),
                           name);
     if (it->is_number_float()) return static_cast<int64_t>(d);
     if (it->is_number_unsigned()) return static_cast<int64_t>(it->get<uint64_t>());
@@ -154,9 +156,8 @@ std::vector<std::string> get_string_list(const ordered_json& obj, const std::str
     }
     if (!it->is_array()) wrong_type(name, "a string or an array of strings", *it);
     if (it->size() > static_cast<size_t>(max_items))
-        throw bad_request("'" + name + "' has " + std::to_string(it->size()) + " entries; at most " +
-                              std::to_string(max_items) + " are allowed",
-                          name);
+        throw bad_request(
+            "'" + name + "' has " + std::to_string(it->size()) + " entries; at most " + std::to_string(max_items) + " are allowed", name);
     for (const auto& v : *it) {
         if (!v.is_string()) wrong_type(name, "a string or an array of strings", *it);
         if (!v.get_ref<const std::string&>().empty()) out.push_back(v.get<std::string>());

@@ -63,8 +63,7 @@ ordered_json llama_error_json(const ApiError& e) {
 
 class LlamaStream : public JobListener {
 public:
-    LlamaStream(std::shared_ptr<StreamWriter> w, std::shared_ptr<const LlamaShape> s,
-                std::string model)
+    LlamaStream(std::shared_ptr<StreamWriter> w, std::shared_ptr<const LlamaShape> s, std::string model)
         : writer_(std::move(w)), s_(*s), keep_(std::move(s)), model_(std::move(model)) {}
 
     void on_delta(size_t, const ChoiceDelta& d) override {
@@ -94,13 +93,11 @@ private:
 
 class LlamaAnswer : public JobListener {
 public:
-    LlamaAnswer(std::shared_ptr<StreamWriter> w, Request head,
-                std::shared_ptr<const LlamaShape> s, std::string model)
+    LlamaAnswer(std::shared_ptr<StreamWriter> w, Request head, std::shared_ptr<const LlamaShape> s, std::string model)
         : writer_(std::move(w)), head_(std::move(head)), s_(*s), keep_(std::move(s)), model_(std::move(model)) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
-        if (auto e = failed_choice(results))
-            return writer_->respond(json_response(head_, e->status, dump_json(llama_error_json(*e))));
+        if (auto e = failed_choice(results)) return writer_->respond(json_response(head_, e->status, dump_json(llama_error_json(*e))));
         const ChoiceResult& r = results[0];
         ordered_json j = {{"content", r.text}, {"stop", true}};
         if (s_.return_tokens) j["tokens"] = token_ids_json(r.tokens);

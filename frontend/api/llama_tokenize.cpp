@@ -46,8 +46,7 @@ Reply handle_detokenize(const ApiState& api, const Request& req) {
             ids.push_back(static_cast<int32_t>(v.get<int64_t>()));
         }
         api.check_token_ids(ids, "tokens");
-        return json_response(req, http::status::ok,
-                             dump_json(ordered_json{{"content", api.tokenizer().decode(ids)}}));
+        return json_response(req, http::status::ok, dump_json(ordered_json{{"content", api.tokenizer().decode(ids)}}));
     });
 }
 

@@ -56,11 +56,9 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
     r.prompt_tokens = static_cast<int>(prompt.size());
 
     // max_completion_tokens is the newer name; either may come.
-    const char* max_name = body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null()
-                               ? "max_completion_tokens"
-                               : "max_tokens";
-    const int max_tokens =
-        api.plan_max_tokens(prompt.size(), get_int(body, max_name, INT32_MIN, INT32_MAX), "messages", max_name, false);
+    const char* max_name =
+        body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null() ? "max_completion_tokens" : "max_tokens";
+    const int max_tokens = api.plan_max_tokens(prompt.size(), get_int(body, max_name, INT32_MIN, INT32_MAX), "messages", max_name, false);
 
     for (int i = 0; i < n; ++i) {
         ChoicePlan c{prompt, sampling, max_tokens};
@@ -75,8 +73,11 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
 class ChatStream : public JobListener {
 public:
     ChatStream(std::shared_ptr<StreamWriter> w, const ChatRequest& r, std::string model)
-        : writer_(std::move(w)), model_(std::move(model)), include_usage_(r.include_usage),
-          logprobs_(r.logprobs), prompt_tokens_(r.prompt_tokens) {}
+        : writer_(std::move(w)),
+          model_(std::move(model)),
+          include_usage_(r.include_usage),
+          logprobs_(r.logprobs),
+          prompt_tokens_(r.prompt_tokens) {}
 
     void start(size_t n) {
         for (size_t i = 0; i < n; ++i)
@@ -107,9 +108,7 @@ public:
     }
 
 private:
-    ordered_json base() const {
-        return {{"id", id_}, {"object", "chat.completion.chunk"}, {"created", created_}, {"model", model_}};
-    }
+    ordered_json base() const { return {{"id", id_}, {"object", "chat.completion.chunk"}, {"created", created_}, {"model", model_}}; }
     static ordered_json choice(size_t i, ordered_json delta, ordered_json logprobs, const char* finish) {
         return {{"index", i},
                 {"delta", std::move(delta)},
@@ -136,10 +135,8 @@ private:
 // Collects the choices and answers one chat.completion object.
 class ChatAnswer : public JobListener {
 public:
-    ChatAnswer(std::shared_ptr<StreamWriter> w, Request head, const ChatRequest& r,
-               std::string model)
-        : writer_(std::move(w)), head_(std::move(head)), model_(std::move(model)), logprobs_(r.logprobs),
-          prompt_tokens_(r.prompt_tokens) {}
+    ChatAnswer(std::shared_ptr<StreamWriter> w, Request head, const ChatRequest& r, std::string model)
+        : writer_(std::move(w)), head_(std::move(head)), model_(std::move(model)), logprobs_(r.logprobs), prompt_tokens_(r.prompt_tokens) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) return writer_->respond(openai_error(head_, *e));

@@ -47,8 +47,7 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
     r.include_usage = openai_include_usage(body);
     r.echo = get_bool(body, "echo").value_or(false);
     r.return_token_ids = get_bool(body, "return_token_ids").value_or(false);
-    if (auto s = get_string(body, "suffix"); s && !s->empty())
-        throw bad_request("'suffix' is not supported", "suffix");
+    if (auto s = get_string(body, "suffix"); s && !s->empty()) throw bad_request("'suffix' is not supported", "suffix");
     r.n = static_cast<size_t>(get_int(body, "n", 1, api.ctx().options.max_n).value_or(1));
     if (auto best_of = get_int(body, "best_of", 1, api.ctx().options.max_n); best_of && static_cast<size_t>(*best_of) != r.n)
         throw bad_request("'best_of' other than n is not supported", "best_of");
@@ -74,10 +73,8 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
 
 class CompletionStream : public JobListener {
 public:
-    CompletionStream(std::shared_ptr<StreamWriter> w,
-                     std::shared_ptr<const CompletionShape> r, std::string model)
-        : writer_(std::move(w)), r_(*r), keep_(std::move(r)), model_(std::move(model)),
-          offsets_(r_.choices(), 0) {}
+    CompletionStream(std::shared_ptr<StreamWriter> w, std::shared_ptr<const CompletionShape> r, std::string model)
+        : writer_(std::move(w)), r_(*r), keep_(std::move(r)), model_(std::move(model)), offsets_(r_.choices(), 0) {}
 
     // Echoed prompts and prompt ids go first, one chunk per choice.
     void start() {
@@ -93,8 +90,7 @@ public:
 
     void on_delta(size_t i, const ChoiceDelta& d) override {
         if (d.text.empty() && r_.logprobs < 0 && !r_.return_token_ids) return;
-        ordered_json c = choice(i, d.text, r_.logprobs >= 0 ? completion_logprobs(d.tokens, offsets_[i]) : ordered_json(),
-                                nullptr);
+        ordered_json c = choice(i, d.text, r_.logprobs >= 0 ? completion_logprobs(d.tokens, offsets_[i]) : ordered_json(), nullptr);
         if (r_.return_token_ids) c["token_ids"] = token_ids_json(d.tokens);
         write_chunk(std::move(c));
     }
@@ -118,9 +114,7 @@ public:
     }
 
 private:
-    ordered_json base() const {
-        return {{"id", id_}, {"object", "text_completion"}, {"created", created_}, {"model", model_}};
-    }
+    ordered_json base() const { return {{"id", id_}, {"object", "text_completion"}, {"created", created_}, {"model", model_}}; }
     static ordered_json choice(size_t i, const std::string& text, ordered_json logprobs, const char* finish) {
         return {{"index", i},
                 {"text", text},
@@ -145,8 +139,7 @@ private:
 
 class CompletionAnswer : public JobListener {
 public:
-    CompletionAnswer(std::shared_ptr<StreamWriter> w, Request head,
-                     std::shared_ptr<const CompletionShape> r, std::string model)
+    CompletionAnswer(std::shared_ptr<StreamWriter> w, Request head, std::shared_ptr<const CompletionShape> r, std::string model)
         : writer_(std::move(w)), head_(std::move(head)), r_(*r), keep_(std::move(r)), model_(std::move(model)) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
@@ -166,12 +159,9 @@ public:
             }
             choices.push_back(std::move(c));
         }
-        ordered_json out = {{"id", new_request_id("cmpl-")},
-                            {"object", "text_completion"},
-                            {"created", unix_time()},
-                            {"model", model_},
-                            {"choices", std::move(choices)},
-                            {"usage", openai_usage(r_.prompt_tokens(), total_completion_tokens(results))}};
+        ordered_json out = {{"id", new_request_id("cmpl-")}, {"object", "text_completion"},
+                            {"created", unix_time()},        {"model", model_},
+                            {"choices", std::move(choices)}, {"usage", openai_usage(r_.prompt_tokens(), total_completion_tokens(results))}};
         if (r_.return_token_ids && r_.prompts.size() == 1) out["prompt_token_ids"] = r_.prompts[0].ids;
         respond_json(*writer_, head_, http::status::ok, out);
     }
@@ -197,8 +187,7 @@ Reply handle_completions(const ApiState& api, const Request& req) {
             listener->start();
             return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
-        auto listener =
-            std::make_shared<CompletionAnswer>(writer, request_head(req), r.shape, api.model_name());
+        auto listener = std::make_shared<CompletionAnswer>(writer, request_head(req), r.shape, api.model_name());
         return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
     });
 }

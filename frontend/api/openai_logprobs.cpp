@@ -40,8 +40,7 @@ ordered_json chat_logprobs(const std::vector<ShownToken>& tokens) {
 }
 
 ordered_json completion_logprobs(const std::vector<ShownToken>& tokens, size_t& offset) {
-    ordered_json texts = ordered_json::array(), lps = ordered_json::array(), tops = ordered_json::array(),
-                 offsets = ordered_json::array();
+    ordered_json texts = ordered_json::array(), lps = ordered_json::array(), tops = ordered_json::array(), offsets = ordered_json::array();
     for (const auto& t : tokens) {
         texts.push_back(t.piece.text);
         lps.push_back(t.event.logprob);
@@ -51,7 +50,9 @@ ordered_json completion_logprobs(const std::vector<ShownToken>& tokens, size_t& 
         offsets.push_back(offset);
         offset += code_points(t.piece.text);
     }
-    return {{"tokens", std::move(texts)}, {"token_logprobs", std::move(lps)}, {"top_logprobs", std::move(tops)},
+    return {{"tokens", std::move(texts)},
+            {"token_logprobs", std::move(lps)},
+            {"top_logprobs", std::move(tops)},
             {"text_offset", std::move(offsets)}};
 }
 

@@ -6,9 +6,8 @@
 namespace radiance::frontend {
 
 inline ordered_json openai_usage(int prompt_tokens, int completion_tokens) {
-    return {{"prompt_tokens", prompt_tokens},
-            {"completion_tokens", completion_tokens},
-            {"total_tokens", prompt_tokens + completion_tokens}};
+    return {
+        {"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
 // stream_options.include_usage.

@@ -28,12 +28,10 @@ int32_t bias_token(const std::string& key, const ApiState& api, const std::strin
     } catch (const std::exception&) {
         used = 0;
     }
-    if (used == 0 || used != key.size())
-        throw bad_request("'" + param + "' keys must be token ids, not '" + key + "'", param);
+    if (used == 0 || used != key.size()) throw bad_request("'" + param + "' keys must be token ids, not '" + key + "'", param);
     const int64_t vocab = api.vocab_size();
     if (id < 0 || (vocab > 0 && id >= vocab))
-        throw bad_request("'" + param + "' names token " + key + ", outside the vocabulary [0, " + std::to_string(vocab) + ")",
-                          param);
+        throw bad_request("'" + param + "' names token " + key + ", outside the vocabulary [0, " + std::to_string(vocab) + ")", param);
     return static_cast<int32_t>(id);
 }
 
@@ -65,8 +63,8 @@ void read_bias_pairs(const ordered_json& arr, const ApiState& api, SamplingParam
         if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer())
             throw bad_request("'" + param + "' entries must be [token id, bias] pairs", param);
         const int32_t id = bias_token(std::to_string(pair[0].get<int64_t>()), api, param);
-        const float bias = pair[1].is_boolean() && !pair[1].get<bool>() ? -std::numeric_limits<float>::infinity()
-                                                                         : bias_value(pair[1], param);
+        const float bias =
+            pair[1].is_boolean() && !pair[1].get<bool>() ? -std::numeric_limits<float>::infinity() : bias_value(pair[1], param);
         s.logit_bias.emplace_back(id, bias);
     }
 }
@@ -108,12 +106,14 @@ SamplingParams read_llama_sampling(const ordered_json& body, const ApiState& api
     read_penalties(body, s, "repeat_penalty");
     auto bias = body.find("logit_bias");
     if (bias != body.end() && !bias->is_null()) {
-        if (bias->is_array()) read_bias_pairs(*bias, api, s, "logit_bias");
-        else if (bias->is_object()) read_bias_object(*bias, api, s, "logit_bias");
-        else throw bad_request("'logit_bias' must be [[id, bias], ...] or {\"id\": bias}", "logit_bias");
+        if (bias->is_array())
+            read_bias_pairs(*bias, api, s, "logit_bias");
+        else if (bias->is_object())
+            read_bias_object(*bias, api, s, "logit_bias");
+        else
+            throw bad_request("'logit_bias' must be [[id, bias], ...] or {\"id\": bias}", "logit_bias");
     }
-    if (auto n = get_int(body, "n_probs", 0, api.ctx().options.max_top_logprobs); n && *n > 0)
-        s.top_logprobs = static_cast<int>(*n);
+    if (auto n = get_int(body, "n_probs", 0, api.ctx().options.max_top_logprobs); n && *n > 0) s.top_logprobs = static_cast<int>(*n);
     return s;
 }
 

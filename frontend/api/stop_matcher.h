@@ -14,8 +14,8 @@ public:
     explicit StopMatcher(std::vector<std::string> stops = {});  // empty strings are ignored
 
     struct Step {
-        std::string text;                // safe to return now
-        std::optional<size_t> matched;   // index into stops(): generation must end here
+        std::string text;               // safe to return now
+        std::optional<size_t> matched;  // index into stops(): generation must end here
     };
     // Appends generated text. After a match, everything more is swallowed.
     Step push(std::string_view text);

@@ -33,8 +33,7 @@ std::string resolve_model(const std::string& spec, const std::string& homes, con
     key << fs::absolute(spec).lexically_normal().string();
     for (auto& e : fs::directory_iterator(spec, ec))
         if (e.is_regular_file(ec))
-            key << "|" << e.path().filename().string() << ":" << e.file_size(ec) << ":"
-                << e.last_write_time(ec).time_since_epoch().count();
+            key << "|" << e.path().filename().string() << ":" << e.file_size(ec) << ":" << e.last_write_time(ec).time_since_epoch().count();
     const std::string name = fs::absolute(spec).lexically_normal().filename().string();
     fs::create_directories(cache_dir, ec);
     const fs::path out = fs::path(cache_dir) / (name + "-" + std::to_string(std::hash<std::string>{}(key.str())) + ".rad");
@@ -53,8 +52,8 @@ std::string resolve_model(const std::string& spec, const std::string& homes, con
         fs::remove(part, ec);
         std::string why = r.output;
         while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-        throw Error("cannot convert " + spec + " (rad-convert exited " + std::to_string(r.exit_code) + "): " +
-                    (why.size() > 2000 ? "..." + why.substr(why.size() - 2000) : why));
+        throw Error("cannot convert " + spec + " (rad-convert exited " + std::to_string(r.exit_code) +
+                    "): " + (why.size() > 2000 ? "..." + why.substr(why.size() - 2000) : why));
     }
     fs::rename(part, out, ec);
     if (ec) throw Error("cannot move the converted container to " + out.string() + ": " + ec.message());

@@ -86,8 +86,8 @@ int serve(const ServeOptions& o) {
     if (o.max_ctx > 0 && o.max_ctx > train_ctx && train_ctx > 0)
         log::warn("--max-ctx ", o.max_ctx, " is past the ", train_ctx, " positions the model was trained on");
     const std::string name = !o.model_name.empty() ? o.model_name
-                             : meta("model.name")   ? meta("model.name")->s
-                                                    : std::filesystem::path(path).stem().string();
+                             : meta("model.name")  ? meta("model.name")->s
+                                                   : std::filesystem::path(path).stem().string();
 
     GroupOptions go;
     go.world_size = o.external_workers > 0 ? o.external_workers : o.tp;
@@ -194,6 +194,5 @@ int serve(const ServeOptions& o) {
     log::info("stopped");
     return startup_error.empty() ? 0 : 1;
 }
-
 
 }  // namespace radiance::frontend

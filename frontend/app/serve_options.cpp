@@ -62,45 +62,68 @@ ServeOptions parse_serve_options(int argc, char** argv) {
     ServeOptions o;
     util::Args args(argc, argv, 2);
     while (args.next()) {
-        if (args.is("--model", "-m")) o.model = args.value();
-        else if (args.is("--model-name")) o.model_name = args.value();
-        else if (args.is("--host")) o.http.host = args.value();
-        else if (args.is("--port")) o.http.port = static_cast<unsigned short>(args.integer(0, 65535));
-        else if (args.is("--threads")) o.http.threads = static_cast<int>(args.integer(1, 256));
+        if (args.is("--model", "-m"))
+            o.model = args.value();
+        else if (args.is("--model-name"))
+            o.model_name = args.value();
+        else if (args.is("--host"))
+            o.http.host = args.value();
+        else if (args.is("--port"))
+            o.http.port = static_cast<unsigned short>(args.integer(0, 65535));
+        else if (args.is("--threads"))
+            o.http.threads = static_cast<int>(args.integer(1, 256));
         else if (args.is("--api-key")) {
             o.api_key = args.value();
             o.api_key_given = true;
-        } else if (args.is("--no-auth")) o.no_auth = true;
-        else if (args.is("--max-connections")) o.http.max_connections = static_cast<int>(args.integer(1, 1 << 20));
-        else if (args.is("--tp")) o.tp = static_cast<int>(args.integer(1, 64));
-        else if (args.is("--external-workers")) o.external_workers = static_cast<int>(args.integer(1, 64));
-        else if (args.is("--workers-listen")) o.workers_listen = args.value();
-        else if (args.is("--transport")) o.transport = args.value();
-        else if (args.is("--max-ctx")) o.max_ctx = static_cast<int>(args.integer(16, 1 << 20));
-        else if (args.is("--max-batch-tokens")) o.max_batch_tokens = static_cast<int>(args.integer(1, 1 << 20));
-        else if (args.is("--max-seqs")) o.max_seqs = static_cast<int>(args.integer(1, 4096));
-        else if (args.is("--kv-blocks")) o.kv_blocks = args.integer(1, 1L << 30);
+        } else if (args.is("--no-auth"))
+            o.no_auth = true;
+        else if (args.is("--max-connections"))
+            o.http.max_connections = static_cast<int>(args.integer(1, 1 << 20));
+        else if (args.is("--tp"))
+            o.tp = static_cast<int>(args.integer(1, 64));
+        else if (args.is("--external-workers"))
+            o.external_workers = static_cast<int>(args.integer(1, 64));
+        else if (args.is("--workers-listen"))
+            o.workers_listen = args.value();
+        else if (args.is("--transport"))
+            o.transport = args.value();
+        else if (args.is("--max-ctx"))
+            o.max_ctx = static_cast<int>(args.integer(16, 1 << 20));
+        else if (args.is("--max-batch-tokens"))
+            o.max_batch_tokens = static_cast<int>(args.integer(1, 1 << 20));
+        else if (args.is("--max-seqs"))
+            o.max_seqs = static_cast<int>(args.integer(1, 4096));
+        else if (args.is("--kv-blocks"))
+            o.kv_blocks = args.integer(1, 1L << 30);
         else if (args.is("--gpu-memory-utilization")) {
             o.memory_utilization = args.real(0, 1);
             if (!(o.memory_utilization > 0)) throw Error("--gpu-memory-utilization must be above 0");
-        }
-        else if (args.is("--max-queue")) o.max_queue = static_cast<int>(args.integer(1, 1 << 20));
-        else if (args.is("--shutdown-timeout")) o.shutdown_timeout_s = static_cast<int>(args.integer(0, 86400));
+        } else if (args.is("--max-queue"))
+            o.max_queue = static_cast<int>(args.integer(1, 1 << 20));
+        else if (args.is("--shutdown-timeout"))
+            o.shutdown_timeout_s = static_cast<int>(args.integer(0, 86400));
         else if (args.is("--admin-key")) {
             o.admin_key = args.value();
             o.admin_key_given = true;
-        }
-        else if (args.is("--kernels")) o.kernels = args.value();
-        else if (args.is("--radiance-home")) o.homes = args.value();
-        else if (args.is("--cache-dir")) o.cache_dir = args.value();
-        else if (args.is("--debug-accept-reference-kernels")) o.accept_reference = true;
-        else if (args.is("--debug-selection")) o.debug_selection = true;
-        else if (args.is("--placement")) o.placement = args.value();
-        else if (args.is("--no-graphs")) o.graphs = false;
+        } else if (args.is("--kernels"))
+            o.kernels = args.value();
+        else if (args.is("--radiance-home"))
+            o.homes = args.value();
+        else if (args.is("--cache-dir"))
+            o.cache_dir = args.value();
+        else if (args.is("--debug-accept-reference-kernels"))
+            o.accept_reference = true;
+        else if (args.is("--debug-selection"))
+            o.debug_selection = true;
+        else if (args.is("--placement"))
+            o.placement = args.value();
+        else if (args.is("--no-graphs"))
+            o.graphs = false;
         else if (args.is("-h", "--help")) {
             std::cout << kUsage;
             std::exit(0);
-        } else args.unknown();
+        } else
+            args.unknown();
     }
     if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
     // Keys: a flag, else the environment (a secret or an EnvironmentFile, off the command line);
@@ -122,7 +145,8 @@ ServeOptions parse_serve_options(int argc, char** argv) {
     if (o.api_key.empty() && !o.no_auth && !is_loopback_address(o.http.host))
         throw Error("no API key for --host " + o.http.host +
                     ": anyone who reaches it could use it; set --api-key (or $RADIANCE_API_KEY), or pass --no-auth");
-    if (o.max_batch_tokens == 0) o.max_batch_tokens = default_batch_tokens(o.max_seqs);
+    if (o.max_batch_tokens == 0)
+        o.max_batch_tokens = default_batch_tokens(o.max_seqs);
     else if (o.max_batch_tokens <= o.max_seqs)
         log::warn("--max-batch-tokens ", o.max_batch_tokens, " is not above --max-seqs ", o.max_seqs,
                   ": a full decode batch leaves no room for new prompts, which then wait for sequences to finish");

@@ -50,20 +50,30 @@ Metrics::Metrics(const std::string& model_name, int world_size) : impl_(std::mak
     m.world = world_size;
     m.base = {{"model_name", model_name}};
     auto& r = *m.reg;
-    m.running = &prometheus::BuildGauge().Name("radiance:num_requests_running").Help("Requests in the running batch.").Register(r).Add(m.base);
-    m.waiting = &prometheus::BuildGauge().Name("radiance:num_requests_waiting").Help("Requests waiting to be scheduled.").Register(r).Add(m.base);
+    m.running =
+        &prometheus::BuildGauge().Name("radiance:num_requests_running").Help("Requests in the running batch.").Register(r).Add(m.base);
+    m.waiting =
+        &prometheus::BuildGauge().Name("radiance:num_requests_waiting").Help("Requests waiting to be scheduled.").Register(r).Add(m.base);
     m.kv_usage = &prometheus::BuildGauge().Name("radiance:kv_cache_usage_perc").Help("KV cache usage, 1 = full.").Register(r).Add(m.base);
-    m.prompt_tokens = &prometheus::BuildCounter().Name("radiance:prompt_tokens_total").Help("Prompt tokens processed.").Register(r).Add(m.base);
-    m.generation_tokens = &prometheus::BuildCounter().Name("radiance:generation_tokens_total").Help("Tokens generated.").Register(r).Add(m.base);
-    m.preemptions = &prometheus::BuildCounter().Name("radiance:num_preemptions_total").Help("Preemptions by recompute.").Register(r).Add(m.base);
-    m.step_failures = &prometheus::BuildCounter().Name("radiance:step_failures_total")
+    m.prompt_tokens =
+        &prometheus::BuildCounter().Name("radiance:prompt_tokens_total").Help("Prompt tokens processed.").Register(r).Add(m.base);
+    m.generation_tokens =
+        &prometheus::BuildCounter().Name("radiance:generation_tokens_total").Help("Tokens generated.").Register(r).Add(m.base);
+    m.preemptions =
+        &prometheus::BuildCounter().Name("radiance:num_preemptions_total").Help("Preemptions by recompute.").Register(r).Add(m.base);
+    m.step_failures = &prometheus::BuildCounter()
+                           .Name("radiance:step_failures_total")
                            .Help("Steps that failed, by cause: a rank lost during the step, or an error on a healthy group.")
                            .Register(r);
     for (const char* cause : {"rank_lost", "error"}) m.step_failures->Add({{"model_name", model_name}, {"cause", cause}});
     m.success = &prometheus::BuildCounter().Name("radiance:request_success_total").Help("Finished requests by finish reason.").Register(r);
-    m.http = &prometheus::BuildCounter().Name("radiance:http_requests_total").Help("HTTP answers by endpoint (a route's path, or other) and status code.").Register(r);
+    m.http = &prometheus::BuildCounter()
+                  .Name("radiance:http_requests_total")
+                  .Help("HTTP answers by endpoint (a route's path, or other) and status code.")
+                  .Register(r);
     m.rank_up = &prometheus::BuildGauge().Name("radiance:rank_up").Help("1 while the rank serves.").Register(r);
-    m.rank_restarts = &prometheus::BuildCounter().Name("radiance:rank_restarts_total").Help("Times the rank went down and came back.").Register(r);
+    m.rank_restarts =
+        &prometheus::BuildCounter().Name("radiance:rank_restarts_total").Help("Times the rank went down and came back.").Register(r);
     auto hist = [&](const char* name, const char* help) {
         return &prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add(m.base, latency_buckets());
     };
@@ -76,7 +86,8 @@ Metrics::Metrics(const std::string& model_name, int world_size) : impl_(std::mak
         m.rank_up->Add({{"rank", std::to_string(i)}}).Set(0);
         m.rank_restarts->Add({{"rank", std::to_string(i)}});
     }
-    for (const char* reason : {"stop", "length", "abort", "error"}) m.success->Add({{"model_name", model_name}, {"finished_reason", reason}});
+    for (const char* reason : {"stop", "length", "abort", "error"})
+        m.success->Add({{"model_name", model_name}, {"finished_reason", reason}});
 }
 
 Metrics::~Metrics() = default;
@@ -96,9 +107,10 @@ void Metrics::on_step_failure(bool rank_lost) {
 
 void Metrics::on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) {
     Impl& m = *impl_;
-    const char* reason = why == FinishReason::Stop ? "stop" : why == FinishReason::Length ? "length"
-                         : why == FinishReason::Cancelled || why == FinishReason::Aborted  ? "abort"
-                                                                                            : "error";
+    const char* reason = why == FinishReason::Stop                                        ? "stop"
+                         : why == FinishReason::Length                                    ? "length"
+                         : why == FinishReason::Cancelled || why == FinishReason::Aborted ? "abort"
+                                                                                          : "error";
     auto labels = m.base;
     labels["finished_reason"] = reason;
     m.success->Add(labels).Increment();

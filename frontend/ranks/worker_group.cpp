@@ -117,8 +117,10 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             comm->abort();  // peers blocked in a collective give up at once
             comm_aborted = true;
         }
-        if (stopping) log::info("rank ", r.index, " (pid ", r.pid, ") ", cause);  // an orderly shutdown
-        else log::error("rank ", r.index, " (pid ", r.pid, ") ", cause);
+        if (stopping)
+            log::info("rank ", r.index, " (pid ", r.pid, ") ", cause);  // an orderly shutdown
+        else
+            log::error("rank ", r.index, " (pid ", r.pid, ") ", cause);
         r.ring.reset();
         emit(r, cause);
         cv.notify_all();
@@ -192,8 +194,8 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             c->set_graphs(opts.graphs);
             const bool shm = !h.want_grpc_steps() && !opts.force_grpc && r.host == host;
             if (shm) {
-                std::string name = "/radiance-" + std::to_string(getpid()) + "-r" + std::to_string(r.index) + "-s" +
-                                   std::to_string(my_session);
+                std::string name =
+                    "/radiance-" + std::to_string(getpid()) + "-r" + std::to_string(r.index) + "-s" + std::to_string(my_session);
                 try {
                     r.ring = ipc::ShmRing::create(name, 4, request_slot_bytes(), result_slot_bytes());
                     w->set_shm_name(name);
@@ -245,7 +247,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     void spawn(int rank) {
         if (stopping) return;
         std::string bin = opts.worker_binary.empty() ? util::self_dir() + "/radiance-worker" : opts.worker_binary;
-        std::vector<std::string> args = {bin, "--rank", std::to_string(rank), "--world", std::to_string(opts.world_size),
+        std::vector<std::string> args = {bin,         "--rank", std::to_string(rank), "--world", std::to_string(opts.world_size),
                                          "--connect", addr};
         if (opts.force_grpc) args.insert(args.end(), {"--transport", "grpc"});
         args.insert(args.end(), opts.worker_args.begin(), opts.worker_args.end());
@@ -307,7 +309,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
                 if (silent > opts.heartbeat_timeout) {
                     const pid_t child = r.child;
                     mark_down(r, "hung: no heartbeat for " + std::to_string(silent.count()) + " ms");
-                    ++crashes;  // a hang is the worker's own failure, like a crash
+                    ++crashes;                            // a hang is the worker's own failure, like a crash
                     if (child > 0) kill(child, SIGKILL);  // a hung spawned worker is ended; its reaper logs it
                 }
             }
@@ -356,14 +358,16 @@ void WorkerGroup::start() {
 bool WorkerGroup::wait_ready(std::chrono::milliseconds timeout) {
     Impl& m = *impl_;
     std::unique_lock<std::mutex> lk(m.mu);
-    return m.cv.wait_for(lk, timeout, [&] {
-        bool all = true;
-        for (auto& r : m.ranks) {
-            if (r.state == RankState::Failed) return true;
-            all = all && r.state == RankState::Ready;
-        }
-        return all;
-    }) && failure().empty() && ready();
+    return m.cv.wait_for(lk, timeout,
+                         [&] {
+                             bool all = true;
+                             for (auto& r : m.ranks) {
+                                 if (r.state == RankState::Failed) return true;
+                                 all = all && r.state == RankState::Ready;
+                             }
+                             return all;
+                         }) &&
+           failure().empty() && ready();
 }
 
 bool WorkerGroup::ready() const {
@@ -435,8 +439,7 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
         std::lock_guard<std::mutex> lk(m.mu);
         copy.step_id = ++m.step_seq;
         for (Rank& r : m.ranks) {
-            if (r.state != RankState::Ready)
-                throw RankLost(r.index, "rank " + std::to_string(r.index) + " is " + rank_state_name(r.state));
+            if (r.state != RankState::Ready) throw RankLost(r.index, "rank " + std::to_string(r.index) + " is " + rank_state_name(r.state));
             targets.push_back({r.index, r.ring, r.stream, r.write_mu, r.session});
         }
         // A whole group without a live communicator gets a new generation: after a rank re-joins,
@@ -494,23 +497,23 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
                 throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " (pid " + std::to_string(r.pid) + ") went " +
                                            rank_state_name(r.state) + " during step " + std::to_string(copy.step_id));
             if (Clock::now() > deadline)
-                throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " did not finish step " + std::to_string(copy.step_id) +
-                                           " in time");
+                throw RankLost(t.rank,
+                               "rank " + std::to_string(t.rank) + " did not finish step " + std::to_string(copy.step_id) + " in time");
         }
     };
     for (auto& t : targets) {
         ipc::ResultMessage res = ipc::decode_result(receive(t));
         while (res.step_id < copy.step_id) res = ipc::decode_result(receive(t));  // a late answer to an abandoned step
         if (res.step_id != copy.step_id)
-            throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " answered step " + std::to_string(res.step_id) +
-                                       " to step " + std::to_string(copy.step_id));
+            throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " answered step " + std::to_string(res.step_id) + " to step " +
+                                       std::to_string(copy.step_id));
         if (res.status != 0) {
             // A collective aborted because a peer went down is that peer's loss, not a bad step.
             std::lock_guard<std::mutex> lk(m.mu);
             for (Rank& r : m.ranks)
                 if (r.state != RankState::Ready || r.session != targets[static_cast<size_t>(r.index)].session)
-                    throw RankLost(r.index, "rank " + std::to_string(r.index) + " went " + rank_state_name(r.state) +
-                                                " during step " + std::to_string(copy.step_id));
+                    throw RankLost(r.index, "rank " + std::to_string(r.index) + " went " + rank_state_name(r.state) + " during step " +
+                                                std::to_string(copy.step_id));
             throw Error("rank " + std::to_string(t.rank) + ": " + res.error);
         }
         if (t.rank == 0) first = std::move(res);

@@ -20,13 +20,13 @@ namespace radiance::frontend {
 
 struct GroupOptions {
     int world_size = 1;
-    std::string model_path;          // the container every rank loads
-    std::string listen;              // "unix:/path" or "host:port"; "" = a private unix socket
-    bool spawn = true;               // false: external workers join by themselves
-    std::string worker_binary;       // spawn mode: the radiance-worker to run ("" = beside this executable)
+    std::string model_path;                // the container every rank loads
+    std::string listen;                    // "unix:/path" or "host:port"; "" = a private unix socket
+    bool spawn = true;                     // false: external workers join by themselves
+    std::string worker_binary;             // spawn mode: the radiance-worker to run ("" = beside this executable)
     std::vector<std::string> worker_args;  // extra arguments for spawned workers
-    bool force_grpc = false;         // steps over gRPC even on one host
-    int64_t vocab = 0;               // sizes result slots when logits travel back
+    bool force_grpc = false;               // steps over gRPC even on one host
+    int64_t vocab = 0;                     // sizes result slots when logits travel back
     // engine configuration every rank gets
     int max_tok = 256, max_seqs = 16, max_ctx = 2048, max_out_rows = 16;
     int64_t kv_blocks = 0;
@@ -36,7 +36,7 @@ struct GroupOptions {
     bool return_logits = false;
     std::string placement = "auto";  // auto | host | device (EngineOptions::placement)
     bool graphs = true;
-    bool respawn = true;             // spawn mode: restart a rank that dies
+    bool respawn = true;                 // spawn mode: restart a rank that dies
     uint64_t comm_slot_bytes = 4 << 20;  // host-staging slot per rank (collectives chunk larger messages)
     std::chrono::milliseconds heartbeat_timeout{1000};
     std::chrono::milliseconds step_timeout{60000};

@@ -32,7 +32,7 @@ using step::SamplingParams;
 struct GenerationRequest {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
-    int max_tokens = 16;               // generated tokens at most (>= 1)
+    int max_tokens = 16;                  // generated tokens at most (>= 1)
     std::vector<int32_t> stop_token_ids;  // end the request when sampled (EOS and friends)
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
@@ -41,8 +41,8 @@ using step::TokenLogprob;
 
 struct TokenEvent {
     int32_t token = 0;
-    float logprob = 0;                 // valid when top_logprobs >= 0
-    std::vector<TokenLogprob> top;     // top_logprobs alternatives, most likely first
+    float logprob = 0;              // valid when top_logprobs >= 0
+    std::vector<TokenLogprob> top;  // top_logprobs alternatives, most likely first
 };
 
 enum class FinishReason {
@@ -69,9 +69,13 @@ struct ModelInfo {
 };
 
 // submit() refusals the API layer maps to HTTP statuses.
-struct QueueFull : std::runtime_error { using std::runtime_error::runtime_error; };     // 429
-struct NotReady : std::runtime_error { using std::runtime_error::runtime_error; };      // 503
-struct BadRequest : std::runtime_error {                                                  // 400
+struct QueueFull : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};  // 429
+struct NotReady : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};                                        // 503
+struct BadRequest : std::runtime_error {  // 400
     std::string param;
     BadRequest(const std::string& what, std::string p) : std::runtime_error(what), param(std::move(p)) {}
 };

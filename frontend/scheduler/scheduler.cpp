@@ -84,8 +84,8 @@ void Scheduler::start() {
     // A context the cache cannot hold once would only be refused request by request: serve less.
     const int64_t cache_tokens = plan_.kv_blocks * plan_.kv_block_size;
     if (cache_tokens < opts_.max_ctx) {
-        log::warn("context ", opts_.max_ctx, " cut to ", cache_tokens, " tokens: the KV cache holds ", plan_.kv_blocks,
-                  " blocks of ", plan_.kv_block_size, " (--kv-blocks, or the memory left once the model is placed)");
+        log::warn("context ", opts_.max_ctx, " cut to ", cache_tokens, " tokens: the KV cache holds ", plan_.kv_blocks, " blocks of ",
+                  plan_.kv_block_size, " (--kv-blocks, or the memory left once the model is placed)");
         max_ctx_ = static_cast<int>(cache_tokens);
     }
     last_progress_ = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -105,8 +105,7 @@ bool Scheduler::ready() const { return started_ && !draining_ && group_.ready() 
 bool Scheduler::stalled() const {
     std::lock_guard<std::mutex> lk(mu_);
     if (requests_.empty()) return false;
-    const auto since = std::chrono::steady_clock::now().time_since_epoch() -
-                       std::chrono::steady_clock::duration(last_progress_.load());
+    const auto since = std::chrono::steady_clock::now().time_since_epoch() - std::chrono::steady_clock::duration(last_progress_.load());
     return since > opts_.stall_timeout;
 }
 
@@ -150,16 +149,16 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     for (int32_t t : req.prompt)
         if (t < 0 || t >= plan_.vocab) throw BadRequest("token id " + std::to_string(t) + " is outside the vocabulary", "prompt");
     if (req.sampling.logit_bias.size() > kMaxLogitBias)
-        throw BadRequest("logit_bias has " + std::to_string(req.sampling.logit_bias.size()) + " entries; at most " +
-                             std::to_string(kMaxLogitBias),
-                         "logit_bias");
+        throw BadRequest(
+            "logit_bias has " + std::to_string(req.sampling.logit_bias.size()) + " entries; at most " + std::to_string(kMaxLogitBias),
+            "logit_bias");
     for (auto& [t, bias] : req.sampling.logit_bias)
-        if (t < 0 || t >= plan_.vocab) throw BadRequest("logit_bias token id " + std::to_string(t) + " is outside the vocabulary", "logit_bias");
+        if (t < 0 || t >= plan_.vocab)
+            throw BadRequest("logit_bias token id " + std::to_string(t) + " is outside the vocabulary", "logit_bias");
     const int64_t total = static_cast<int64_t>(req.prompt.size()) + req.max_tokens;
     const int max_ctx = max_ctx_.load();
     if (static_cast<int64_t>(req.prompt.size()) >= max_ctx)
-        throw BadRequest("the prompt has " + std::to_string(req.prompt.size()) + " tokens; the context holds " +
-                             std::to_string(max_ctx),
+        throw BadRequest("the prompt has " + std::to_string(req.prompt.size()) + " tokens; the context holds " + std::to_string(max_ctx),
                          "prompt");
     if (total > max_ctx)
         throw BadRequest("prompt (" + std::to_string(req.prompt.size()) + " tokens) + max_tokens (" + std::to_string(req.max_tokens) +
@@ -243,13 +242,15 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
         const bool samples = to == r->len();
         ipc::SampleSpec spec;
         if (samples) spec = spec_of(r->req, r->seed, r->generated, r->gen_counts);
-        const size_t row_bytes = static_cast<size_t>(to - from) * ipc::kStepTokenBytes + ipc::kStepRowBytes +
-                                 (samples ? ipc::encoded_size(spec) : 0);
+        const size_t row_bytes =
+            static_cast<size_t>(to - from) * ipc::kStepTokenBytes + ipc::kStepRowBytes + (samples ? ipc::encoded_size(spec) : 0);
         const size_t w = std::max(stride, r->blocks.size());
         if (bytes + row_bytes + w * (rows.size() + 1) * 4 > capacity) {
             full = true;
-            if (rows.empty()) too_large.push_back(r);
-            else if (auto it = std::find(running_.begin(), running_.end(), r); it != running_.end()) std::rotate(running_.begin(), it, it + 1);
+            if (rows.empty())
+                too_large.push_back(r);
+            else if (auto it = std::find(running_.begin(), running_.end(), r); it != running_.end())
+                std::rotate(running_.begin(), it, it + 1);
             return false;
         }
         bytes += row_bytes;
@@ -342,8 +343,8 @@ void Scheduler::requeue_all(const std::string& why) {
 // that is one more failure in a row for its requests; at kStepAttempts they are failed (5xx).
 void Scheduler::settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now) {
     if (group_.crashes() > crashes_at_step_ && ++failed_in_a_row_ >= kStepAttempts) {
-        const std::string why = "the step failed " + std::to_string(failed_in_a_row_) + " times in a row, a worker crashing each time (last: " +
-                                suspect_failure_ + ")";
+        const std::string why = "the step failed " + std::to_string(failed_in_a_row_) +
+                                " times in a row, a worker crashing each time (last: " + suspect_failure_ + ")";
         log::error("step failed: ", why);
         for (uint64_t id : suspects_) {
             auto it = requests_.find(id);
@@ -370,8 +371,10 @@ void Scheduler::loop() {
             for (auto it = requests_.begin(); it != requests_.end();) {
                 Request& r = *it->second;
                 ++it;  // finish() erases r
-                if (r.cancelled) finish(r, r.cancel_why, "", done, now);
-                else if (now > r.req.deadline) finish(r, FinishReason::Error, "the request's deadline passed", done, now);
+                if (r.cancelled)
+                    finish(r, r.cancel_why, "", done, now);
+                else if (now > r.req.deadline)
+                    finish(r, FinishReason::Error, "the request's deadline passed", done, now);
             }
             std::vector<Request*> too_large;
             if (group_.ready() && !suspects_.empty()) settle_lost_step(done, now);
@@ -381,8 +384,9 @@ void Scheduler::loop() {
                 stats_.steps++;
             }
             for (Request* r : too_large) {
-                const std::string why = "the request's step data (its logit_bias and penalties' token lists) exceeds what one step carries (" +
-                                        std::to_string(group_.step_capacity()) + " bytes)";
+                const std::string why =
+                    "the request's step data (its logit_bias and penalties' token lists) exceeds what one step carries (" +
+                    std::to_string(group_.step_capacity()) + " bytes)";
                 log::warn("request ", r->id, ": ", why);
                 finish(*r, FinishReason::Error, why, done, now);
             }
@@ -459,7 +463,8 @@ void Scheduler::loop() {
                     const auto& stops = r->req.stop_token_ids;
                     FinishReason why;
                     bool end = false;
-                    if (std::find(stops.begin(), stops.end(), t.token) != stops.end()) why = FinishReason::Stop, end = true;
+                    if (std::find(stops.begin(), stops.end(), t.token) != stops.end())
+                        why = FinishReason::Stop, end = true;
                     else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= max_ctx_.load())
                         why = FinishReason::Length, end = true;
                     if (end) finish(*r, why, "", done, now);

@@ -45,8 +45,10 @@ void SinkDispatcher::run() {
         for (SinkEvent& e : batch) {
             // A sink that throws must not take the other requests' deliveries with it.
             try {
-                if (e.finish) e.sink->on_finish(e.why, e.error);
-                else e.sink->on_tokens(e.tokens);
+                if (e.finish)
+                    e.sink->on_finish(e.why, e.error);
+                else
+                    e.sink->on_tokens(e.tokens);
             } catch (const std::exception& ex) {
                 log::error("a generation sink failed: ", ex.what());
             }

@@ -21,7 +21,7 @@ namespace radiance::frontend {
 
 struct SinkEvent {
     std::shared_ptr<GenerationSink> sink;
-    bool finish = false;               // on_finish(why, error), else on_tokens(tokens)
+    bool finish = false;  // on_finish(why, error), else on_tokens(tokens)
     std::vector<TokenEvent> tokens;
     FinishReason why = FinishReason::Length;
     std::string error;

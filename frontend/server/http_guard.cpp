@@ -15,9 +15,7 @@ std::string path_of(const Request& req) {
     return path;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix; }
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -147,8 +145,7 @@ std::optional<std::string> HttpServer::Impl::foreign_host(const Request& req) co
             rest = std::string_view(h).substr(c);
         }
         if (!name.empty() && name.back() == '.' && name.front() != '[') name.pop_back();
-        const bool ok = port_suffix(rest) &&
-                        (name == "localhost" || name == "127.0.0.1" || name == "[::1]" || name == bound_name);
+        const bool ok = port_suffix(rest) && (name == "localhost" || name == "127.0.0.1" || name == "[::1]" || name == bound_name);
         if (!ok) return std::string(f.value());
     }
     return std::nullopt;  // no Host at all: no browser sends that

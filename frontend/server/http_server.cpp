@@ -13,8 +13,10 @@ void HttpServer::Impl::accept() {
     acceptor.async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket sock) {
         if (!acceptor.is_open()) return;
         if (ec) return on_accept_error(ec);
-        if (sessions.load() >= opts.max_connections) refuse(std::move(sock));
-        else start_session(std::move(sock));
+        if (sessions.load() >= opts.max_connections)
+            refuse(std::move(sock));
+        else
+            start_session(std::move(sock));
         accept();
     });
 }
@@ -27,8 +29,8 @@ void HttpServer::Impl::on_accept_error(beast::error_code ec) {
     // comparing with those builds error_conditions on Boost 1.74's constexpr generic_category,
     // which clang's UBSan vptr check reports as an invalid object.
     const int e = ec.value();
-    const bool exhausted = ec.category() == asio::error::get_system_category() &&
-                           (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM);
+    const bool exhausted =
+        ec.category() == asio::error::get_system_category() && (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM);
     if (!exhausted) return accept();  // one connection's trouble (reset before accept): go on
     const auto now = std::chrono::steady_clock::now();
     if (now - last_accept_log > std::chrono::seconds(5)) {
@@ -44,11 +46,11 @@ void HttpServer::Impl::on_accept_error(beast::error_code ec) {
 // Past max_connections: a 503 written without waiting (a fresh socket's send buffer takes it),
 // then closed; nothing is read.
 void HttpServer::Impl::refuse(tcp::socket sock) {
-    static const std::string body =
-        R"({"error":{"message":"too many connections","type":"server_error","param":null,"code":503}})";
-    static const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nServer: radiance\r\nContent-Type: application/json\r\n"
-                                      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-                                      std::to_string(body.size()) + "\r\n\r\n" + body;
+    static const std::string body = R"({"error":{"message":"too many connections","type":"server_error","param":null,"code":503}})";
+    static const std::string answer =
+        "HTTP/1.1 503 Service Unavailable\r\nServer: radiance\r\nContent-Type: application/json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
     beast::error_code ignored;
     sock.non_blocking(true, ignored);
     sock.write_some(asio::buffer(answer), ignored);
@@ -65,9 +67,7 @@ void HttpServer::Impl::refuse(tcp::socket sock) {
 HttpServer::HttpServer(HttpOptions opts) : impl_(std::make_unique<Impl>()) { impl_->opts = std::move(opts); }
 HttpServer::~HttpServer() { stop(); }
 
-void HttpServer::route(http::verb method, const std::string& path, Handler h) {
-    impl_->routes[{method, path}] = std::move(h);
-}
+void HttpServer::route(http::verb method, const std::string& path, Handler h) { impl_->routes[{method, path}] = std::move(h); }
 
 void HttpServer::set_error_formatter(ErrorFormatter f) { impl_->format_error = std::move(f); }
 

@@ -61,8 +61,8 @@ bool is_loopback_address(const std::string& host);
 Response json_response(const Request& req, http::status status, const std::string& body);
 // An OpenAI-style error: {"error": {"message", "type", "param", "code"}}; `code` is the HTTP
 // status number unless one is given.
-Response error_response(const Request& req, http::status status, const std::string& message,
-                        const std::string& type, const std::string& param = "", const std::string& code = "");
+Response error_response(const Request& req, http::status status, const std::string& message, const std::string& type,
+                        const std::string& param = "", const std::string& code = "");
 // The status line and headers of a streamed reply (the body comes from a StreamWriter).
 Response stream_head(const Request& req, http::status status, const std::string& content_type);
 
@@ -86,9 +86,9 @@ public:
 
     // ---- The transport side: the server, or code running handlers in-process (tests). ----
     struct Pending {
-        std::string body;                 // chunks queued since the last take()
-        bool closed = false;              // close() was called
-        std::optional<Response> response; // respond()'s response, handed out once
+        std::string body;                  // chunks queued since the last take()
+        bool closed = false;               // close() was called
+        std::optional<Response> response;  // respond()'s response, handed out once
     };
     Pending take();
     // Called (from the writing thread) whenever something is queued; at once if something is.
@@ -130,8 +130,7 @@ struct Reply {
 using Handler = std::function<Reply(const Request&)>;
 // Shapes the server's own errors (400, 401, 404, 405, 413, 421, 431, 500, 501, 504); the API layer installs
 // one that answers Anthropic routes in Anthropic's shape.
-using ErrorFormatter = std::function<Response(const Request&, http::status, const std::string& message,
-                                              const std::string& type)>;
+using ErrorFormatter = std::function<Response(const Request&, http::status, const std::string& message, const std::string& type)>;
 
 class HttpServer {
 public:

@@ -56,9 +56,9 @@ struct HttpServer::Impl {
     mutable std::atomic<int> sessions{0};  // open connections, counted by Session
     // Deferred and streamed replies not yet written to their end (a stop waits for these).
     mutable std::atomic<int> pending_replies{0};
-    std::atomic<uint64_t> refused{0};      // connections refused at max_connections
-    bool host_guard = false;               // check_host applies: keyless and bound to loopback
-    std::string bound_name;                // the bound address as Host would name it ("[::2]")
+    std::atomic<uint64_t> refused{0};  // connections refused at max_connections
+    bool host_guard = false;           // check_host applies: keyless and bound to loopback
+    std::string bound_name;            // the bound address as Host would name it ("[::2]")
     std::chrono::steady_clock::time_point last_accept_log{};
 
     // Routing and API keys (http_guard.cpp).

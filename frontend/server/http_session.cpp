@@ -18,8 +18,7 @@ using namespace http_detail;
 // has anything to write.
 
 struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
-    Session(const Impl& server, tcp::socket sock)
-        : server(server), stream(std::move(sock)), timer(stream.get_executor()) {
+    Session(const Impl& server, tcp::socket sock) : server(server), stream(std::move(sock)), timer(stream.get_executor()) {
         ++server.sessions;
     }
 
@@ -51,11 +50,11 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     bool keep_alive = false;
     Reply::Kind kind = Reply::Kind::Immediate;
     std::shared_ptr<StreamWriter> writer;
-    bool active = false;    // waiting on the writer for more of the reply
-    bool chunked = false;   // streamed body in chunked encoding (HTTP/1.1); else ended by closing
-    bool writing = false;   // a write of the streamed reply is in flight
-    bool watching = false;  // the disconnect-watch read is posted
-    bool discarding = false;  // pipelined bytes past the header limit came while a reply was pending: dropped
+    bool active = false;           // waiting on the writer for more of the reply
+    bool chunked = false;          // streamed body in chunked encoding (HTTP/1.1); else ended by closing
+    bool writing = false;          // a write of the streamed reply is in flight
+    bool watching = false;         // the disconnect-watch read is posted
+    bool discarding = false;       // pipelined bytes past the header limit came while a reply was pending: dropped
     size_t drain_left = SIZE_MAX;  // what a lingering close reads at most
     enum class AfterWatch { Nothing, ReadNext, Drain } after_watch = AfterWatch::Nothing;
 
@@ -120,8 +119,7 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     }
 
     void read_body() {
-        http::async_read(stream, buffer, *parser,
-                         [self = shared_from_this()](beast::error_code ec, size_t) { self->on_request(ec); });
+        http::async_read(stream, buffer, *parser, [self = shared_from_this()](beast::error_code ec, size_t) { self->on_request(ec); });
     }
 
     void on_read_error(beast::error_code ec) {
@@ -130,19 +128,17 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         keep_alive = false;
         if (ec == http::error::body_limit)
             return send_final(server.error(current, http::status::payload_too_large,
-                                           "request body is over the limit of " + std::to_string(server.opts.body_limit) +
-                                               " bytes",
+                                           "request body is over the limit of " + std::to_string(server.opts.body_limit) + " bytes",
                                            "invalid_request_error"));
         if (ec == http::error::header_limit)
             return send_final(server.error(current, http::status::request_header_fields_too_large,
-                                           "request headers are over the limit of " +
-                                               std::to_string(server.opts.header_limit) + " bytes",
+                                           "request headers are over the limit of " + std::to_string(server.opts.header_limit) + " bytes",
                                            "invalid_request_error"));
         const bool http_error = ec.category() == http::make_error_code(http::error::bad_method).category();
         if (http_error && ec != http::error::end_of_stream && ec != http::error::partial_message) {
             current.version(11);
-            return send_final(server.error(current, http::status::bad_request, "malformed HTTP request: " + ec.message(),
-                                           "invalid_request_error"));
+            return send_final(
+                server.error(current, http::status::bad_request, "malformed HTTP request: " + ec.message(), "invalid_request_error"));
         }
         close();  // the peer closed, reset or timed out
     }
@@ -213,9 +209,8 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         if (watching) return;
         stream.expires_never();  // only the read's timer: nothing else is pending now
         watching = true;
-        stream.async_read_some(buffer.prepare(4096), [self = shared_from_this()](beast::error_code ec, size_t n) {
-            self->on_watch(ec, n);
-        });
+        stream.async_read_some(buffer.prepare(4096),
+                               [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_watch(ec, n); });
     }
 
     void on_watch(beast::error_code ec, size_t n) {
@@ -260,8 +255,10 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
                 if (ec) return self->client_went();
                 self->pump();
             };
-            if (chunked) asio::async_write(stream, http::make_chunk(asio::buffer(*data)), done);
-            else asio::async_write(stream, asio::buffer(*data), done);
+            if (chunked)
+                asio::async_write(stream, http::make_chunk(asio::buffer(*data)), done);
+            else
+                asio::async_write(stream, asio::buffer(*data), done);
             return;
         }
         if (!p.closed) return;
@@ -284,12 +281,11 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
         if (!active) return;
         auto w = writer;
         finish_async();
-        w->mark_client_gone();  // lets the handler's side cancel its work
+        w->mark_client_gone();                            // lets the handler's side cancel its work
         if (kind == Reply::Kind::Stream) return close();  // the status is sent; cutting the stream is all we can do
         keep_alive = false;
         send_final(server.error(current, http::status::gateway_timeout,
-                                "the request took longer than " + std::to_string(server.opts.request_timeout_s) + " s",
-                                "timeout_error"));
+                                "the request took longer than " + std::to_string(server.opts.request_timeout_s) + " s", "timeout_error"));
     }
 
     void client_went() {
@@ -357,8 +353,6 @@ struct HttpServer::Session : std::enable_shared_from_this<HttpServer::Session> {
     }
 };
 
-void HttpServer::Impl::start_session(tcp::socket sock) const {
-    std::make_shared<HttpServer::Session>(*this, std::move(sock))->start();
-}
+void HttpServer::Impl::start_session(tcp::socket sock) const { std::make_shared<HttpServer::Session>(*this, std::move(sock))->start(); }
 
 }  // namespace radiance::frontend

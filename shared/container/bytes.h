@@ -6,10 +6,26 @@
 
 namespace radiance::container::bytes {
 
-inline uint32_t u32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
-inline uint64_t u64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; }
-inline int64_t i64(const uint8_t* p) { int64_t v; std::memcpy(&v, p, 8); return v; }
-inline double f64(const uint8_t* p) { double v; std::memcpy(&v, p, 8); return v; }
+inline uint32_t u32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+inline uint64_t u64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+inline int64_t i64(const uint8_t* p) {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
+inline double f64(const uint8_t* p) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+}
 
 inline void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
 inline void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }

@@ -44,8 +44,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
     r->size_ = static_cast<uint64_t>(st.st_size);
     if (r->size_ < kHeaderBytes) {
         ::close(fd);
-        fail(path, "HEADER", 0, "file is " + std::to_string(r->size_) + " bytes, shorter than the " +
-                                    std::to_string(kHeaderBytes) + "-byte header (truncated or not a container)");
+        fail(path, "HEADER", 0,
+             "file is " + std::to_string(r->size_) + " bytes, shorter than the " + std::to_string(kHeaderBytes) +
+                 "-byte header (truncated or not a container)");
     }
     void* m = mmap(nullptr, r->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
@@ -62,8 +63,7 @@ std::unique_ptr<Reader> Reader::from_memory(std::vector<uint8_t> bytes, const st
     r->owned_ = std::move(bytes);
     r->size_ = r->owned_.size();
     r->base_ = r->owned_.data();
-    if (r->size_ < kHeaderBytes)
-        fail(name, "HEADER", 0, "file is " + std::to_string(r->size_) + " bytes, shorter than the header");
+    if (r->size_ < kHeaderBytes) fail(name, "HEADER", 0, "file is " + std::to_string(r->size_) + " bytes, shorter than the header");
     r->parse();
     return r;
 }
@@ -76,13 +76,14 @@ void Reader::parse() {
     if (crc32c(0, h, 44) != header_crc) fail(path_, "HEADER", 44, "header checksum mismatch (corrupted)");
     uint32_t version = u32(h + 8);
     if (version != kVersion)
-        fail(path_, "HEADER", 8, "container version " + std::to_string(version) + " is not supported (this reader reads " +
-                                     std::to_string(kVersion) + ")");
+        fail(path_, "HEADER", 8,
+             "container version " + std::to_string(version) + " is not supported (this reader reads " + std::to_string(kVersion) + ")");
     if (u32(h + 12) != kHeaderBytes) fail(path_, "HEADER", 12, "unexpected header size");
     uint64_t file_bytes = u64(h + 16);
     if (file_bytes != size_)
-        fail(path_, "HEADER", 16, "header says the file has " + std::to_string(file_bytes) + " bytes but it has " +
-                                      std::to_string(size_) + (size_ < file_bytes ? " (truncated)" : " (trailing bytes)"));
+        fail(path_, "HEADER", 16,
+             "header says the file has " + std::to_string(file_bytes) + " bytes but it has " + std::to_string(size_) +
+                 (size_ < file_bytes ? " (truncated)" : " (trailing bytes)"));
     uint64_t table_off = u64(h + 24);
     uint32_t n_sections = u32(h + 32);
     if (n_sections > 1024) fail(path_, "HEADER", 32, "implausible section count " + std::to_string(n_sections));
@@ -186,9 +187,9 @@ void Reader::parse() {
             d.rows = i64(q + 48);
             d.cols = i64(q + 56);
             if (p >= enc.n_planes) continue;
-            bool ok = (d.kind == RAD_PLANE_TILED && d.block_r >= 0 && d.block_c >= 0) ||
-                      (d.kind == RAD_PLANE_TABLE && d.rows >= 0 && d.cols >= 0 && d.rows < (int64_t{1} << 40) &&
-                       d.cols < (int64_t{1} << 40));
+            bool ok =
+                (d.kind == RAD_PLANE_TILED && d.block_r >= 0 && d.block_c >= 0) ||
+                (d.kind == RAD_PLANE_TABLE && d.rows >= 0 && d.cols >= 0 && d.rows < (int64_t{1} << 40) && d.cols < (int64_t{1} << 40));
             if (!ok || !valid_dtype(static_cast<uint32_t>(d.dtype)))
                 fail(path_, "ENCODINGS", at + 56 + p * kPlaneDescBytes,
                      "encoding " + std::to_string(i) + " plane " + std::to_string(p) + " is malformed");
@@ -218,8 +219,8 @@ void Reader::parse() {
         uint32_t rank = u32(e + 8);
         uint32_t first = u32(e + 12);
         if (t.encoding >= encodings_.size())
-            fail(path_, "TENSORS", at + 4, "tensor '" + t.name + "' names encoding " + std::to_string(t.encoding) + " of " +
-                                               std::to_string(encodings_.size()));
+            fail(path_, "TENSORS", at + 4,
+                 "tensor '" + t.name + "' names encoding " + std::to_string(t.encoding) + " of " + std::to_string(encodings_.size()));
         if (rank < 1 || rank > RAD_MAX_RANK) fail(path_, "TENSORS", at + 8, "tensor '" + t.name + "' has rank " + std::to_string(rank));
         int64_t elems = 1;
         for (uint32_t d = 0; d < rank; ++d) {
@@ -238,11 +239,12 @@ void Reader::parse() {
             PlaneRef r{u64(base_ + rat), u64(base_ + rat + 8), u32(base_ + rat + 16)};
             uint64_t want = expected_plane_bytes(enc, p, t.rows(), t.cols());
             if (r.bytes != want)
-                fail(path_, "TENSORS", rat, "tensor '" + t.name + "' plane '" + enc.planes[p].role + "' has " +
-                                                std::to_string(r.bytes) + " bytes, its encoding needs " + std::to_string(want));
+                fail(path_, "TENSORS", rat,
+                     "tensor '" + t.name + "' plane '" + enc.planes[p].role + "' has " + std::to_string(r.bytes) +
+                         " bytes, its encoding needs " + std::to_string(want));
             if (r.offset % kPlaneAlign != 0 || !in_range(r.offset, r.bytes, planes_size_))
-                fail(path_, "TENSORS", rat, "tensor '" + t.name + "' plane '" + enc.planes[p].role +
-                                                "' lies outside the PLANES section or is misaligned");
+                fail(path_, "TENSORS", rat,
+                     "tensor '" + t.name + "' plane '" + enc.planes[p].role + "' lies outside the PLANES section or is misaligned");
             t.planes.push_back(r);
         }
         if (!by_name_.emplace(t.name, tensors_.size()).second) fail(path_, "TENSORS", at, "tensor '" + t.name + "' appears twice");

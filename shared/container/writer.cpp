@@ -173,8 +173,8 @@ void Writer::finish() {
         }
 
     std::vector<SectionInfo> table;
-    table.push_back({static_cast<uint32_t>(Section::Planes), kSectionRequired | kSectionNoCrc, planes_start_,
-                     planes_end - planes_start_, 0});
+    table.push_back(
+        {static_cast<uint32_t>(Section::Planes), kSectionRequired | kSectionNoCrc, planes_start_, planes_end - planes_start_, 0});
     auto emit = [&](Section kind, const std::string& body, uint32_t flags) {
         pad_to(8);
         table.push_back({static_cast<uint32_t>(kind), flags, pos_, body.size(), crc32c(0, body.data(), body.size())});

@@ -54,8 +54,8 @@ int config_dtype(const nlohmann::json& cfg) {
 struct Built {
     std::vector<int64_t> shape;
     int dtype = 0;
-    std::vector<uint8_t> owned;         // CONCAT / TRANSPOSE results
-    const uint8_t* data = nullptr;      // or a view into the checkpoint
+    std::vector<uint8_t> owned;     // CONCAT / TRANSPOSE results
+    const uint8_t* data = nullptr;  // or a view into the checkpoint
     uint64_t bytes = 0;
     std::vector<std::string> used;
 };
@@ -79,11 +79,13 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
                 out->used = {s};
                 return true;
             }
-        *why = "none of the tensors {" + [&] {
-            std::string l;
-            for (auto& s : e.sources) l += (l.empty() ? "" : ", ") + s;
-            return l;
-        }() + "} is in " + ck.files();
+        *why = "none of the tensors {" +
+               [&] {
+                   std::string l;
+                   for (auto& s : e.sources) l += (l.empty() ? "" : ", ") + s;
+                   return l;
+               }() +
+               "} is in " + ck.files();
         return false;
     }
     case RAD_MAP_CONCAT: {
@@ -96,8 +98,8 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
             }
             if (!parts.empty()) {
                 if (t->dtype != parts[0]->dtype)
-                    throw Error("tensor '" + s + "' in " + t->file + " is " + rad_dtype_name(t->dtype) + " but '" +
-                                parts[0]->name + "' is " + rad_dtype_name(parts[0]->dtype) + "; they stack into '" + e.target + "'");
+                    throw Error("tensor '" + s + "' in " + t->file + " is " + rad_dtype_name(t->dtype) + " but '" + parts[0]->name +
+                                "' is " + rad_dtype_name(parts[0]->dtype) + "; they stack into '" + e.target + "'");
                 std::vector<int64_t> a(t->shape.begin() + 1, t->shape.end()), b(parts[0]->shape.begin() + 1, parts[0]->shape.end());
                 if (a != b || t->shape.empty())
                     throw Error("tensor '" + s + "' in " + t->file + " has shape " + shape_str(t->shape) + ", which does not stack with '" +
@@ -128,8 +130,7 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
         const size_t es = static_cast<size_t>(rad_dtype_bits(t->dtype) / 8);
         out->owned.resize(t->bytes);
         for (int64_t i = 0; i < r; ++i)
-            for (int64_t j = 0; j < c; ++j)
-                std::memcpy(&out->owned[(j * r + i) * es], t->data + (i * c + j) * es, es);
+            for (int64_t j = 0; j < c; ++j) std::memcpy(&out->owned[(j * r + i) * es], t->data + (i * c + j) * es, es);
         out->shape = {c, r};
         out->dtype = t->dtype;
         out->data = out->owned.data();
@@ -184,8 +185,8 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         return std::nullopt;
     };
     engine::Declaration decl = engine::declare(arch, reg, model_meta, d);
-    log << "architecture " << arch.plugin->name << " (" << arch_id << ", \"\"): " << decl.weights.size() << " weights, "
-        << decl.ops.size() << " ops\n";
+    log << "architecture " << arch.plugin->name << " (" << arch_id << ", \"\"): " << decl.weights.size() << " weights, " << decl.ops.size()
+        << " ops\n";
 
     if (opts.plan_only) {
         std::vector<std::string> errors;
@@ -230,11 +231,13 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             continue;
         }
         if (b.shape != want) {
-            errors.push_back("weight '" + wd.name + "' from {" + [&] {
-                std::string l;
-                for (auto& s : b.used) l += (l.empty() ? "" : ", ") + s + " in " + ck.find(s)->file;
-                return l;
-            }() + "} has shape " + shape_str(b.shape) + ", the architecture declares " + shape_str(want));
+            errors.push_back("weight '" + wd.name + "' from {" +
+                             [&] {
+                                 std::string l;
+                                 for (auto& s : b.used) l += (l.empty() ? "" : ", ") + s + " in " + ck.find(s)->file;
+                                 return l;
+                             }() +
+                             "} has shape " + shape_str(b.shape) + ", the architecture declares " + shape_str(want));
             continue;
         }
         if (!is_float(b.dtype) || (wd.d.dtype != RAD_DT_NONE && wd.d.dtype != b.dtype && wd.d.dtype != RAD_F32)) {
@@ -272,8 +275,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         log << "plan-only: every op resolves and every weight is present with its declared shape\n";
         return;
     }
-    if (auto t = read_file(src / "tokenizer.json")) w->set_blob(container::Section::Tokenizer, *t);
-    else log << "note: no tokenizer.json in " << opts.src << "; the container carries no tokenizer\n";
+    if (auto t = read_file(src / "tokenizer.json"))
+        w->set_blob(container::Section::Tokenizer, *t);
+    else
+        log << "note: no tokenizer.json in " << opts.src << "; the container carries no tokenizer\n";
     if (tok_cfg_text) {
         w->set_blob(container::Section::TokenizerConfig, *tok_cfg_text);
         auto tc = nlohmann::json::parse(*tok_cfg_text, nullptr, false);

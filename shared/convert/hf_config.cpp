@@ -25,10 +25,14 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
         out[prefix + ".count"] = MetaValue::of_int(static_cast<int64_t>(j.size()));
         return;
     }
-    if (j.is_boolean()) out[prefix] = MetaValue::of_bool(j.get<bool>());
-    else if (j.is_number_integer()) out[prefix] = MetaValue::of_int(j.get<int64_t>());
-    else if (j.is_number_float()) out[prefix] = MetaValue::of_f64(j.get<double>());
-    else if (j.is_string()) out[prefix] = MetaValue::of_str(j.get<std::string>());
+    if (j.is_boolean())
+        out[prefix] = MetaValue::of_bool(j.get<bool>());
+    else if (j.is_number_integer())
+        out[prefix] = MetaValue::of_int(j.get<int64_t>());
+    else if (j.is_number_float())
+        out[prefix] = MetaValue::of_f64(j.get<double>());
+    else if (j.is_string())
+        out[prefix] = MetaValue::of_str(j.get<std::string>());
     // null: absent
 }
 
@@ -38,8 +42,10 @@ void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std:
     auto num = [&](const char* k, const char* as) {
         if (r.contains(k) && r[k].is_number()) out[prefix + as] = MetaValue::of_f64(r[k].get<double>());
     };
-    if (r.contains("rope_type") && r["rope_type"].is_string()) out[prefix + "type"] = MetaValue::of_str(r["rope_type"]);
-    else if (r.contains("type") && r["type"].is_string()) out[prefix + "type"] = MetaValue::of_str(r["type"]);
+    if (r.contains("rope_type") && r["rope_type"].is_string())
+        out[prefix + "type"] = MetaValue::of_str(r["rope_type"]);
+    else if (r.contains("type") && r["type"].is_string())
+        out[prefix + "type"] = MetaValue::of_str(r["type"]);
     num("rope_theta", "theta");
     num("factor", "factor");
     num("low_freq_factor", "low_freq_factor");
@@ -54,8 +60,7 @@ void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std:
 }  // namespace
 
 std::string arch_id_of(const nlohmann::json& config) {
-    if (!config.contains("model_type") || !config["model_type"].is_string())
-        throw Error("config.json has no model_type");
+    if (!config.contains("model_type") || !config["model_type"].is_string()) throw Error("config.json has no model_type");
     std::string id;
     for (char c : config["model_type"].get<std::string>())
         if (c != '_') id += c;
@@ -83,9 +88,8 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
     out[mk::n_head_kv] = MetaValue::of_int(opt_i("num_key_value_heads", heads));
     // What the checkpoint means by head_dim: its own value, else transformers' default. Model code
     // reads this key and never derives it again.
-    out[mk::head_dim] = MetaValue::of_int(cfg.contains("head_dim") && cfg["head_dim"].is_number_integer()
-                                              ? cfg["head_dim"].get<int64_t>()
-                                              : hidden / heads);
+    out[mk::head_dim] = MetaValue::of_int(cfg.contains("head_dim") && cfg["head_dim"].is_number_integer() ? cfg["head_dim"].get<int64_t>()
+                                                                                                          : hidden / heads);
     out[mk::n_ff] = MetaValue::of_int(opt_i("intermediate_size", 0));
     out[mk::n_vocab] = MetaValue::of_int(req("vocab_size"));
     out[mk::n_ctx_train] = MetaValue::of_int(opt_i("max_position_embeddings", 0));

@@ -22,8 +22,7 @@ uint64_t hash_name(const std::string& s) {  // FNV-1a
 
 }  // namespace
 
-std::vector<uint8_t> random_weight(const std::string& name, const std::vector<int64_t>& shape, int dtype, double std,
-                                   uint64_t seed) {
+std::vector<uint8_t> random_weight(const std::string& name, const std::vector<int64_t>& shape, int dtype, double std, uint64_t seed) {
     if (dtype != RAD_F32 && dtype != RAD_BF16 && dtype != RAD_F16)
         throw Error("random weight '" + name + "': dtype " + rad_dtype_name(dtype) + " is not f32, bf16 or f16");
     uint64_t count = 1;

@@ -58,8 +58,7 @@ bool entry_names(const std::string& entry, const KernelLibrary& lib) {
     if (stem(file) == bare || file == bare || ("lib" + bare + ".so") == file) return true;
     if (stem(file) == stem(bare + ".so")) return true;  // "libref" and "ref" both name libref.so
     std::error_code ec;
-    return entry.find('/') != std::string::npos &&
-           std::filesystem::equivalent(entry, path, ec);
+    return entry.find('/') != std::string::npos && std::filesystem::equivalent(entry, path, ec);
 }
 
 struct Loaded {
@@ -120,8 +119,8 @@ Registry Registry::load(const LoadOptions& opts) {
             continue;
         }
         if (ver() != RAD_ABI_VERSION) {
-            refuse(label + ": ABI version " + std::to_string(ver()) + " differs from the engine's " +
-                   std::to_string(RAD_ABI_VERSION) + " (rebuild it against this radiance)");
+            refuse(label + ": ABI version " + std::to_string(ver()) + " differs from the engine's " + std::to_string(RAD_ABI_VERSION) +
+                   " (rebuild it against this radiance)");
             continue;
         }
         constexpr uint64_t engine_layout = RAD_ABI_LAYOUT_FINGERPRINT;
@@ -172,9 +171,12 @@ Registry Registry::load(const LoadOptions& opts) {
         name_owner[plugin->name] = f.path;
         reg.records_.push_back(rec);
         Loaded l{plugin, reg.records_.size() - 1};
-        if (info->kind == RAD_PLUGIN_KERNEL) kernel_plugins.push_back(l);
-        else if (info->kind == RAD_PLUGIN_ARCH) arch_plugins.push_back(l);
-        else quant_plugins.push_back(l);
+        if (info->kind == RAD_PLUGIN_KERNEL)
+            kernel_plugins.push_back(l);
+        else if (info->kind == RAD_PLUGIN_ARCH)
+            arch_plugins.push_back(l);
+        else
+            quant_plugins.push_back(l);
     }
 
     auto refuse_loaded = [&](size_t record, const std::string& why) {
@@ -222,8 +224,8 @@ Registry Registry::load(const LoadOptions& opts) {
             const RadQuantizerInfo* qi = at(i);
             if (!qi || !qi->name) continue;
             if (auto it = quant_owner.find(qi->name); it != quant_owner.end()) {
-                clash = "two plugins name the quantiser '" + std::string(qi->name) + "': '" + l.plugin->name + "' (" +
-                        l.plugin->path + ") and '" + it->second + "'";
+                clash = "two plugins name the quantiser '" + std::string(qi->name) + "': '" + l.plugin->name + "' (" + l.plugin->path +
+                        ") and '" + it->second + "'";
                 break;
             }
             q.quantizers.push_back(qi);
@@ -307,8 +309,7 @@ Registry Registry::load(const LoadOptions& opts) {
             }
     } else {
         for (size_t i = 0; i < libs.size(); ++i) order.push_back(i);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](size_t a, size_t b) { return libs[a].plugin->name < libs[b].plugin->name; });
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return libs[a].plugin->name < libs[b].plugin->name; });
     }
     std::stable_partition(order.begin(), order.end(), [&](size_t i) { return !libs[i].reference; });
 
@@ -322,8 +323,8 @@ Registry Registry::load(const LoadOptions& opts) {
             std::string diff;
             auto it = fixed.find(s->name);
             if (it != fixed.end() && !same_schema(*it->second.first, *s, &diff)) {
-                conflict = "kernel library " + label + " declares op '" + s->name + "' differently from " +
-                           it->second.second + ", which declared it first: " + diff;
+                conflict = "kernel library " + label + " declares op '" + s->name + "' differently from " + it->second.second +
+                           ", which declared it first: " + diff;
                 break;
             }
             if (auto m = mine.find(s->name); m != mine.end() && !same_schema(*m->second, *s, &diff)) {
@@ -350,8 +351,8 @@ Registry Registry::load(const LoadOptions& opts) {
         for (auto& row : lib.rows) {
             row.lib = &lib;
             if (!fixed.count(row.info->op)) {
-                std::string w = "kernel row '" + std::string(row.info->name ? row.info->name : "?") + "' of '" +
-                                lib.plugin->name + "' implements op '" + row.info->op + "' which no library declares; ignored";
+                std::string w = "kernel row '" + std::string(row.info->name ? row.info->name : "?") + "' of '" + lib.plugin->name +
+                                "' implements op '" + row.info->op + "' which no library declares; ignored";
                 log::warn(w);
                 reg.warnings_.push_back(w);
                 continue;
@@ -390,8 +391,8 @@ const ArchPlugin& Registry::arch(const std::string& id, const std::string& quant
     std::vector<std::string> known;
     for (auto& a : archs_) known.push_back("(" + a.id + ", \"" + a.quant + "\")");
     std::sort(known.begin(), known.end());
-    throw Error("no architecture plugin serves (" + id + ", \"" + quant + "\"); known: " +
-                (known.empty() ? std::string("none") : str::join(known, ", ")));
+    throw Error("no architecture plugin serves (" + id + ", \"" + quant +
+                "\"); known: " + (known.empty() ? std::string("none") : str::join(known, ", ")));
 }
 
 const RadQuantizerInfo* Registry::quantizer(const std::string& name) const {

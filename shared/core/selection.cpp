@@ -12,10 +12,7 @@
 namespace radiance::core {
 namespace {
 
-std::string row_label(const KernelRow& r) {
-    return r.lib->plugin->name + ":" + (r.info->name ? r.info->name : "?");
-}
-
+std::string row_label(const KernelRow& r) { return r.lib->plugin->name + ":" + (r.info->name ? r.info->name : "?"); }
 
 const RadParamSpec* param_spec(const RadOpSchema* s, const std::string& name) {
     for (int i = 0; s && i < s->n_params; ++i)
@@ -24,8 +21,8 @@ const RadParamSpec* param_spec(const RadOpSchema* s, const std::string& name) {
 }
 
 // Why row `r` does not serve band [lo, hi], or "" if it does. Fills `derived` for a match.
-std::string mismatch(const KernelRow& r, const Geometry& g, int64_t lo, int64_t hi, const SelectOptions& opt,
-                     const RadOpSchema* schema, std::map<std::string, int64_t>* derived) {
+std::string mismatch(const KernelRow& r, const Geometry& g, int64_t lo, int64_t hi, const SelectOptions& opt, const RadOpSchema* schema,
+                     std::map<std::string, int64_t>* derived) {
     if (std::find(opt.domains.begin(), opt.domains.end(), r.info->domain) == opt.domains.end())
         return r.info->domain == RAD_DOMAIN_DEVICE ? "runs on a device this process does not have"
                                                    : "runs on a domain this process does not use";
@@ -40,8 +37,9 @@ std::string mismatch(const KernelRow& r, const Geometry& g, int64_t lo, int64_t 
             case RAD_C_EQ: ok = lo == hi && lo == c.value; break;
             default: ok = lo == hi && constraint_holds(c, lo); break;  // DIV/IN are not intervals
             }
-            if (!ok) return "constraint " + describe_constraint(c) + " fails for " + key + " in [" + std::to_string(lo) + ", " +
-                            std::to_string(hi) + "]";
+            if (!ok)
+                return "constraint " + describe_constraint(c) + " fails for " + key + " in [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "]";
             continue;
         }
         if (str::starts_with(key, "device.")) {
@@ -62,10 +60,13 @@ std::string mismatch(const KernelRow& r, const Geometry& g, int64_t lo, int64_t 
         }
         const ParamValue& v = p->second;
         bool ok = false;
-        if (v.type == RAD_P_STR) ok = c.op == RAD_C_IN && in_constraint_set(c.set, v.s);
-        else if (v.type == RAD_P_F64) ok = c.op != RAD_C_IN && c.op != RAD_C_DIV && constraint_holds(c, static_cast<int64_t>(v.f)) &&
-                                           static_cast<double>(static_cast<int64_t>(v.f)) == v.f;
-        else ok = constraint_holds(c, v.i);
+        if (v.type == RAD_P_STR)
+            ok = c.op == RAD_C_IN && in_constraint_set(c.set, v.s);
+        else if (v.type == RAD_P_F64)
+            ok = c.op != RAD_C_IN && c.op != RAD_C_DIV && constraint_holds(c, static_cast<int64_t>(v.f)) &&
+                 static_cast<double>(static_cast<int64_t>(v.f)) == v.f;
+        else
+            ok = constraint_holds(c, v.i);
         if (!ok) {
             std::string shown = v.type == RAD_P_STR ? v.s : v.type == RAD_P_F64 ? std::to_string(v.f) : std::to_string(v.i);
             return "constraint " + describe_constraint(c) + " fails: " + key + " is " + shown;
@@ -128,7 +129,10 @@ Resolution resolve(const Registry& reg, const Geometry& g, const SelectOptions& 
                 if (!c.key || g.ranged != c.key) continue;
                 if (c.op == RAD_C_LE) starts.insert(c.value + 1);
                 if (c.op == RAD_C_GE) starts.insert(c.value);
-                if (c.op == RAD_C_EQ) { starts.insert(c.value); starts.insert(c.value + 1); }
+                if (c.op == RAD_C_EQ) {
+                    starts.insert(c.value);
+                    starts.insert(c.value + 1);
+                }
             }
     }
     std::vector<int64_t> s;
@@ -149,7 +153,10 @@ Resolution resolve(const Registry& reg, const Geometry& g, const SelectOptions& 
         const KernelRow* win = nullptr;
         for (auto& [r, why] : verdicts) {
             if (!why.empty()) continue;
-            if (!win) { win = r; continue; }
+            if (!win) {
+                win = r;
+                continue;
+            }
             if (r->lib != win->lib) continue;
             if (r->info->priority > win->info->priority) win = r;
         }
@@ -160,15 +167,15 @@ Resolution resolve(const Registry& reg, const Geometry& g, const SelectOptions& 
                 if (r->lib != win->lib)
                     reason = "library '" + win->lib->plugin->name + "' comes first in the kernel hierarchy and serves this band";
                 else
-                    reason = "lower priority " + std::to_string(r->info->priority) + " (or later declaration) than " +
-                             row_label(*win) + " at " + std::to_string(win->info->priority);
+                    reason = "lower priority " + std::to_string(r->info->priority) + " (or later declaration) than " + row_label(*win) +
+                             " at " + std::to_string(win->info->priority);
             }
             band.others.push_back({r, reason});
         }
         band.winner = win;
         if (win) mismatch(*win, g, band.lo, band.hi, opt, schema, &band.derived);
-        std::string where = g.ranged.empty() ? "" : " for " + g.ranged + " in [" + std::to_string(band.lo) + ", " +
-                                                        std::to_string(band.hi) + "]";
+        std::string where =
+            g.ranged.empty() ? "" : " for " + g.ranged + " in [" + std::to_string(band.lo) + ", " + std::to_string(band.hi) + "]";
         if (!win && res.error.empty())
             res.error = "no kernel row serves op '" + g.op + "'" + where +
                         (rows.empty() ? " (no library has a row for it)" : " (see --debug-selection)");

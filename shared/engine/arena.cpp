@@ -18,8 +18,7 @@ uint64_t plan_arena(std::vector<ArenaItem>& items, uint64_t align) {
         std::vector<std::pair<uint64_t, uint64_t>> busy;
         for (size_t j : placed) {
             const ArenaItem& o = items[j];
-            if (o.first <= it.last && it.first <= o.last)
-                busy.emplace_back(o.offset, o.offset + (o.bytes + align - 1) / align * align);
+            if (o.first <= it.last && it.first <= o.last) busy.emplace_back(o.offset, o.offset + (o.bytes + align - 1) / align * align);
         }
         std::sort(busy.begin(), busy.end());
         uint64_t off = 0;

@@ -16,7 +16,10 @@ struct State {
 
 State& st(RadBuilder* b) { return *static_cast<State*>(b->impl); }
 
-template <typename T> bool valid(const std::vector<T>& v, int32_t h) { return h >= 0 && static_cast<size_t>(h) < v.size(); }
+template <typename T>
+bool valid(const std::vector<T>& v, int32_t h) {
+    return h >= 0 && static_cast<size_t>(h) < v.size();
+}
 
 void fail(RadBuilder* b, const char* why) {
     State& s = st(b);
@@ -82,8 +85,7 @@ int bind_layer_kv(RadBuilder* b, rad_kv kv, int layer) {
     return RAD_OK;
 }
 
-rad_op decl_op(RadBuilder* b, const char* op, const RadParamDecl* params, int n_params, const rad_weight* weights,
-               int n_weights) {
+rad_op decl_op(RadBuilder* b, const char* op, const RadParamDecl* params, int n_params, const rad_weight* weights, int n_weights) {
     State& s = st(b);
     OpDecl d;
     d.geom.op = op ? op : "";
@@ -164,9 +166,23 @@ int weight_encoding(RadBuilder* b, rad_weight w, RadEncoding* out) {
     return RAD_OK;
 }
 
-const RadBuilderApi kApi = {
-    sizeof(RadBuilderApi), decl_weight, decl_buffer, decl_kv_group, bind_layer_kv, decl_op, op_reads, op_writes,
-    op_resolved, op_declared, name_map, declare_logits, note, fail, kv_block_size, weight_encoding, {}};
+const RadBuilderApi kApi = {sizeof(RadBuilderApi),
+                            decl_weight,
+                            decl_buffer,
+                            decl_kv_group,
+                            bind_layer_kv,
+                            decl_op,
+                            op_reads,
+                            op_writes,
+                            op_resolved,
+                            op_declared,
+                            name_map,
+                            declare_logits,
+                            note,
+                            fail,
+                            kv_block_size,
+                            weight_encoding,
+                            {}};
 
 }  // namespace
 
@@ -176,8 +192,7 @@ const WeightDecl* Declaration::weight(const std::string& name) const {
     return nullptr;
 }
 
-Declaration declare(const core::ArchPlugin& arch, const core::Registry& reg, const ModelMeta& meta,
-                    const DeclareOptions& opts) {
+Declaration declare(const core::ArchPlugin& arch, const core::Registry& reg, const ModelMeta& meta, const DeclareOptions& opts) {
     State s{Declaration{}, &reg, &opts, arch.plugin->name};
     RadBuilder b{&kApi, &s};
     RadBuildCtx ctx = opts.ctx;

@@ -55,8 +55,8 @@ Engine::~Engine() {
             if (b.instance && b.row && b.row->info->fini) b.row->info->fini(b.instance);
 }
 
-std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> registry,
-                                       std::shared_ptr<const container::Reader> model, const EngineOptions& opts) {
+std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> registry, std::shared_ptr<const container::Reader> model,
+                                       const EngineOptions& opts) {
     std::unique_ptr<Engine> e(new Engine());
     Impl& m = *e->impl_;
     m.opts = opts;
@@ -144,8 +144,8 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     m.plan_kernel_state();
     if (m.dev) m.device_check(m.dev->sync(m.stream), "finishing the plan");
     log::info("planned ", m.arch->plugin->name, " on ", e->placement(), ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(),
-              " weights (", m.weight_total, " bytes), arena ", m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks,
-              " blocks of ", m.block, ")");
+              " weights (", m.weight_total, " bytes), arena ", m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks, " blocks of ",
+              m.block, ")");
     return e;
 }
 

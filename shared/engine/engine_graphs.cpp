@@ -83,7 +83,7 @@ int64_t Engine::Impl::table_width(int64_t max_ctx) const {
 void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick) {
     const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && (opts.world_size == 1 || collectives_on_queue);
     if (opts.comm && opts.comm->staging != graph_generation) {  // a new generation of the group: the
-        for (auto& [k, g] : graphs)                              // recorded collectives name the old one
+        for (auto& [k, g] : graphs)                             // recorded collectives name the old one
             if (g) dev->graph_destroy(g);
         graphs.clear();
         graph_generation = opts.comm->staging;

@@ -64,9 +64,7 @@ struct Bytes {
 };
 
 inline uint64_t elem_bytes(int dt) { return static_cast<uint64_t>(rad_dtype_bits(dt) / 8); }
-inline uint64_t tensor_bytes(const RadTensor& t) {
-    return rad_row_bytes(t.dtype, static_cast<uint64_t>(rad_tensor_elems(&t)));
-}
+inline uint64_t tensor_bytes(const RadTensor& t) { return rad_row_bytes(t.dtype, static_cast<uint64_t>(rad_tensor_elems(&t))); }
 
 struct LaunchBand {
     const core::KernelRow* row = nullptr;
@@ -77,7 +75,7 @@ struct LaunchBand {
 };
 
 struct PlannedOp {
-    std::vector<LaunchBand> bands;  // parallel to decl.ops[i].res.bands
+    std::vector<LaunchBand> bands;   // parallel to decl.ops[i].res.bands
     std::vector<std::string> names;  // parameter names (stable storage for RadParam.name)
     std::vector<core::ParamValue> values;
     int ranged_index = -1;
@@ -118,19 +116,21 @@ struct Engine::Impl {
     // The step's inputs: fixed regions of a page-locked host area mirrored on the card, so raw
     // operands that point into it are translated to the card's copy, and a replayed graph finds
     // its inputs where it recorded them.
-    struct StageRegion { uint64_t off = 0; };
+    struct StageRegion {
+        uint64_t off = 0;
+    };
     StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
-    int argmax_op = -1;  // the engine's own ops: greedy tokens on the card (-1: no row serves it)
-    int sample_op = -1;  // and sampled ones (temperature, top_k, top_p, min_p)
+    int argmax_op = -1;        // the engine's own ops: greedy tokens on the card (-1: no row serves it)
+    int sample_op = -1;        // and sampled ones (temperature, top_k, top_p, min_p)
     int64_t stage_stride = 0;  // the widest block tables on the card (the plan's longest context)
     // Two slots of them: steps alternate, so a step can be staged while the one before it is still
     // queued (pipelined decode, Engine::enqueue); a recorded graph keeps its slot's addresses.
     uint8_t* stage_host = nullptr;  // both slots
     Bytes stage_dev;
-    uint64_t stage_bytes = 0;       // one slot
-    int slot = 1;                   // the slot of the step staged last
-    uint8_t* stage_h = nullptr;     // that slot on the host
-    uint8_t* stage_d = nullptr;     // and on the card
+    uint64_t stage_bytes = 0;    // one slot
+    int slot = 1;                // the slot of the step staged last
+    uint8_t* stage_h = nullptr;  // that slot on the host
+    uint8_t* stage_d = nullptr;  // and on the card
     // Steps queued by Engine::enqueue and not collected yet, oldest first (at most one a slot),
     // each with the mark after its work (null where the library has no marks: collect syncs).
     struct Queued {
@@ -141,7 +141,7 @@ struct Engine::Impl {
     std::deque<Queued> queued;
     void* marks[2] = {nullptr, nullptr};
     int64_t pickable_next = 0;  // leading out rows of the last queued step whose tokens the card picked (what the next may feed)
-    uint64_t stage_used = 0;  // this step's staged bytes, from the start of the area
+    uint64_t stage_used = 0;    // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
     // block-table width, pick op or -1, staging slot, rows fed from the previous step); null graph:
@@ -193,8 +193,8 @@ struct Engine::Impl {
     static void ctx_fail(RadCtx* c, const char* what);
     static int ctx_status(RadCtx* c);
     // engine_step.cpp
-    std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
-                                    int64_t fed, bool every_row_picked);
+    std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws, int64_t fed,
+                                    bool every_row_picked);
     // engine_graphs.cpp
     void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void stage_batch(const StepBatch& in, RadBatch* b);

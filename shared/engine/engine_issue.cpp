@@ -55,11 +55,11 @@ bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string
     case RAD_OPND_BUF: {
         if (r.handle < 0 || static_cast<size_t>(r.handle) >= decl.buffers.size()) return *why = "bad buffer handle", false;
         const BufferDecl& b = decl.buffers[r.handle];
-        if (r.rows > b.d.shape[0]) return *why = "buffer '" + b.name + "' has " + std::to_string(b.d.shape[0]) + " rows, " +
-                                                   std::to_string(r.rows) + " asked", false;
+        if (r.rows > b.d.shape[0])
+            return *why = "buffer '" + b.name + "' has " + std::to_string(b.d.shape[0]) + " rows, " + std::to_string(r.rows) + " asked",
+                   false;
         const int64_t width = b.d.shape[b.d.rank - 1];
-        if (r.col0 < 0 || r.col0 + (r.cols ? r.cols : width) > width)
-            return *why = "view outside buffer '" + b.name + "'", false;
+        if (r.col0 < 0 || r.col0 + (r.cols ? r.cols : width) > width) return *why = "view outside buffer '" + b.name + "'", false;
         uint64_t row_bytes = elem_bytes(b.d.dtype);
         for (int d = 1; d < b.d.rank; ++d) row_bytes *= static_cast<uint64_t>(b.d.shape[d]);
         t->data = buf_base[r.handle] + r.col0 * static_cast<int64_t>(elem_bytes(b.d.dtype));
@@ -160,16 +160,13 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
         secs += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     if (rc != RAD_OK)
-        return fail(where + " failed in kernel " + band.row->lib->plugin->name + ":" + band.row->info->name + " with " +
-                        status_name(rc),
+        return fail(where + " failed in kernel " + band.row->lib->plugin->name + ":" + band.row->info->name + " with " + status_name(rc),
                     rc);
     return RAD_OK;
 }
 
 Engine::Impl& Engine::Impl::of(RadCtx* c) { return *static_cast<Impl*>(c->impl); }
-int Engine::Impl::ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows) {
-    return of(c).issue(op, opds, n, rows);
-}
+int Engine::Impl::ctx_issue(RadCtx* c, rad_op op, const RadOperandRef* opds, int n, int64_t rows) { return of(c).issue(op, opds, n, rows); }
 void Engine::Impl::ctx_fail(RadCtx* c, const char* what) {
     auto& i = of(c);
     if (i.step_error.empty()) i.step_error = what ? what : "step failed";

@@ -35,8 +35,8 @@ void detail::Bytes::alloc_on(const RadDeviceApi* d, uint64_t n, const char* what
     if (!data) {
         uint64_t free_bytes = 0;
         d->mem_free(&free_bytes);
-        throw Error(std::string("out of memory on the card for the ") + what + ": " + std::to_string(n) +
-                    " bytes asked, " + std::to_string(free_bytes) + " free (" + d->last_error() + ")");
+        throw Error(std::string("out of memory on the card for the ") + what + ": " + std::to_string(n) + " bytes asked, " +
+                    std::to_string(free_bytes) + " free (" + d->last_error() + ")");
     }
     dev = d;
     size = n;
@@ -45,21 +45,21 @@ void detail::Bytes::alloc_on(const RadDeviceApi* d, uint64_t n, const char* what
 
 void Engine::Impl::plan_device(const core::Registry& reg) {
     const std::string& p = opts.placement;
-    if (p != "auto" && p != "host" && p != "device")
-        throw Error("placement '" + p + "' is not one of auto, host, device");
+    if (p != "auto" && p != "host" && p != "device") throw Error("placement '" + p + "' is not one of auto, host, device");
     if (p == "host") return;
     const core::KernelLibrary* lib = reg.device_library();
     if (!lib) {
         if (p == "device")
-            throw Error("placement 'device' asked for a card, but no loaded kernel library brings one "
-                        "(rad-info --plugins lists which libraries declined this machine and why)");
+            throw Error(
+                "placement 'device' asked for a card, but no loaded kernel library brings one "
+                "(rad-info --plugins lists which libraries declined this machine and why)");
         return;
     }
     dev = lib->device;
     stream = dev->stream_create();
     if (!stream) throw Error(std::string("cannot create a queue on the card: ") + dev->last_error());
-    log::info("placing the plan on ", dev->runtime, " ", dev->name, " (card ", dev->ordinal, ", from kernel library '",
-              lib->plugin->name, "')");
+    log::info("placing the plan on ", dev->runtime, " ", dev->name, " (card ", dev->ordinal, ", from kernel library '", lib->plugin->name,
+              "')");
 }
 
 void Engine::Impl::device_check(int rc, const char* what) const {
@@ -135,8 +135,8 @@ void Engine::Impl::plan_kv() {
         const uint64_t fit = block_bytes ? kv_budget() / block_bytes : UINT64_MAX;
         blocks = static_cast<int64_t>(std::min<uint64_t>(static_cast<uint64_t>(wanted), fit));
         if (blocks < wanted)
-            log::info("KV cache: ", blocks, " blocks of ", block, " tokens fit in memory (", opts.max_seqs, " sequences of ",
-                      opts.max_ctx, " would need ", wanted, ")");
+            log::info("KV cache: ", blocks, " blocks of ", block, " tokens fit in memory (", opts.max_seqs, " sequences of ", opts.max_ctx,
+                      " would need ", wanted, ")");
         if (blocks < 1) throw Error("no memory is left for the KV cache (one block needs " + std::to_string(block_bytes) + " bytes)");
     }
     kv.resize(decl.kv_groups.size());

@@ -87,8 +87,7 @@ void Engine::Impl::plan_kernel_state() {
                 scratch_max = std::max(scratch_max, lb.scratch_bytes);
             }
             if (lb.row->info->init && lb.row->info->init(&geom, &lb.instance) != RAD_OK)
-                throw Error(std::string("kernel ") + lb.row->info->name + " failed to initialise for op '" +
-                            decl.ops[i].geom.op + "'");
+                throw Error(std::string("kernel ") + lb.row->info->name + " failed to initialise for op '" + decl.ops[i].geom.op + "'");
         }
     scratch.alloc_on(dev, scratch_max, "kernel scratch");
 }

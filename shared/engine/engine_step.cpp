@@ -53,7 +53,8 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
             if (b < 0 || b >= m.blocks) bad("block id " + std::to_string(b) + " outside the cache");
     }
     if (!in.seq_ids.empty() && static_cast<int64_t>(in.seq_ids.size()) != n_seq) bad("seq_ids do not match the sequences");
-    if (in.n_seq_decode < 0 || in.n_seq_decode > n_seq) bad(std::to_string(in.n_seq_decode) + " decode sequences of " + std::to_string(n_seq));
+    if (in.n_seq_decode < 0 || in.n_seq_decode > n_seq)
+        bad(std::to_string(in.n_seq_decode) + " decode sequences of " + std::to_string(n_seq));
     std::vector<int32_t> q_lens(static_cast<size_t>(n_seq)), ctx_lens(static_cast<size_t>(n_seq));
     int32_t max_q = 0, max_ctx = 0;
     for (int64_t s = 0; s < n_seq; ++s) {
@@ -69,7 +70,8 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
                 bad("sequence " + std::to_string(s) + "'s positions do not run on one at a time from " + std::to_string(first));
         ctx_lens[s] = first + q_lens[s];
         if (s < in.n_seq_decode && q_lens[s] != 1) bad("decode sequence " + std::to_string(s) + " has more than one token");
-        if (stride > 0 && (ctx_lens[s] + m.block - 1) / m.block > stride) bad("sequence " + std::to_string(s) + " outgrows its block table");
+        if (stride > 0 && (ctx_lens[s] + m.block - 1) / m.block > stride)
+            bad("sequence " + std::to_string(s) + " outgrows its block table");
         max_q = std::max(max_q, q_lens[s]);
         max_ctx = std::max(max_ctx, ctx_lens[s]);
     }
@@ -185,8 +187,7 @@ static void picked_tokens(const int32_t* ids, const std::vector<uint8_t>* picked
         if (!(*picked)[i]) tokens[i] = -1;  // its logits came back instead
 }
 
-void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
-                  std::vector<int32_t>& tokens) {
+void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws, std::vector<int32_t>& tokens) {
     Impl& m = *impl_;
     if (!m.queued.empty()) throw Error("bad step: pipelined steps are still queued (collect them first)");
     tokens.clear();
@@ -232,8 +233,8 @@ void Engine::collect(std::vector<int32_t>& tokens) {
     }
     m.host_times.steps += 1;
     m.host_times.wait_us += micros(Clock::now() - t_wait);
-    picked_tokens(reinterpret_cast<const int32_t*>(m.stage_host + static_cast<uint64_t>(q.slot) * m.stage_bytes + m.st_ids.off),
-                  nullptr, q.n_out, tokens);
+    picked_tokens(reinterpret_cast<const int32_t*>(m.stage_host + static_cast<uint64_t>(q.slot) * m.stage_bytes + m.st_ids.off), nullptr,
+                  q.n_out, tokens);
 }
 
 }  // namespace radiance::engine

@@ -29,14 +29,13 @@ void Engine::Impl::plan_weights() {
         const container::TensorInfo* ti = model->find(w.stored_name());
         if (!ti) {
             if (!w.d.optional)
-                errors.push_back("weight '" + w.name + "'" + (w.source.empty() ? "" : " (stored as '" + w.source + "')") +
-                                 " is not in " + model->path());
+                errors.push_back("weight '" + w.name + "'" + (w.source.empty() ? "" : " (stored as '" + w.source + "')") + " is not in " +
+                                 model->path());
             continue;
         }
         const RadEncoding& enc = model->encodings()[ti->encoding];
         if (std::strcmp(enc.scheme, "plain") != 0 || enc.n_planes != 1) {
-            errors.push_back("weight '" + w.name + "' is stored in encoding '" + enc.scheme +
-                             "', which no kernel of this plan reads");
+            errors.push_back("weight '" + w.name + "' is stored in encoding '" + enc.scheme + "', which no kernel of this plan reads");
             continue;
         }
         bool shape_ok = ti->shape.size() == static_cast<size_t>(w.d.rank);
@@ -125,7 +124,8 @@ bool Engine::Impl::slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned,
             local += b - a;
         }
         if (!unit_error.empty()) return *why = unit_error, false;
-        if (total != t->shape[0]) return *why = "row parts add up to " + std::to_string(total) + ", not " + std::to_string(t->shape[0]), false;
+        if (total != t->shape[0])
+            return *why = "row parts add up to " + std::to_string(total) + ", not " + std::to_string(t->shape[0]), false;
         owned->alloc(static_cast<uint64_t>(local) * row_bytes);
         uint64_t off = 0;
         int64_t base = 0;

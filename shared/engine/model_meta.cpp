@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-
 namespace radiance::engine {
 
 ModelMeta::ModelMeta(std::map<std::string, std::string> kv) : kv_(std::move(kv)) {

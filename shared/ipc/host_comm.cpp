@@ -28,7 +28,7 @@ struct HostComm::Header {
     uint32_t world;
     uint64_t slot_bytes;
     alignas(64) std::atomic<uint32_t> arrived;
-    alignas(64) std::atomic<uint32_t> phase;    // the futex word: bumps when everyone arrived
+    alignas(64) std::atomic<uint32_t> phase;  // the futex word: bumps when everyone arrived
     alignas(64) std::atomic<uint32_t> aborted;
 };
 
@@ -100,9 +100,7 @@ void HostComm::fill(RadComm* c) {
     c->engine = this;
 }
 
-int HostComm::aborted(RadComm* rc) {
-    return static_cast<HostComm*>(rc->engine)->hdr_->aborted.load(std::memory_order_acquire) ? 1 : 0;
-}
+int HostComm::aborted(RadComm* rc) { return static_cast<HostComm*>(rc->engine)->hdr_->aborted.load(std::memory_order_acquire) ? 1 : 0; }
 
 void HostComm::abort() {
     hdr_->aborted.store(1, std::memory_order_release);

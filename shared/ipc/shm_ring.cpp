@@ -103,8 +103,7 @@ std::unique_ptr<ShmRing> ShmRing::open(const std::string& name) {
     r->map_ = m;
     r->hdr_ = static_cast<Header*>(m);
     const Header& h = *r->hdr_;
-    if (h.magic != kMagic || h.version != kVersion ||
-        sizeof(Header) + h.slots * (h.req_slot_bytes + h.res_slot_bytes) != r->size_)
+    if (h.magic != kMagic || h.version != kVersion || sizeof(Header) + h.slots * (h.req_slot_bytes + h.res_slot_bytes) != r->size_)
         throw Error("shared memory " + name + " is not a step ring of this version");
     r->req_slots_ = static_cast<uint8_t*>(m) + sizeof(Header);
     r->res_slots_ = r->req_slots_ + h.slots * h.req_slot_bytes;
@@ -165,7 +164,9 @@ bool ShmRing::pop(Lane& lane, const uint8_t* slots, uint64_t slot_bytes, std::st
             return false;
         }
         auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count();
-        struct timespec ts {static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+        struct timespec ts {
+            static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)
+        };
         futex(&lane.bell, FUTEX_WAIT, bell, &ts);
         lane.sleeping.store(0, std::memory_order_relaxed);
     }
@@ -179,9 +180,7 @@ bool ShmRing::pop(Lane& lane, const uint8_t* slots, uint64_t slot_bytes, std::st
 }
 
 bool ShmRing::push_request(std::string_view msg) { return push(hdr_->req, req_slots_, hdr_->req_slot_bytes, msg); }
-bool ShmRing::pop_result(std::string* out, int64_t timeout_us) {
-    return pop(hdr_->res, res_slots_, hdr_->res_slot_bytes, out, timeout_us);
-}
+bool ShmRing::pop_result(std::string* out, int64_t timeout_us) { return pop(hdr_->res, res_slots_, hdr_->res_slot_bytes, out, timeout_us); }
 bool ShmRing::pop_request(std::string* out, int64_t timeout_us) {
     return pop(hdr_->req, req_slots_, hdr_->req_slot_bytes, out, timeout_us);
 }

@@ -10,11 +10,13 @@ namespace {
 
 class Writer {
 public:
-    template <typename T> void put(T v) {
+    template <typename T>
+    void put(T v) {
         static_assert(std::is_trivially_copyable_v<T>);
         s_.append(reinterpret_cast<const char*>(&v), sizeof v);
     }
-    template <typename T> void vec(const std::vector<T>& v) {
+    template <typename T>
+    void vec(const std::vector<T>& v) {
         put<uint32_t>(static_cast<uint32_t>(v.size()));
         if (!v.empty()) s_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     }
@@ -31,14 +33,16 @@ private:
 class Reader {
 public:
     Reader(const std::string& s, const char* what) : p_(s.data()), end_(s.data() + s.size()), what_(what) {}
-    template <typename T> T get(const char* field) {
+    template <typename T>
+    T get(const char* field) {
         T v;
         need(sizeof v, field);
         std::memcpy(&v, p_, sizeof v);
         p_ += sizeof v;
         return v;
     }
-    template <typename T> std::vector<T> vec(const char* field) {
+    template <typename T>
+    std::vector<T> vec(const char* field) {
         uint32_t n = get<uint32_t>(field);
         need(static_cast<uint64_t>(n) * sizeof(T), field);
         std::vector<T> v(n);

@@ -22,9 +22,7 @@ std::string trim(std::string_view s) {
 }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view x) {
-    return s.size() >= x.size() && s.substr(s.size() - x.size()) == x;
-}
+bool ends_with(std::string_view s, std::string_view x) { return s.size() >= x.size() && s.substr(s.size() - x.size()) == x; }
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     std::string out;

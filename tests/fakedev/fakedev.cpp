@@ -30,7 +30,7 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
 
 #define ROW(name, op, fn, cons, ncons) \
-    {name, op, op, "libref's " op " as a device row", "any", "f32 activations", RAD_DOMAIN_DEVICE, 0, cons, ncons, 0, row<fn>}
+    { name, op, op, "libref's " op " as a device row", "any", "f32 activations", RAD_DOMAIN_DEVICE, 0, cons, ncons, 0, row<fn> }
 
 const RadKernelInfo rows[] = {
     ROW("fake_embed", "embed", ref_embed, c_float_weights, 1),
@@ -49,11 +49,10 @@ const RadKernelInfo rows[] = {
     ROW("fake_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),
     ROW("fake_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
     {"fake_add_rms_norm", "add_rms_norm", "add_rms_norm", "libref's add then rms_norm as a device row", "any", "f32 activations",
-     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, row<ref_add_rms_norm>, nullptr, nullptr, nullptr, nullptr, nullptr,
-     "add,rms_norm"},
+     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, row<ref_add_rms_norm>, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
     {"fake_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "libref's gemm then swiglu as a device row", "any", "f32 activations",
-     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, row<ref_gemm_swiglu>, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr,
-     nullptr, "gemm,swiglu"},
+     RAD_DOMAIN_DEVICE, 0, c_float_weights, 1, 0, row<ref_gemm_swiglu>, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr, nullptr,
+     "gemm,swiglu"},
 };
 
 // The faulty build (tests/fakedev/CMakeLists.txt, libfakedev_faulty) is the tests' own test: its

@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
         uint32_t e = w.add_encoding(k == 1 ? q : rad_encoding_plain(RAD_BF16));
         int64_t rows = 2 + k, cols = 32;
         std::vector<uint8_t> a(k == 1 ? rows * cols / 2 : rows * cols * 2, 7), s(rows * 2 * 2, 3);
-        if (k == 1) w.add_tensor("w", e, {rows, cols}, RAD_F32, {a, s});
-        else w.add_tensor("w", e, {rows, cols}, RAD_BF16, {a});
+        if (k == 1)
+            w.add_tensor("w", e, {rows, cols}, RAD_F32, {a, s});
+        else
+            w.add_tensor("w", e, {rows, cols}, RAD_BF16, {a});
         w.set_blob(Section::Tokenizer, "{}");
         w.finish();
     }

@@ -204,8 +204,7 @@ TEST_CASE("cancelling frees the request's KV blocks at once, and stop tokens end
 // uniform_at(0, ...): "alone != other_seed", both "== expected" checks and transformers' first
 // draw failed; uniform_at (shared/sampling) ignoring its seed, which the host sampler here shares:
 // "alone != other_seed" failed.
-TEST_CASE("a seeded sampled request draws the host sampler's tokens for its seed whatever else is batched",
-          "[scheduler]") {
+TEST_CASE("a seeded sampled request draws the host sampler's tokens for its seed whatever else is batched", "[scheduler]") {
     auto g = golden();
     constexpr uint64_t kSeed = 1234, kOtherSeed = 1235;
     constexpr int kTokens = 16;
@@ -290,8 +289,8 @@ TEST_CASE("a seeded sampled request draws the host sampler's tokens for its seed
         p.seed = seed;
         std::vector<int32_t> want;
         for (int i = 0; i < kTokens; ++i)
-            want.push_back(sampling::sample(std::span<const float>(&res.logits[static_cast<size_t>(i * V)], static_cast<size_t>(V)),
-                                            p, {}, static_cast<uint64_t>(i))
+            want.push_back(sampling::sample(std::span<const float>(&res.logits[static_cast<size_t>(i * V)], static_cast<size_t>(V)), p, {},
+                                            static_cast<uint64_t>(i))
                                .token);
         return want;
     };

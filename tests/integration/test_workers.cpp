@@ -24,7 +24,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-
 frontend::GroupOptions options(bool grpc) {
     frontend::GroupOptions go;
     go.world_size = 1;
@@ -182,7 +181,7 @@ TEST_CASE("a stopped (hung) worker is detected by its missing heartbeat", "[work
 
 TEST_CASE("a worker that cannot serve says why and the group reports it", "[workers]") {
     auto go = options(false);
-    go.kernels = "libref";        // only the reference library, which may not serve: the plan must be refused
+    go.kernels = "libref";  // only the reference library, which may not serve: the plan must be refused
     go.accept_reference = false;
     frontend::WorkerGroup g(go);
     g.start();

@@ -19,8 +19,8 @@ struct Seq {
 
 constexpr int64_t kBlock = 16;  // the block libref and libcpu serve
 
-void attention(Gen& g, std::vector<Case>& out, int64_t H, int64_t Hkv, int64_t hd, std::vector<Seq> seqs,
-               int64_t window = 0, double softcap = 0, int cdt = RAD_F32, int64_t pad = 0) {
+void attention(Gen& g, std::vector<Case>& out, int64_t H, int64_t Hkv, int64_t hd, std::vector<Seq> seqs, int64_t window = 0,
+               double softcap = 0, int cdt = RAD_F32, int64_t pad = 0) {
     Case c;
     c.op = "attention";
     std::string shape;
@@ -39,11 +39,14 @@ void attention(Gen& g, std::vector<Case>& out, int64_t H, int64_t Hkv, int64_t h
     std::shuffle(ids.begin(), ids.end(), g.rng());
     std::vector<int32_t> tables(ids.begin(), ids.begin() + n_seq * stride);
 
-    c.label = "attention H=" + std::to_string(H) + " Hkv=" + std::to_string(Hkv) + " hd=" + std::to_string(hd) +
-              " seqs=" + shape + (window ? " window=" + std::to_string(window) : "") +
-              (softcap > 0 ? " softcap=" + std::to_string(static_cast<int>(softcap)) : "") +
-              " cache=" + rad_dtype_name(cdt) + (pad ? " pitch+" + std::to_string(pad) : "");
-    c.params = {{"n", pint(n)}, {"n_head", pint(H)}, {"n_head_kv", pint(Hkv)}, {"head_dim", pint(hd)},
+    c.label = "attention H=" + std::to_string(H) + " Hkv=" + std::to_string(Hkv) + " hd=" + std::to_string(hd) + " seqs=" + shape +
+              (window ? " window=" + std::to_string(window) : "") +
+              (softcap > 0 ? " softcap=" + std::to_string(static_cast<int>(softcap)) : "") + " cache=" + rad_dtype_name(cdt) +
+              (pad ? " pitch+" + std::to_string(pad) : "");
+    c.params = {{"n", pint(n)},
+                {"n_head", pint(H)},
+                {"n_head_kv", pint(Hkv)},
+                {"head_dim", pint(hd)},
                 {"scale", pf64(1.0 / std::sqrt(static_cast<double>(hd)))}};
     if (window) c.params["window"] = pint(window);
     if (softcap > 0) c.params["softcap"] = pf64(softcap);
@@ -72,8 +75,8 @@ void attention_cases(Gen& g, std::vector<Case>& out) {
     // Llama-3-8B-like: 32 on 8, head_dim 128; every cache dtype.
     for (int cdt : {RAD_F32, RAD_BF16, RAD_F16}) attention(g, out, 32, 8, 128, {{3, 1}, {0, 9}, {64, 2}}, 0, 0, cdt);
     attention(g, out, 32, 8, 128, {{1000, 1}, {700, 1}});
-    attention(g, out, 8, 1, 64, {{100, 1}, {0, 64}});   // MQA
-    attention(g, out, 4, 4, 128, {{0, 33}});             // MHA
+    attention(g, out, 8, 1, 64, {{100, 1}, {0, 64}});  // MQA
+    attention(g, out, 4, 4, 128, {{0, 33}});           // MHA
     // Mistral-like sliding window, and Gemma-2-like softcap, alone and together.
     attention(g, out, 16, 8, 64, {{40, 1}, {10, 17}, {0, 3}}, 16);
     attention(g, out, 16, 8, 64, {{40, 1}, {10, 17}}, 0, 30.0);

@@ -11,13 +11,11 @@
 namespace avxcheck {
 namespace {
 
-void gemm(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int wdt, bool bias, int64_t x_pad = 0,
-          int64_t y_pad = 0) {
+void gemm(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int wdt, bool bias, int64_t x_pad = 0, int64_t y_pad = 0) {
     Case c;
     c.op = "gemm";
-    c.label = "gemm M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
-              " w=" + rad_dtype_name(wdt) + (bias ? " +bias" : "") +
-              (x_pad || y_pad ? " pitch+" + std::to_string(x_pad) + "/" + std::to_string(y_pad) : "");
+    c.label = "gemm M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " w=" + rad_dtype_name(wdt) +
+              (bias ? " +bias" : "") + (x_pad || y_pad ? " pitch+" + std::to_string(x_pad) + "/" + std::to_string(y_pad) : "");
     c.params = {{"M", pint(M)}, {"N", pint(N)}, {"K", pint(K)}, {"wdtype", pstr(rad_dtype_name(wdt))}};
     c.opds.push_back(g.rows(M, K, x_pad));
     c.opds.push_back(g.weight(wdt, N, K));

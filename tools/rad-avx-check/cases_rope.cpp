@@ -14,9 +14,8 @@ void rope(Gen& g, std::vector<Case>& out, int64_t n, int64_t heads, int64_t hd, 
     c.op = "rope";
     c.label = "rope n=" + std::to_string(n) + " heads=" + std::to_string(heads) + " hd=" + std::to_string(hd) +
               " rot=" + std::to_string(rot) + " " + layout + " " + scaling + (pad ? " pitch+" + std::to_string(pad) : "");
-    c.params = {{"n", pint(n)},         {"n_head", pint(heads)},   {"head_dim", pint(hd)},
-                {"rot_dim", pint(rot)}, {"theta", pf64(10000.0)}, {"layout", pstr(layout)},
-                {"scaling", pstr(scaling)}};
+    c.params = {{"n", pint(n)},           {"n_head", pint(heads)},  {"head_dim", pint(hd)},    {"rot_dim", pint(rot)},
+                {"theta", pf64(10000.0)}, {"layout", pstr(layout)}, {"scaling", pstr(scaling)}};
     for (auto& [k, v] : extra) c.params[k] = v;
     std::vector<int32_t> pos;
     for (int64_t i = 0; i < n; ++i) pos.push_back(static_cast<int32_t>(i == 0 ? 0 : g.below(max_pos)));
@@ -29,12 +28,17 @@ void rope(Gen& g, std::vector<Case>& out, int64_t n, int64_t heads, int64_t hd, 
 }  // namespace
 
 void rope_cases(Gen& g, std::vector<Case>& out) {
-    const Params llama3 = {{"factor", pf64(8.0)},          {"low_freq_factor", pf64(1.0)},
-                           {"high_freq_factor", pf64(4.0)}, {"orig_ctx", pint(8192)},
+    const Params llama3 = {{"factor", pf64(8.0)},
+                           {"low_freq_factor", pf64(1.0)},
+                           {"high_freq_factor", pf64(4.0)},
+                           {"orig_ctx", pint(8192)},
                            {"theta", pf64(500000.0)}};
     const Params yarn = {{"factor", pf64(4.0)}, {"orig_ctx", pint(4096)}};
-    const Params yarn_af = {{"factor", pf64(40.0)}, {"orig_ctx", pint(4096)}, {"beta_fast", pf64(32.0)},
-                            {"beta_slow", pf64(1.0)}, {"attn_factor", pf64(0.707)}};
+    const Params yarn_af = {{"factor", pf64(40.0)},
+                            {"orig_ctx", pint(4096)},
+                            {"beta_fast", pf64(32.0)},
+                            {"beta_slow", pf64(1.0)},
+                            {"attn_factor", pf64(0.707)}};
     for (int64_t n : {1, 3, 17, 64}) {
         rope(g, out, n, 14, 64, 64, "neox", "none", {{"theta", pf64(1000000.0)}});
         rope(g, out, n, 32, 128, 128, "neox", "llama3", llama3);
@@ -42,12 +46,12 @@ void rope_cases(Gen& g, std::vector<Case>& out) {
     rope(g, out, 17, 8, 128, 128, "neox", "linear", {{"factor", pf64(4.0)}});
     rope(g, out, 17, 8, 128, 128, "neox", "yarn", yarn);
     rope(g, out, 3, 8, 64, 64, "neox", "yarn", yarn_af);
-    rope(g, out, 17, 8, 128, 64, "neox", "none");                  // partial rotary dim
-    rope(g, out, 17, 4, 80, 80, "neox", "none", {}, 131072, 9);    // rot/2 = 40, pitched
-    rope(g, out, 3, 2, 6, 6, "neox", "none");                      // rot/2 = 3
+    rope(g, out, 17, 8, 128, 64, "neox", "none");                // partial rotary dim
+    rope(g, out, 17, 4, 80, 80, "neox", "none", {}, 131072, 9);  // rot/2 = 40, pitched
+    rope(g, out, 3, 2, 6, 6, "neox", "none");                    // rot/2 = 3
     for (int64_t n : {1, 17}) rope(g, out, n, 16, 64, 64, "gptj", "none");
     rope(g, out, 17, 8, 128, 64, "gptj", "llama3", llama3);
-    rope(g, out, 3, 4, 80, 40, "gptj", "yarn", yarn);              // rot 40: a partial vector
+    rope(g, out, 3, 4, 80, 40, "gptj", "yarn", yarn);  // rot 40: a partial vector
     rope(g, out, 3, 2, 6, 6, "gptj", "linear", {{"factor", pf64(2.0)}});
 }
 

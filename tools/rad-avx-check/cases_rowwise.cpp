@@ -37,8 +37,7 @@ void rms_norm(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, int64_t gr
 }
 
 void layer_norm(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, int wdt, bool bias, bool in_place) {
-    Case c = base("layer_norm", n, dim,
-                  std::string(" w=") + rad_dtype_name(wdt) + (bias ? " +bias" : "") + (in_place ? " in-place" : ""));
+    Case c = base("layer_norm", n, dim, std::string(" w=") + rad_dtype_name(wdt) + (bias ? " +bias" : "") + (in_place ? " in-place" : ""));
     c.params["eps"] = pf64(1e-5);
     c.params["wdtype"] = pstr(rad_dtype_name(wdt));
     Operand x = g.rows(n, dim, 0, 0.5f, 3.5f);  // a mean away from zero
@@ -81,8 +80,7 @@ void add(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, int alias) {
 
 void embed(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, int tdt, double scale, bool bad_id = false) {
     const int64_t vocab = 1000;
-    Case c = base("embed", n, dim,
-                  std::string(" table=") + rad_dtype_name(tdt) + (scale != 1 ? " scale" : "") + (bad_id ? " bad-id" : ""));
+    Case c = base("embed", n, dim, std::string(" table=") + rad_dtype_name(tdt) + (scale != 1 ? " scale" : "") + (bad_id ? " bad-id" : ""));
     c.tol = kExact;
     c.params["vocab"] = pint(vocab);
     c.params["wdtype"] = pstr(rad_dtype_name(tdt));
@@ -125,12 +123,12 @@ void rowwise_cases(Gen& g, std::vector<Case>& out) {
         gather(g, out, n, 896, 64);
     }
     rms_norm(g, out, 17, 1003, 1, RAD_F16, false, false);
-    rms_norm(g, out, 17, 128, 16, RAD_BF16, false, false);   // per-head q/k norm
+    rms_norm(g, out, 17, 128, 16, RAD_BF16, false, false);  // per-head q/k norm
     rms_norm(g, out, 3, 64, 14, RAD_F32, false, true);
-    rms_norm(g, out, 17, 2048, 1, RAD_BF16, true, false);    // Gemma
+    rms_norm(g, out, 17, 2048, 1, RAD_BF16, true, false);  // Gemma
     layer_norm(g, out, 17, 1003, RAD_F32, false, false);
     layer_norm(g, out, 3, 896, RAD_BF16, true, true);
-    glu(g, out, "swiglu", 17, 1003, 100);   // exp overflows in libref, clamps in libcpu
+    glu(g, out, "swiglu", 17, 1003, 100);  // exp overflows in libref, clamps in libcpu
     glu(g, out, "geglu", 17, 4864, 8);
     glu(g, out, "geglu", 3, 1003, 30);
     glu(g, out, "swiglu", 1, 8, 4);

@@ -14,11 +14,11 @@ struct Operand {
     int dtype = RAD_F32;
     int rank = 1;
     int64_t shape[RAD_MAX_RANK] = {};
-    int64_t pitch = 0;            // bytes between rows (0: dense)
-    std::vector<uint8_t> bytes;   // the whole buffer, padding between rows included
-    int alias = -1;               // shares the buffer of this operand (in-place launches)
-    bool absent = false;          // an optional operand left out
-    bool output = false;          // compared against libref after the launch
+    int64_t pitch = 0;           // bytes between rows (0: dense)
+    std::vector<uint8_t> bytes;  // the whole buffer, padding between rows included
+    int alias = -1;              // shares the buffer of this operand (in-place launches)
+    bool absent = false;         // an optional operand left out
+    bool output = false;         // compared against libref after the launch
 };
 
 struct Case {

@@ -11,7 +11,10 @@
 namespace avxcheck {
 namespace {
 
-template <typename F> F sym(void* h, const char* name) { return reinterpret_cast<F>(dlsym(h, name)); }
+template <typename F>
+F sym(void* h, const char* name) {
+    return reinterpret_cast<F>(dlsym(h, name));
+}
 
 }  // namespace
 

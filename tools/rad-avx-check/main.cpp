@@ -55,8 +55,8 @@ void run_case(Tally& t, const Case& c, const KernelLib& ref, const KernelLib& cp
     if (!ref_row) return report(t, false, c.label + " | libref has no row for it");
     const Outcome want = launch(c, ref, ref_row, ref_derived);
     if (want.rc != c.expect)
-        return report(t, false, c.label + " | libref returned " + std::to_string(want.rc) + ", the case expects " +
-                                    std::to_string(c.expect));
+        return report(t, false,
+                      c.label + " | libref returned " + std::to_string(want.rc) + ", the case expects " + std::to_string(c.expect));
     bool any_row = false;
     for (auto* row : cpu.rows(c.op)) {
         Params derived;
@@ -74,8 +74,7 @@ void run_case(Tally& t, const Case& c, const KernelLib& ref, const KernelLib& cp
                 char where[96];
                 std::snprintf(where, sizeof where, " | %s %s t%d", row->name, kLevelNames[level], threads);
                 if (got.rc != c.expect) {
-                    report(t, false, c.label + where + " | status " + std::to_string(got.rc) + ", libref " +
-                                         std::to_string(want.rc));
+                    report(t, false, c.label + where + " | status " + std::to_string(got.rc) + ", libref " + std::to_string(want.rc));
                     continue;
                 }
                 if (c.expect != RAD_OK) {
@@ -99,10 +98,14 @@ int main(int argc, char** argv) {
     try {
         radiance::util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--ref")) ref_path = args.value();
-            else if (args.is("--avx")) cpu_path = args.value();
-            else if (args.is("--filter")) filter = args.value();
-            else if (args.is("--seed")) seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
+            if (args.is("--ref"))
+                ref_path = args.value();
+            else if (args.is("--avx"))
+                cpu_path = args.value();
+            else if (args.is("--filter"))
+                filter = args.value();
+            else if (args.is("--seed"))
+                seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
             else {
                 std::fprintf(stderr, "usage: rad-avx-check --ref libref.so --avx libcpu.so [--filter TEXT] [--seed N]\n");
                 return 2;
@@ -128,8 +131,7 @@ int main(int argc, char** argv) {
         cpu.isa_force(-1);
         std::string names;
         for (int l : levels) names += std::string(names.empty() ? "" : ", ") + kLevelNames[l];
-        std::printf("libcpu %s; checking levels: %s; threads 1 and 4\n",
-                    cpu.isa_describe ? cpu.isa_describe() : "?", names.c_str());
+        std::printf("libcpu %s; checking levels: %s; threads 1 and 4\n", cpu.isa_describe ? cpu.isa_describe() : "?", names.c_str());
 
         Gen g(seed);
         std::vector<Case> cases;

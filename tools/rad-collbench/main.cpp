@@ -187,8 +187,10 @@ int run_rank_device(const std::string& name, int rank, int world, int reps, cons
                     if (hy[i * total + j] != static_cast<float>(i * 10000 + j)) ++wrong;
             if (rc != RAD_OK || wrong) ++bad;
             if (rank == 0)
-                std::printf("\n%s: uneven spans (%lld columns over %d ranks) %s\n", r.info->name, static_cast<long long>(total),
-                            world, rc != RAD_OK ? dev->last_error() : wrong ? "WRONG" : "ok");
+                std::printf("\n%s: uneven spans (%lld columns over %d ranks) %s\n", r.info->name, static_cast<long long>(total), world,
+                            rc != RAD_OK ? dev->last_error()
+                            : wrong      ? "WRONG"
+                                         : "ok");
             std::fflush(stdout);
             dev->release(dx);
             dev->release(dy);
@@ -227,7 +229,8 @@ int run_rank_device(const std::string& name, int rank, int world, int reps, cons
                 if (y[i] != static_cast<float>(i % 97) * factor) ++wrong;
             if (rc != RAD_OK || wrong) {
                 ++bad;
-                if (rank == 0) std::printf("| %9lld | %s |\n", static_cast<long long>(bytes), rc != RAD_OK ? dev->last_error() : "WRONG SUMS");
+                if (rank == 0)
+                    std::printf("| %9lld | %s |\n", static_cast<long long>(bytes), rc != RAD_OK ? dev->last_error() : "WRONG SUMS");
                 std::fflush(stdout);
                 break;
             }
@@ -252,13 +255,20 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--device")) dopt.on = true;
-            else if (args.is("--ranks")) world = static_cast<int>(args.integer(2, 64));
-            else if (args.is("--reps")) reps = static_cast<int>(args.integer(1, 1 << 20));
-            else if (args.is("--slot-bytes")) slot = static_cast<uint64_t>(args.integer(4096, INT64_MAX));
-            else if (args.is("--rows")) dopt.rows = args.value();
-            else if (args.is("--radiance-home")) dopt.home = args.value();
-            else if (args.is("--kernels")) dopt.kernels = args.value();
+            if (args.is("--device"))
+                dopt.on = true;
+            else if (args.is("--ranks"))
+                world = static_cast<int>(args.integer(2, 64));
+            else if (args.is("--reps"))
+                reps = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--slot-bytes"))
+                slot = static_cast<uint64_t>(args.integer(4096, INT64_MAX));
+            else if (args.is("--rows"))
+                dopt.rows = args.value();
+            else if (args.is("--radiance-home"))
+                dopt.home = args.value();
+            else if (args.is("--kernels"))
+                dopt.kernels = args.value();
             else {
                 std::fprintf(stderr,
                              "usage: rad-collbench [--ranks N] [--reps N] [--slot-bytes B] [--device [--rows NAME,...]] "

@@ -19,12 +19,18 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("-o", "--output")) o.out = args.value();
-            else if (args.is("--plan-only")) o.plan_only = true;
-            else if (args.is("-v", "--verbose")) o.verbose = true;
-            else if (args.is("--arch")) o.arch = args.value();
-            else if (args.is("--kernels")) kernels = args.value();
-            else if (args.is("--radiance-home")) homes = args.value();
+            if (args.is("-o", "--output"))
+                o.out = args.value();
+            else if (args.is("--plan-only"))
+                o.plan_only = true;
+            else if (args.is("-v", "--verbose"))
+                o.verbose = true;
+            else if (args.is("--arch"))
+                o.arch = args.value();
+            else if (args.is("--kernels"))
+                kernels = args.value();
+            else if (args.is("--radiance-home"))
+                homes = args.value();
             else if (args.is("--random-weights")) {
                 o.random_seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
                 o.random_weights = true;
@@ -34,9 +40,12 @@ int main(int argc, char** argv) {
                              "--random-weights SEED draws the weights as Hugging Face initialises a fresh model (norms ones,\n"
                              "matrices normal(0, initializer_range)) instead of reading them: config.json alone is enough.\n";
                 return 0;
-            } else if (args.positional() && o.src.empty()) o.src = args.current();
-            else if (args.positional()) throw util::ArgsError("unexpected argument " + args.current());
-            else args.unknown();
+            } else if (args.positional() && o.src.empty())
+                o.src = args.current();
+            else if (args.positional())
+                throw util::ArgsError("unexpected argument " + args.current());
+            else
+                args.unknown();
         }
     } catch (const util::ArgsError& e) {
         std::cerr << "rad-convert: " << e.what() << "\n";

@@ -25,7 +25,7 @@
 namespace {
 
 struct Record {
-    char kind;  // 'K' kernel, 'M' memcpy, 'G' a whole graph launch
+    char kind;      // 'K' kernel, 'M' memcpy, 'G' a whole graph launch
     uint32_t name;  // index into names (kernels), copy kind (memcpy)
     uint64_t start, end;
     uint32_t stream, graph_id, correlation;
@@ -48,9 +48,14 @@ std::string readable(const char* mangled) {
     for (size_t at; (at = s.find("(anonymous namespace)::")) != std::string::npos;) s.erase(at, 23);
     int depth = 0;
     for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '<') ++depth;
-        else if (s[i] == '>') --depth;
-        else if (s[i] == '(' && depth == 0) { s.resize(i); break; }
+        if (s[i] == '<')
+            ++depth;
+        else if (s[i] == '>')
+            --depth;
+        else if (s[i] == '(' && depth == 0) {
+            s.resize(i);
+            break;
+        }
     }
     for (char& c : s)
         if (c == ',') c = ';';  // the CSV's separator
@@ -77,16 +82,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
         if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
-            records.push_back({'K', intern(k->name), k->start, k->end, k->streamId, k->graphId, k->correlationId,
-                               k->graphNodeId, k->gridX * k->gridY * k->gridZ, k->blockX * k->blockY * k->blockZ,
+            records.push_back({'K', intern(k->name), k->start, k->end, k->streamId, k->graphId, k->correlationId, k->graphNodeId,
+                               k->gridX * k->gridY * k->gridZ, k->blockX * k->blockY * k->blockZ,
                                k->dynamicSharedMemory + k->staticSharedMemory});
         } else if (r->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
             const auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(r);
             records.push_back({'G', 0, g->start, g->end, g->streamId, g->graphId, g->correlationId, 0, 0, 0, 0});
         } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
-            records.push_back({'M', m->copyKind, m->start, m->end, m->streamId, m->graphId, m->correlationId,
-                               m->graphNodeId, static_cast<int32_t>(m->bytes), 0, 0});
+            records.push_back({'M', m->copyKind, m->start, m->end, m->streamId, m->graphId, m->correlationId, m->graphNodeId,
+                               static_cast<int32_t>(m->bytes), 0, 0});
         }
     }
     std::free(buffer);
@@ -110,12 +115,10 @@ void write_out() {
     std::lock_guard<std::mutex> lock(mu);
     std::fprintf(f, "kind,name,start_ns,end_ns,stream,graph_id,graph_node,correlation,grid,block,smem\n");
     for (const Record& r : records) {
-        const std::string name = r.kind == 'K'   ? names[r.name]
-                                 : r.kind == 'G' ? std::string("(whole graph)")
-                                                 : copy_name(r.name);
-        std::fprintf(f, "%c,%s,%llu,%llu,%u,%u,%llu,%u,%d,%d,%d\n", r.kind, name.c_str(),
-                     static_cast<unsigned long long>(r.start), static_cast<unsigned long long>(r.end), r.stream,
-                     r.graph_id, static_cast<unsigned long long>(r.graph_node), r.correlation, r.grid, r.block, r.smem);
+        const std::string name = r.kind == 'K' ? names[r.name] : r.kind == 'G' ? std::string("(whole graph)") : copy_name(r.name);
+        std::fprintf(f, "%c,%s,%llu,%llu,%u,%u,%llu,%u,%d,%d,%d\n", r.kind, name.c_str(), static_cast<unsigned long long>(r.start),
+                     static_cast<unsigned long long>(r.end), r.stream, r.graph_id, static_cast<unsigned long long>(r.graph_node),
+                     r.correlation, r.grid, r.block, r.smem);
     }
     std::fclose(f);
     std::fprintf(stderr, "[cudatrace] %zu records -> %s\n", records.size(), path && *path ? path : "cudatrace.csv");

@@ -64,8 +64,7 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 
 // Prefills `seqs` sequences (one chunk of rows per step, one sequence at a time) and returns the
 // last token's argmax of each.
-std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<int32_t>>& prompts, int chunk, int stride,
-                             int seq0) {
+std::vector<int32_t> prefill(engine::Engine& e, const std::vector<std::vector<int32_t>>& prompts, int chunk, int stride, int seq0) {
     std::vector<int32_t> next, toks;
     std::vector<float> lg;
     for (size_t s = 0; s < prompts.size(); ++s) {
@@ -101,20 +100,34 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--placement")) placement = args.value();
-            else if (args.is("--prefill")) prefills = ints(args.value());
-            else if (args.is("--decode")) decodes = ints(args.value());
-            else if (args.is("--in")) in = static_cast<int>(args.integer(1, 1 << 20));
-            else if (args.is("--out")) out = static_cast<int>(args.integer(0, 1 << 20));
-            else if (args.is("--chunk")) chunk = static_cast<int>(args.integer(1, 1 << 20));
-            else if (args.is("--kernels")) kernels = args.value();
-            else if (args.is("--radiance-home")) homes = args.value();
-            else if (args.is("--no-graphs")) graphs = false;
-            else if (args.is("--tokens")) print_tokens = true;
-            else if (args.is("--kv-f32")) kv_f32 = true;
-            else if (args.is("--lockstep")) lockstep = true;
-            else if (args.is("--tp")) tp = static_cast<int>(args.integer(1, 64));
-            else if (args.is("--mixed")) mixed = static_cast<int>(args.integer(0, 1 << 20));
+            if (args.is("--placement"))
+                placement = args.value();
+            else if (args.is("--prefill"))
+                prefills = ints(args.value());
+            else if (args.is("--decode"))
+                decodes = ints(args.value());
+            else if (args.is("--in"))
+                in = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--out"))
+                out = static_cast<int>(args.integer(0, 1 << 20));
+            else if (args.is("--chunk"))
+                chunk = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--kernels"))
+                kernels = args.value();
+            else if (args.is("--radiance-home"))
+                homes = args.value();
+            else if (args.is("--no-graphs"))
+                graphs = false;
+            else if (args.is("--tokens"))
+                print_tokens = true;
+            else if (args.is("--kv-f32"))
+                kv_f32 = true;
+            else if (args.is("--lockstep"))
+                lockstep = true;
+            else if (args.is("--tp"))
+                tp = static_cast<int>(args.integer(1, 64));
+            else if (args.is("--mixed"))
+                mixed = static_cast<int>(args.integer(0, 1 << 20));
             else if (args.is("--sample")) {
                 const std::vector<std::string> f = str::split(args.value(), ",");
                 if (f.size() != 4) throw std::runtime_error("--sample takes T,TOP_K,TOP_P,MIN_P");
@@ -123,10 +136,12 @@ int main(int argc, char** argv) {
                 sample->top_k = std::stoi(f[1]);
                 sample->top_p = std::stof(f[2]);
                 sample->min_p = std::stof(f[3]);
-            }
-            else if (model.empty() && args.positional()) model = args.current();
-            else if (args.positional()) throw util::ArgsError("unexpected argument " + args.current());
-            else args.unknown();
+            } else if (model.empty() && args.positional())
+                model = args.current();
+            else if (args.positional())
+                throw util::ArgsError("unexpected argument " + args.current());
+            else
+                args.unknown();
         }
     } catch (const std::exception& e) {
         std::cerr << "rad-enginebench: " << e.what() << "\n";
@@ -289,12 +304,13 @@ int main(int argc, char** argv) {
                 for (int s = 0; s < B; ++s) {
                     const auto i = static_cast<size_t>(s);
                     int32_t pick = 0;
-                    if (!sample || (!toks.empty() && toks[i] >= 0)) pick = greedy_token(toks, lg, i, eng->vocab());
+                    if (!sample || (!toks.empty() && toks[i] >= 0))
+                        pick = greedy_token(toks, lg, i, eng->vocab());
                     else {
                         sample->seed = static_cast<uint64_t>(s) + 1;
-                        pick = sampling::sample(std::span<const float>(&lg[i * static_cast<size_t>(eng->vocab())],
-                                                                       static_cast<size_t>(eng->vocab())),
-                                                *sample, {}, position)
+                        pick = sampling::sample(
+                                   std::span<const float>(&lg[i * static_cast<size_t>(eng->vocab())], static_cast<size_t>(eng->vocab())),
+                                   *sample, {}, position)
                                    .token;
                     }
                     take(s, pick);

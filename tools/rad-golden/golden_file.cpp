@@ -8,7 +8,8 @@
 namespace radiance::golden {
 namespace {
 
-template <typename T> std::vector<T> as_vec(const convert::StTensor& t) {
+template <typename T>
+std::vector<T> as_vec(const convert::StTensor& t) {
     std::vector<T> v(t.bytes / sizeof(T));
     std::memcpy(v.data(), t.data, v.size() * sizeof(T));
     return v;
@@ -49,8 +50,8 @@ void load_decode(const std::string& path, std::vector<Prompt>& prompts, int64_t 
         if (p.fed != p.greedy)
             throw Error(path + ": " + p.name + ".decode_tokens is not the fixture's greedy continuation (references of another fixture?)");
         if (p.decode_logits.size() != p.fed.size() * static_cast<size_t>(vocab))
-            throw Error(path + ": " + p.name + ".decode_logits is not [" + std::to_string(p.fed.size()) + ", " +
-                        std::to_string(vocab) + "]");
+            throw Error(path + ": " + p.name + ".decode_logits is not [" + std::to_string(p.fed.size()) + ", " + std::to_string(vocab) +
+                        "]");
     }
 }
 

@@ -117,20 +117,34 @@ Options parse(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--kernels")) o.kernels = args.value();
-            else if (args.is("--radiance-home")) o.homes = args.value();
-            else if (args.is("--tol")) o.tol = args.real(0, 1e9);
-            else if (args.is("--tp")) o.tp = static_cast<int>(args.integer(1, 64));
-            else if (args.is("--in-process")) o.in_process = true;
-            else if (args.is("--placement")) o.placement = args.value();
-            else if (args.is("--no-graphs")) o.graphs = false;
-            else if (args.is("--top1")) o.top1 = args.real(0, 1);
-            else if (args.is("--debug-selection")) o.debug_selection = true;
-            else if (args.is("--transport")) o.transport = args.value();
-            else if (args.is("--model")) o.model_file = args.value();
-            else if (args.is("--decode-ref")) o.decode_ref = args.value();
-            else if (o.dir.empty() && args.positional()) o.dir = args.current();
-            else usage();
+            if (args.is("--kernels"))
+                o.kernels = args.value();
+            else if (args.is("--radiance-home"))
+                o.homes = args.value();
+            else if (args.is("--tol"))
+                o.tol = args.real(0, 1e9);
+            else if (args.is("--tp"))
+                o.tp = static_cast<int>(args.integer(1, 64));
+            else if (args.is("--in-process"))
+                o.in_process = true;
+            else if (args.is("--placement"))
+                o.placement = args.value();
+            else if (args.is("--no-graphs"))
+                o.graphs = false;
+            else if (args.is("--top1"))
+                o.top1 = args.real(0, 1);
+            else if (args.is("--debug-selection"))
+                o.debug_selection = true;
+            else if (args.is("--transport"))
+                o.transport = args.value();
+            else if (args.is("--model"))
+                o.model_file = args.value();
+            else if (args.is("--decode-ref"))
+                o.decode_ref = args.value();
+            else if (o.dir.empty() && args.positional())
+                o.dir = args.current();
+            else
+                usage();
         }
     } catch (const util::ArgsError& e) {
         std::cerr << "rad-golden: " << e.what() << "\n";
@@ -152,8 +166,8 @@ public:
     int failed() const { return failed_; }
     int passed() const { return passed_; }
 
-    void logits(const Prompt& p, const std::string& mode, const char* what, const std::vector<float>& ours,
-                const std::vector<float>& ref, size_t rows) {
+    void logits(const Prompt& p, const std::string& mode, const char* what, const std::vector<float>& ours, const std::vector<float>& ref,
+                size_t rows) {
         const double e = rel_err(ours, ref);
         check(e <= o_.tol, name(p, mode) + " " + what + " logits rel_err=" + fmt("%.3g", e) + " over " + std::to_string(rows) +
                                " positions (tol " + fmt("%.3g", o_.tol) + ")");
@@ -178,10 +192,12 @@ public:
             row(&r.decode_logits[s][k * V_], &p.decode_logits[k * V_], "decode step " + std::to_string(k));
         agree_ += agree;
         rows_ += rows;
-        check(untied.empty() && (o_.top1 >= 0 || agree == rows),
-              name(p, mode) + " teacher-forced top-1 " + std::to_string(agree) + "/" + std::to_string(rows) +
-                  (agree == rows ? "" : o_.top1 >= 0 ? ", the rest near-ties" : ", exact agreement required") +
-                  (untied.empty() ? "" : ": not a near-tie at " + untied));
+        check(untied.empty() && (o_.top1 >= 0 || agree == rows), name(p, mode) + " teacher-forced top-1 " + std::to_string(agree) + "/" +
+                                                                     std::to_string(rows) +
+                                                                     (agree == rows  ? ""
+                                                                      : o_.top1 >= 0 ? ", the rest near-ties"
+                                                                                     : ", exact agreement required") +
+                                                                     (untied.empty() ? "" : ": not a near-tie at " + untied));
     }
 
     // The free-running greedy tokens against transformers'. `tf` is the teacher-forced run of the
@@ -237,8 +253,7 @@ int main(int argc, char** argv) {
     if (norm.filename().empty()) norm = norm.parent_path();
     const std::string label = norm.filename().string();
     const bool converted = !o.model_file.empty();
-    std::string tmp = converted ? o.model_file
-                                : (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
+    std::string tmp = converted ? o.model_file : (fs::temp_directory_path() / ("rad_golden_" + std::to_string(getpid()) + ".rad")).string();
     std::unique_ptr<Checker> ck;
     int setup_failed = 0;
     try {
@@ -352,11 +367,11 @@ int main(int argc, char** argv) {
                 ck->greedy(p, name, free.tokens[s], &tf, s, free.was_pipelined ? " (pipelined on the card)" : " (picked)");
             }
         };
-        for (auto& p : prompts)
-            mode("alone", {&p}, [&](Feed f) { return run_together(st, {&p}, f); });
+        for (auto& p : prompts) mode("alone", {&p}, [&](Feed f) { return run_together(st, {&p}, f); });
         mode("batched", all, [&](Feed f) { return run_together(st, all, f); });
         mode("mixed", all, [&](Feed f) { return run_mixed(st, all, f, 5); });
-        if (have_decode) ck->top1_total();
+        if (have_decode)
+            ck->top1_total();
         else if (o.top1 >= 0) {
             const double frac = rows ? static_cast<double>(agree) / static_cast<double>(rows) : 0.0;
             ck->check(frac >= o.top1, label + " prompt top-1 agreement " + fmt("%.4f", frac) + " (" + std::to_string(agree) + "/" +

@@ -46,8 +46,7 @@ void decode_pipelined(const Stepper& st, const std::vector<const Prompt*>& ps, s
     for (auto& d : draws) d.on_card = true;
     auto batch = [&](size_t t, bool placeholders) {
         engine::StepBatch b;
-        for (size_t s = 0; s < ps.size(); ++s)
-            add_decode_row(b, s, placeholders ? -1 : r.tokens[s].back(), ps[s]->ids.size() + t, stride);
+        for (size_t s = 0; s < ps.size(); ++s) add_decode_row(b, s, placeholders ? -1 : r.tokens[s].back(), ps[s]->ids.size() + t, stride);
         return b;
     };
     e.enqueue(batch(0, false), draws, 0);
@@ -184,8 +183,10 @@ Run run_mixed(const Stepper& st, const std::vector<const Prompt*>& ps, Feed feed
         if (rows.empty()) break;
         std::vector<float> lg;
         std::vector<int32_t> toks;
-        if (picked) st.greedy(b, toks);
-        else st.logits(b, lg);
+        if (picked)
+            st.greedy(b, toks);
+        else
+            st.logits(b, lg);
         size_t out = 0;
         for (size_t k = 0; k < rows.size(); ++k) {
             const Row& row = rows[k];

@@ -53,11 +53,14 @@ void print_sections(const container::Reader& r) {
     for (auto& s : r.sections())
         std::printf("%-18s %14llu %14llu %10s\n", container::section_name(s.kind), static_cast<unsigned long long>(s.offset),
                     static_cast<unsigned long long>(s.size),
-                    (s.flags & container::kSectionNoCrc) ? "per-plane" : ("0x" + [&] {
-                        char b[16];
-                        std::snprintf(b, sizeof b, "%08x", s.crc);
-                        return std::string(b);
-                    }()).c_str());
+                    (s.flags & container::kSectionNoCrc) ? "per-plane"
+                                                         : ("0x" +
+                                                            [&] {
+                                                                char b[16];
+                                                                std::snprintf(b, sizeof b, "%08x", s.crc);
+                                                                return std::string(b);
+                                                            }())
+                                                               .c_str());
 }
 
 void print_vocab(const container::Reader& r) {
@@ -98,9 +101,8 @@ int list_plugins(const std::string& homes_arg, const std::string& kernels_arg) {
         std::printf("\n");
     }
     for (auto& rec : reg.records()) {
-        std::printf("%-13s %-12s %-20s %-8s %s\n", rec.kind.c_str(), status_name(rec.status),
-                    rec.name.empty() ? "-" : rec.name.c_str(), rec.version.empty() ? "-" : rec.version.c_str(),
-                    rec.file.path.c_str());
+        std::printf("%-13s %-12s %-20s %-8s %s\n", rec.kind.c_str(), status_name(rec.status), rec.name.empty() ? "-" : rec.name.c_str(),
+                    rec.version.empty() ? "-" : rec.version.c_str(), rec.file.path.c_str());
         if (!rec.declarations.empty())
             std::printf("%14s declares %s%s\n", "", rec.declarations.c_str(), rec.reference ? "; reference library" : "");
         if (!rec.build_target.empty()) std::printf("%14s built for %s\n", "", rec.build_target.c_str());
@@ -119,18 +121,31 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--meta")) meta = true;
-            else if (args.is("--vocab")) vocab = true;
-            else if (args.is("--recipe")) recipe = true;
-            else if (args.is("-v", "--verbose")) verbose = true;
-            else if (args.is("--verify")) verify = true;
-            else if (args.is("--plugins")) plugins = true;
-            else if (args.is("--kernels")) kernels = args.value();
-            else if (args.is("--radiance-home")) homes = args.value();
-            else if (args.is("-h", "--help")) return usage(), 0;
-            else if (!args.positional()) { std::cerr << "rad-info: unknown option " << args.current() << "\n"; return usage(); }
-            else if (file.empty()) file = args.current();
-            else return usage();
+            if (args.is("--meta"))
+                meta = true;
+            else if (args.is("--vocab"))
+                vocab = true;
+            else if (args.is("--recipe"))
+                recipe = true;
+            else if (args.is("-v", "--verbose"))
+                verbose = true;
+            else if (args.is("--verify"))
+                verify = true;
+            else if (args.is("--plugins"))
+                plugins = true;
+            else if (args.is("--kernels"))
+                kernels = args.value();
+            else if (args.is("--radiance-home"))
+                homes = args.value();
+            else if (args.is("-h", "--help"))
+                return usage(), 0;
+            else if (!args.positional()) {
+                std::cerr << "rad-info: unknown option " << args.current() << "\n";
+                return usage();
+            } else if (file.empty())
+                file = args.current();
+            else
+                return usage();
         }
     } catch (const util::ArgsError& e) {
         std::cerr << "rad-info: " << e.what() << "\n";
@@ -145,7 +160,10 @@ int main(int argc, char** argv) {
             any = true;
             for (auto& [k, v] : r->meta()) std::printf("%s = %s\n", k.c_str(), v.to_string().c_str());
         }
-        if (vocab) { any = true; print_vocab(*r); }
+        if (vocab) {
+            any = true;
+            print_vocab(*r);
+        }
         if (recipe) {
             any = true;
             auto t = r->blob(container::Section::Recipe);

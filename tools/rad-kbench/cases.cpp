@@ -59,10 +59,8 @@ struct Dims {
 };
 
 void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<int64_t>& ms) {
-    const std::vector<std::pair<int64_t, int64_t>> nk = {{(d.heads + 2 * d.kv_heads) * d.head_dim, d.hidden},
-                                                         {d.hidden, d.heads * d.head_dim},
-                                                         {2 * d.ff, d.hidden},
-                                                         {d.hidden, d.ff}};
+    const std::vector<std::pair<int64_t, int64_t>> nk = {
+        {(d.heads + 2 * d.kv_heads) * d.head_dim, d.hidden}, {d.hidden, d.heads * d.head_dim}, {2 * d.ff, d.hidden}, {d.hidden, d.ff}};
     for (int64_t M : ms)
         for (auto [N, K] : nk) {
             if (M * N * K > (int64_t{1} << 33)) continue;  // the reference must finish
@@ -96,11 +94,11 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
         for (int64_t K : {d.heads * d.head_dim, d.ff}) {
             const int64_t N = d.hidden;
             if (M * N * K > (int64_t{1} << 33)) continue;
-            Case c = make_case("gemm_add", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " bf16",
-                               {pi("M", M), pi("N", N), pi("K", K), ps("wdtype", "bf16")},
-                               {f32(f, {M, K}), wgt(f, RAD_BF16, {N, K}, 1.0f / std::sqrt(static_cast<float>(K))), Operand{},
-                                f32(f, {M, N}, true)},
-                               N * K * 2 + M * K * 4 + M * N * 8);
+            Case c = make_case(
+                "gemm_add", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " bf16",
+                {pi("M", M), pi("N", N), pi("K", K), ps("wdtype", "bf16")},
+                {f32(f, {M, K}), wgt(f, RAD_BF16, {N, K}, 1.0f / std::sqrt(static_cast<float>(K))), Operand{}, f32(f, {M, N}, true)},
+                N * K * 2 + M * K * 4 + M * N * 8);
             c.flops = 2 * M * N * K;
             out.push_back(std::move(c));
         }
@@ -108,8 +106,8 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
         std::vector<Param> norm_params = {pi("M", M), pi("N", N), pi("K", K), pf("eps", 1e-5), ps("wdtype", "bf16")};
         Case c = make_case("rms_norm_gemm", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " bias",
                            norm_params,
-                           {f32(f, {M, K}), wgt(f, RAD_BF16, {K}, 1.0f), wgt(f, RAD_BF16, {N, K}, k_scale),
-                            wgt(f, RAD_BF16, {N}, 0.1f), f32(f, {M, N}, true)},
+                           {f32(f, {M, K}), wgt(f, RAD_BF16, {K}, 1.0f), wgt(f, RAD_BF16, {N, K}, k_scale), wgt(f, RAD_BF16, {N}, 0.1f),
+                            f32(f, {M, N}, true)},
                            N * K * 2 + M * K * 4 + M * N * 4);
         c.flops = 2 * M * N * K;
         out.push_back(std::move(c));
@@ -147,15 +145,21 @@ void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int 
     c.label = n_decode ? std::to_string(n_decode) + " x 1 + " + std::to_string(n_seq - n_decode) + " x " + std::to_string(q_len) +
                              " rows, ctx " + std::to_string(ctx)
                        : std::to_string(n_seq) + " seq x " + std::to_string(q_len) + " rows, ctx " + std::to_string(ctx) + ", bf16 KV";
-    c.params = {pi("n", n), pi("n_head", d.heads), pi("n_head_kv", d.kv_heads), pi("head_dim", d.head_dim),
-                pf("scale", 1.0 / std::sqrt(static_cast<double>(d.head_dim))), pi("block", block)};
-    Operand kc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f), vc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
+    c.params = {pi("n", n),
+                pi("n_head", d.heads),
+                pi("n_head_kv", d.kv_heads),
+                pi("head_dim", d.head_dim),
+                pf("scale", 1.0 / std::sqrt(static_cast<double>(d.head_dim))),
+                pi("block", block)};
+    Operand kc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f),
+            vc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
     kc.output = vc.output = true;
     Operand bt = i32(f, tables);
     bt.shape = {n_seq, per_seq};
     const bool turned = rope != nullptr;
-    c.operands = {f32(f, {n, d.heads * d.head_dim}, turned), f32(f, {n, kv_w}, turned), f32(f, {n, kv_w}), kc, vc, i32(f, pos),
-                  i32(f, cu), bt, f32(f, {n, d.heads * d.head_dim}, true)};
+    c.operands = {
+        f32(f, {n, d.heads * d.head_dim}, turned), f32(f, {n, kv_w}, turned), f32(f, {n, kv_w}), kc, vc, i32(f, pos), i32(f, cu), bt,
+        f32(f, {n, d.heads * d.head_dim}, true)};
     if (turned) {
         const bool neox = rope[0] == 'n';
         c.op = "rope_attention";
@@ -180,10 +184,9 @@ void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
         float temperature, top_p, min_p, top_k;
     };
     const float vk = static_cast<float>(d.vocab - 1);
-    const Cfg cfgs[] = {{0.0f, 1.0f, 0.0f, 0.0f},  {1.0f, 1.0f, 0.0f, 0.0f},   {0.7f, 1.0f, 0.0f, 0.0f},
-                        {0.8f, 0.95f, 0.0f, 40.0f}, {1.0f, 0.9f, 0.0f, 0.0f},  {1.0f, 1.0f, 0.05f, 0.0f},
-                        {1.2f, 0.5f, 0.02f, 100.0f}, {1.0f, 0.0f, 0.0f, 0.0f}, {0.9f, 1.0f, 0.0f, 1.0f},
-                        {1.0f, 1.0f, 0.0f, vk},    {1.5f, 0.99f, 0.0f, 0.0f},  {0.6f, 0.8f, 0.1f, 20.0f}};
+    const Cfg cfgs[] = {{0.0f, 1.0f, 0.0f, 0.0f}, {1.0f, 1.0f, 0.0f, 0.0f},  {0.7f, 1.0f, 0.0f, 0.0f},    {0.8f, 0.95f, 0.0f, 40.0f},
+                        {1.0f, 0.9f, 0.0f, 0.0f}, {1.0f, 1.0f, 0.05f, 0.0f}, {1.2f, 0.5f, 0.02f, 100.0f}, {1.0f, 0.0f, 0.0f, 0.0f},
+                        {0.9f, 1.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 0.0f, vk},    {1.5f, 0.99f, 0.0f, 0.0f},   {0.6f, 0.8f, 0.1f, 20.0f}};
     Operand x = f32(f, {n, d.vocab}, false, 3.0f);
     auto* v = reinterpret_cast<float*>(x.init.data());
     for (int64_t i = 1; i < n; i += 2)
@@ -200,10 +203,12 @@ void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
     Operand oc{RAD_F32, {n, 4}, false, std::vector<uint8_t>(cfg.size() * 4)}, ou{RAD_F64, {n}, false, std::vector<uint8_t>(u.size() * 8)};
     std::memcpy(oc.init.data(), cfg.data(), oc.init.size());
     std::memcpy(ou.init.data(), u.data(), ou.init.size());
-    out.push_back(make_case("sample", "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab) + (n == 1 ? std::string(", top_k 40 top_p 0.95") : ", 12 settings"), {pi("n", n), pi("vocab", d.vocab)},
-                            {std::move(x), std::move(oc), std::move(ou),
-                             Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
-                            n * d.vocab * 4));
+    out.push_back(make_case(
+        "sample",
+        "n=" + std::to_string(n) + " vocab=" + std::to_string(d.vocab) + (n == 1 ? std::string(", top_k 40 top_p 0.95") : ", 12 settings"),
+        {pi("n", n), pi("vocab", d.vocab)},
+        {std::move(x), std::move(oc), std::move(ou), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
+        n * d.vocab * 4));
 }
 
 }  // namespace
@@ -223,11 +228,11 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                 {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
                                 {f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
                                 n * d.hidden * 8 + d.hidden * 2));
-        out.push_back(make_case("add_rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
-                                {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
-                                {f32(f, {n, d.hidden}, true), f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f),
-                                 f32(f, {n, d.hidden}, true)},
-                                n * d.hidden * 16 + d.hidden * 2));
+        out.push_back(
+            make_case("add_rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
+                      {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
+                      {f32(f, {n, d.hidden}, true), f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
+                      n * d.hidden * 16 + d.hidden * 2));
         std::vector<int32_t> pos;
         for (int64_t i = 0; i < n; ++i) pos.push_back(static_cast<int32_t>(1000 + 37 * i));
         out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " llama3",
@@ -243,18 +248,17 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
         for (int64_t i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 7919 + 13) % d.vocab));
         out.push_back(make_case("embed", rows_label + " vocab=" + std::to_string(d.vocab),
                                 {pi("n", n), pi("dim", d.hidden), pi("vocab", d.vocab), ps("wdtype", "bf16")},
-                                {i32(f, ids), wgt(f, RAD_BF16, {d.vocab, d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
-                                n * d.hidden * 6));
+                                {i32(f, ids), wgt(f, RAD_BF16, {d.vocab, d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)}, n * d.hidden * 6));
         out.push_back(make_case("argmax", rows_label + " vocab=" + std::to_string(d.vocab), {pi("n", n), pi("vocab", d.vocab)},
                                 {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
                                 n * d.vocab * 4));
     }
     sampling(out, f, d, 1);
     sampling(out, f, d, small ? 24 : 64);
-    attention(out, f, d, 1, 1, small ? 200 : 1000);      // one decode row
-    attention(out, f, d, 1, 1, small ? 150 : 250);       // one decode row whose context one block takes (libgpu: no merge)
-    attention(out, f, d, 1, 1, small ? 3000 : 5000);     // a long one: splits of several tiles each
-    attention(out, f, d, 8, 1, small ? 100 : 700);       // a decode batch
+    attention(out, f, d, 1, 1, small ? 200 : 1000);                // one decode row
+    attention(out, f, d, 1, 1, small ? 150 : 250);                 // one decode row whose context one block takes (libgpu: no merge)
+    attention(out, f, d, 1, 1, small ? 3000 : 5000);               // a long one: splits of several tiles each
+    attention(out, f, d, 8, 1, small ? 100 : 700);                 // a decode batch
     attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512);  // a prefill chunk after a cached prefix
     attention(out, f, d, 1, small ? 40 : 64, small ? 120 : 160, small ? 12 : 256);  // a mixed step: decode rows and a chunk
     // rope_attention: one decode row (many splits: k_merge writes q and k back turned), one whose

@@ -25,7 +25,7 @@ struct Operand {
 };
 
 struct Case {
-    std::string op, label;       // label: the shape, for the report
+    std::string op, label;  // label: the shape, for the report
     std::vector<Param> params;
     std::vector<Operand> operands;
     int64_t flops = 0, bytes = 0;  // for the speed column: work and the fewest bytes moved

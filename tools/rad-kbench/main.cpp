@@ -71,7 +71,8 @@ struct Memory {
     // The operand's bytes, and whether its red zones are intact.
     std::vector<uint8_t> read(const uint8_t* data, uint64_t bytes, bool* zones_ok) {
         std::vector<uint8_t> img(bytes + 2 * kRed);
-        if (!dev) std::memcpy(img.data(), data - kRed, img.size());
+        if (!dev)
+            std::memcpy(img.data(), data - kRed, img.size());
         else {
             dev->copy(img.data(), data - kRed, img.size(), RAD_COPY_D2H, stream);
             dev->sync(stream);
@@ -97,13 +98,17 @@ bool constraint_holds(const RadConstraint& c, const Case& k, bool on_card) {
     int64_t iv = 0;
     std::string sv;
     bool found = false, is_str = false;
-    if (key == RAD_FACT_GPU) iv = on_card, found = true;
-    else if (key == RAD_FACT_WORLD) iv = 1, found = true;
+    if (key == RAD_FACT_GPU)
+        iv = on_card, found = true;
+    else if (key == RAD_FACT_WORLD)
+        iv = 1, found = true;
     for (auto& p : k.params)
         if (p.name == key) {
             found = true;
-            if (p.type == RAD_P_STR) is_str = true, sv = p.s;
-            else iv = p.type == RAD_P_INT ? p.i : static_cast<int64_t>(p.f);
+            if (p.type == RAD_P_STR)
+                is_str = true, sv = p.s;
+            else
+                iv = p.type == RAD_P_INT ? p.i : static_cast<int64_t>(p.f);
         }
     if (!found) return false;  // a parameter or fact this case does not have
     switch (c.op) {
@@ -259,8 +264,8 @@ bool chain_of(const std::string& replaces, const Case& k, Chain* c) {
         rope.op = "rope";
         attn.op = "attention";
         for (const Param& p : k.params) {
-            const bool attention_only = p.name == "n_head_kv" || p.name == "scale" || p.name == "window" || p.name == "softcap" ||
-                                        p.name == "block";
+            const bool attention_only =
+                p.name == "n_head_kv" || p.name == "scale" || p.name == "window" || p.name == "softcap" || p.name == "block";
             const bool shared = p.name == "n" || p.name == "n_head" || p.name == "head_dim";
             if (!attention_only) rope.params.push_back(p);
             if (attention_only || shared) attn.params.push_back(p);
@@ -307,8 +312,10 @@ std::string check_chain(const core::KernelLibrary& lib, const core::KernelRow& r
     std::vector<uint8_t> host_scratch;
     a.scratch_bytes = c.product + part_scratch;
     if (a.scratch_bytes) {
-        if (mem.dev) a.scratch = mem.place({}, a.scratch_bytes);
-        else host_scratch.assign(a.scratch_bytes, 0), a.scratch = host_scratch.data();
+        if (mem.dev)
+            a.scratch = mem.place({}, a.scratch_bytes);
+        else
+            host_scratch.assign(a.scratch_bytes, 0), a.scratch = host_scratch.data();
     }
     int rc = c.run(&a, fns.data());
     if (rc == RAD_OK && mem.dev && mem.dev->sync(mem.stream) != RAD_OK) rc = RAD_E_INTERNAL;
@@ -371,8 +378,10 @@ Verdict compare(const std::vector<double>& out, const std::vector<double>& ref, 
         }
         v.proj = std::max(v.proj, std::fabs(a - b) / (scale * std::sqrt(static_cast<double>(ref.size()))));
     }
-    if (dt == RAD_I32) v.ok = num == 0 && !nan;
-    else v.ok = !nan && v.rel <= tol && v.sampled <= 10 * tol && v.proj <= tol;
+    if (dt == RAD_I32)
+        v.ok = num == 0 && !nan;
+    else
+        v.ok = !nan && v.rel <= tol && v.sampled <= 10 * tol && v.proj <= tol;
     return v;
 }
 
@@ -414,15 +423,24 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--kernels")) kernels = args.value();
-            else if (args.is("--radiance-home")) homes = args.value();
-            else if (args.is("--shape")) family = args.value();
-            else if (args.is("--seed")) seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
-            else if (args.is("--bench")) bench = true;
-            else if (args.is("--reps")) reps = static_cast<int>(args.integer(1, 1 << 20));
-            else if (args.is("--tol")) tol = args.real(0, 1e9);
-            else if (args.is("--report")) report = args.value();
-            else if (args.is("--ops")) only_ops = str::split(args.value(), ",");
+            if (args.is("--kernels"))
+                kernels = args.value();
+            else if (args.is("--radiance-home"))
+                homes = args.value();
+            else if (args.is("--shape"))
+                family = args.value();
+            else if (args.is("--seed"))
+                seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
+            else if (args.is("--bench"))
+                bench = true;
+            else if (args.is("--reps"))
+                reps = static_cast<int>(args.integer(1, 1 << 20));
+            else if (args.is("--tol"))
+                tol = args.real(0, 1e9);
+            else if (args.is("--report"))
+                report = args.value();
+            else if (args.is("--ops"))
+                only_ops = str::split(args.value(), ",");
             else {
                 std::cerr << "usage: rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]\n"
                              "                  [--radiance-home HOMES] [--report FILE.md] [--ops OP,...]\n";
@@ -451,8 +469,8 @@ int main(int argc, char** argv) {
     std::ostringstream md;
     md << "| op | case | library | row | rel err | sampled | projection | red zones | us | GB/s | TFLOP/s | verdict |\n"
        << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    std::printf("%-10s %-38s %-8s %-22s %9s %9s %9s %5s %10s %8s %8s %s\n", "op", "case", "library", "row", "rel err", "sampled",
-                "proj", "zones", "us", "GB/s", "TFLOP/s", "verdict");
+    std::printf("%-10s %-38s %-8s %-22s %9s %9s %9s %5s %10s %8s %8s %s\n", "op", "case", "library", "row", "rel err", "sampled", "proj",
+                "zones", "us", "GB/s", "TFLOP/s", "verdict");
     int failed = 0, checked = 0;
     for (const Case& k : make_cases(family, seed)) {
         if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), k.op) == only_ops.end()) continue;
@@ -543,8 +561,8 @@ int main(int argc, char** argv) {
             const double gbs = us > 0 ? static_cast<double>(k.bytes) / (us * 1e3) : 0;
             const double tfs = us > 0 && k.flops ? static_cast<double>(k.flops) / (us * 1e6) : 0;
             std::printf("%-10s %-38s %-8s %-22s %9.2e %9.2e %9.2e %5s %10.1f %8.1f %8.2f %s\n", k.op.c_str(), k.label.c_str(),
-                        lib.plugin->name.c_str(), row->info->name, worst.rel, worst.sampled, worst.proj, worst.zones ? "ok" : "HIT",
-                        us, gbs, tfs, verdict.c_str());
+                        lib.plugin->name.c_str(), row->info->name, worst.rel, worst.sampled, worst.proj, worst.zones ? "ok" : "HIT", us,
+                        gbs, tfs, verdict.c_str());
             char line[512];
             std::snprintf(line, sizeof line, "| %s | %s | %s | %s | %.2e | %.2e | %.2e | %s | %.1f | %.1f | %.2f | %s |\n", k.op.c_str(),
                           k.label.c_str(), lib.plugin->name.c_str(), row->info->name, worst.rel, worst.sampled, worst.proj,

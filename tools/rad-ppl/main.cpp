@@ -32,14 +32,22 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--ctx")) ctx = static_cast<int>(args.integer(2, 1 << 20));
-            else if (args.is("--max-tokens")) max_tokens = args.integer(1, INT64_MAX);
-            else if (args.is("--kernels")) kernels = args.value();
-            else if (args.is("--radiance-home")) homes = args.value();
-            else if (!args.positional()) args.unknown();
-            else if (model.empty()) model = args.current();
-            else if (text_path.empty()) text_path = args.current();
-            else throw util::ArgsError("unexpected argument " + args.current());
+            if (args.is("--ctx"))
+                ctx = static_cast<int>(args.integer(2, 1 << 20));
+            else if (args.is("--max-tokens"))
+                max_tokens = args.integer(1, INT64_MAX);
+            else if (args.is("--kernels"))
+                kernels = args.value();
+            else if (args.is("--radiance-home"))
+                homes = args.value();
+            else if (!args.positional())
+                args.unknown();
+            else if (model.empty())
+                model = args.current();
+            else if (text_path.empty())
+                text_path = args.current();
+            else
+                throw util::ArgsError("unexpected argument " + args.current());
         }
     } catch (const util::ArgsError& e) {
         std::cerr << "rad-ppl: " << e.what() << "\n";

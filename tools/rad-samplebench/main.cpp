@@ -17,7 +17,8 @@ using namespace radiance::sampling;
 int main(int argc, char** argv) {
     int reps = 30;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+        if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "usage: rad-samplebench [--reps N]\n");
             return 2;
@@ -28,8 +29,10 @@ int main(int argc, char** argv) {
         float temperature, top_p, min_p;
         int top_k;
     };
-    const Setting settings[] = {{"greedy", 0.0f, 1.0f, 0.0f, 0},          {"temperature 1", 1.0f, 1.0f, 0.0f, 0},
-                                {"top_p 0.9", 1.0f, 0.9f, 0.0f, 0},       {"top_k 40, top_p 0.95", 0.8f, 0.95f, 0.0f, 40},
+    const Setting settings[] = {{"greedy", 0.0f, 1.0f, 0.0f, 0},
+                                {"temperature 1", 1.0f, 1.0f, 0.0f, 0},
+                                {"top_p 0.9", 1.0f, 0.9f, 0.0f, 0},
+                                {"top_k 40, top_p 0.95", 0.8f, 0.95f, 0.0f, 40},
                                 {"min_p 0.05", 1.0f, 1.0f, 0.05f, 0}};
     std::printf("%-24s %10s %12s\n", "setting", "vocab", "us/row");
     for (int vocab : {32000, 128256, 151936}) {

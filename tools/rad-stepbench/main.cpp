@@ -29,10 +29,14 @@ int main(int argc, char** argv) {
     try {
         util::Args args(argc, argv);
         while (args.next()) {
-            if (args.is("--model")) model = args.value();
-            else if (args.is("--steps")) steps = static_cast<int>(args.integer(1, 1 << 30));
-            else if (args.is("--ranks")) ranks_arg = args.value();
-            else if (args.is("--transports")) transports_arg = args.value();
+            if (args.is("--model"))
+                model = args.value();
+            else if (args.is("--steps"))
+                steps = static_cast<int>(args.integer(1, 1 << 30));
+            else if (args.is("--ranks"))
+                ranks_arg = args.value();
+            else if (args.is("--transports"))
+                transports_arg = args.value();
             else {
                 std::cerr << "usage: rad-stepbench [--model DIR|FILE.rad] [--steps N] [--ranks 1,2] [--transports shm,grpc]\n";
                 return 2;

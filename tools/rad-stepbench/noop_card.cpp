@@ -71,13 +71,22 @@ using radiance::pretend_card::row;
 
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
 
-#define ROW(op) {"noopcard_" op, op, op, "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<nothing>}
+#define ROW(op) \
+    { "noopcard_" op, op, op, "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<nothing> }
 
 const RadKernelInfo rows[] = {
     {"noopcard_embed", "embed", "embed", "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<embed_row>},
-    ROW("rms_norm"), ROW("layer_norm"), ROW("gemm"), ROW("rope"),
+    ROW("rms_norm"),
+    ROW("layer_norm"),
+    ROW("gemm"),
+    ROW("rope"),
     {"noopcard_attention", "attention", "attention", "nothing", "any", "any", RAD_DOMAIN_DEVICE, 0, c_block16, 1, 0, row<nothing>},
-    ROW("swiglu"), ROW("geglu"), ROW("gelu"), ROW("add"), ROW("gather_rows"), ROW("all_reduce"),
+    ROW("swiglu"),
+    ROW("geglu"),
+    ROW("gelu"),
+    ROW("add"),
+    ROW("gather_rows"),
+    ROW("all_reduce"),
     {"noopcard_argmax", "argmax", "argmax", "the fixed token", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<fixed_argmax>},
 };
 

@@ -9,12 +9,16 @@ int nothing(const RadArgs*) { return RAD_OK; }
 
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
 
-#define ROW(op) {"noop_" op, op, op, "nothing", "any", "any", RAD_DOMAIN_HOST, 0, nullptr, 0, 0, nothing}
+#define ROW(op) \
+    { "noop_" op, op, op, "nothing", "any", "any", RAD_DOMAIN_HOST, 0, nullptr, 0, 0, nothing }
 
 const RadKernelInfo rows[] = {
-    ROW("embed"), ROW("rms_norm"), ROW("layer_norm"), ROW("gemm"), ROW("rope"),
-    {"noop_attention", "attention", "attention", "nothing", "any", "any", RAD_DOMAIN_HOST, 0, c_block16, 1, 0, nothing},
-    ROW("swiglu"), ROW("geglu"), ROW("gelu"), ROW("add"), ROW("gather_rows"), ROW("all_reduce"),
+    ROW("embed"),       ROW("rms_norm"),
+    ROW("layer_norm"),  ROW("gemm"),
+    ROW("rope"),        {"noop_attention", "attention", "attention", "nothing", "any", "any", RAD_DOMAIN_HOST, 0, c_block16, 1, 0, nothing},
+    ROW("swiglu"),      ROW("geglu"),
+    ROW("gelu"),        ROW("add"),
+    ROW("gather_rows"), ROW("all_reduce"),
 };
 
 }  // namespace

@@ -18,5 +18,4 @@ int radiance_chat_check(const std::string& golden_path);
 
 // The context an entry is rendered with: the special tokens transformers would add from
 // the tokenizer (see chat_check.cpp), the messages, then the entry's kwargs.
-nlohmann::ordered_json radiance_chat_check_context(const nlohmann::ordered_json& entry,
-                                                   const std::string& golden_path);
+nlohmann::ordered_json radiance_chat_check_context(const nlohmann::ordered_json& entry, const std::string& golden_path);

@@ -30,14 +30,18 @@ std::string excerpt(const std::string& s, size_t from = 0, size_t max = 40) {
     size_t end = std::min(s.size(), from + max);
     for (size_t i = from; i < end; ++i) {
         auto c = static_cast<unsigned char>(s[i]);
-        if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '"' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '"' || c == '\\')
+            out += std::string("\\") + static_cast<char>(c);
         else if (c < 0x20 || c >= 0x7F) {
             char buf[8];
             std::snprintf(buf, sizeof(buf), "\\x%02X", c);
             out += buf;
-        } else out.push_back(static_cast<char>(c));
+        } else
+            out.push_back(static_cast<char>(c));
     }
     if (end < s.size()) out += "...";
     return out;
@@ -63,8 +67,8 @@ bool check_ids(size_t index, const std::string& text, const char* field, const s
     return false;
 }
 
-bool check_text(size_t index, const std::string& text, const char* field, const std::string& want,
-                const std::string& got, std::ostream& out) {
+bool check_text(size_t index, const std::string& text, const char* field, const std::string& want, const std::string& got,
+                std::ostream& out) {
     if (want == got) return true;
     size_t at = 0;
     while (at < want.size() && at < got.size() && want[at] == got[at]) ++at;
@@ -112,8 +116,7 @@ TokCheckResult run_tok_check(const text::Tokenizer& tokenizer, const std::string
     } catch (const json::exception& e) {
         throw text::TokenizerError(golden_path + " is not valid JSON: " + e.what());
     }
-    if (!golden.contains("cases") || !golden["cases"].is_array())
-        throw text::TokenizerError(golden_path + " has no \"cases\" array");
+    if (!golden.contains("cases") || !golden["cases"].is_array()) throw text::TokenizerError(golden_path + " has no \"cases\" array");
 
     TokCheckResult result;
     const json& cases = golden["cases"];
@@ -128,7 +131,8 @@ TokCheckResult run_tok_check(const text::Tokenizer& tokenizer, const std::string
         // empty text whose ids_with_special is [<s>] decodes to "".
         ok = check_text(i, text, "decoded", c.at("decoded").get<std::string>(), tokenizer.decode(want_ids, false), out) && ok;
         ok = check_text(i, text, "decoded_skip_special", c.at("decoded_skip_special").get<std::string>(),
-                        tokenizer.decode(want_special, true), out) && ok;
+                        tokenizer.decode(want_special, true), out) &&
+             ok;
         (ok ? result.passed : result.failed)++;
     }
     // Optional: decodes of arbitrary id sequences ({"ids", "text", "text_skip"}), as made by

@@ -232,6 +232,7 @@ def main():
         % ud.unidata_version,
         "// combining marks as of Unicode %d.%d, like the tokenizers library). Do not edit."
         % NORMALIZATION_VERSION,
+        "// clang-format off",
         '#include "unicode_tables.h"',
         "",
         "namespace radiance::text::tables {",

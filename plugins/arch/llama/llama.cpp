@@ -22,8 +22,7 @@ struct Layer {
     // residual add before them folded in), and the add ops are absent. Unfused: plain norms, and
     // op_add_attn / op_add_ffn close the attention and the MLP. With Model::decode_fusions none
     // of the four: the blocks norm their input and add into x themselves.
-    rad_op op_attn_norm = RAD_NULL_HANDLE, op_ffn_norm = RAD_NULL_HANDLE, op_add_attn = RAD_NULL_HANDLE,
-           op_add_ffn = RAD_NULL_HANDLE;
+    rad_op op_attn_norm = RAD_NULL_HANDLE, op_ffn_norm = RAD_NULL_HANDLE, op_add_attn = RAD_NULL_HANDLE, op_add_ffn = RAD_NULL_HANDLE;
     AttnBlock attn;
     MlpBlock mlp;
 };
@@ -72,15 +71,15 @@ int64_t layer_window(const RadModelMeta* meta, int l) {
 }
 
 rad_op norm(RadBuilder* b, rad_weight w) {
-    return op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
-                              RAD_STR("wdtype", wdtype(b, w))}, {w});
+    return op(b, "rms_norm",
+              {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, w))}, {w});
 }
 
 // The residual add folded into the norm after it (x += tmp; h = norm(x)), or null where no loaded
 // library serves add_rms_norm.
 rad_op add_norm(RadBuilder* b, rad_weight w) {
-    rad_op h = op(b, "add_rms_norm", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
-                                      RAD_STR("wdtype", wdtype(b, w))}, {w});
+    rad_op h = op(b, "add_rms_norm",
+                  {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, w))}, {w});
     if (!rad_op_resolved(b, h)) return RAD_NULL_HANDLE;
     uses(b, h, {m.b_x, m.b_tmp}, {m.b_x, m.b_h});
     return h;
@@ -91,12 +90,13 @@ rad_op add_norm(RadBuilder* b, rad_weight w) {
 // add_rms_norm).
 bool serves_decode_fusions(RadBuilder* b, int64_t qkv_rows, int64_t q_width, int64_t ff, const char* wd) {
     auto normed = [&](const char* name, int64_t N) {
-        return rad_op_resolved(b, op(b, name, {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", N), RAD_INT("K", m.n_embd),
-                                               RAD_F64("eps", m.eps), RAD_STR("wdtype", wd)})) != 0;
+        return rad_op_resolved(b, op(b, name,
+                                     {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", N), RAD_INT("K", m.n_embd), RAD_F64("eps", m.eps),
+                                      RAD_STR("wdtype", wd)})) != 0;
     };
     auto adds = [&](int64_t K) {
-        return rad_op_resolved(b, op(b, "gemm_add", {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", m.n_embd), RAD_INT("K", K),
-                                                     RAD_STR("wdtype", wd)})) != 0;
+        return rad_op_resolved(b, op(b, "gemm_add",
+                                     {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", m.n_embd), RAD_INT("K", K), RAD_STR("wdtype", wd)})) != 0;
     };
     return normed("rms_norm_gemm", qkv_rows) && normed("rms_norm_gemm_swiglu", ff) && adds(q_width) && adds(ff);
 }
@@ -119,8 +119,10 @@ rad_op plain_norm(RadBuilder* b, rad_weight w) {
 // serves it (decided at layer 0), else the residual add and a plain norm. False (and the
 // declaration failed) where add_rms_norm resolved for one layer and not another.
 bool declare_ffn_norm(RadBuilder* b, Layer& L, int l) {
-    if (l == 0) m.fused = (L.op_ffn_norm = add_norm(b, L.w_ffn_norm)) != RAD_NULL_HANDLE;
-    else if (m.fused) L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
+    if (l == 0)
+        m.fused = (L.op_ffn_norm = add_norm(b, L.w_ffn_norm)) != RAD_NULL_HANDLE;
+    else if (m.fused)
+        L.op_ffn_norm = add_norm(b, L.w_ffn_norm);
     if (!m.fused) {
         L.op_add_attn = residual_add(b);
         L.op_ffn_norm = plain_norm(b, L.w_ffn_norm);
@@ -191,8 +193,10 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     kvd.n_planes = 2;
     m.kv = rad_decl_kv_group(b, "attn", &kvd);
 
-    m.op_embed = op(b, "embed", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_INT("vocab", m.n_vocab),
-                                 RAD_STR("wdtype", wdtype(b, m.w_tok))}, {m.w_tok});
+    m.op_embed =
+        op(b, "embed",
+           {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_INT("vocab", m.n_vocab), RAD_STR("wdtype", wdtype(b, m.w_tok))},
+           {m.w_tok});
     uses(b, m.op_embed, {}, {m.b_x});
     // One rank, where a library serves them: the norms into the gemvs after them, the residual
     // adds into the gemvs before them (docs/PERFORMANCE.md, session 10: batch-1 decode 231.8 /
@@ -230,8 +234,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
             ac.norm_eps = m.eps;
             ac.residual_out = true;
         }
-        L.attn.declare(b, ac, m.decode_fusions ? AttnBuffers{m.b_x, m.b_qkv, m.b_attn, m.b_x} : AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp},
-                       m.kv);
+        L.attn.declare(
+            b, ac, m.decode_fusions ? AttnBuffers{m.b_x, m.b_qkv, m.b_attn, m.b_x} : AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
         map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
         L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
         if (!m.decode_fusions && !declare_ffn_norm(b, L, l)) return RAD_E_UNSUPPORTED;
@@ -273,8 +277,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         if (!rad_op_resolved(b, m.op_vgather)) m.op_vgather = RAD_NULL_HANDLE;
     }
     const int64_t v_local = m.op_vgather != RAD_NULL_HANDLE ? MlpBlock::share(m.n_vocab, rank, world) : m.n_vocab;
-    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, m.op_vgather != RAD_NULL_HANDLE ? RAD_SHARD_ROW : RAD_SHARD_NONE, -1,
-                              RAD_ACCESS_VOCAB);
+    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, m.op_vgather != RAD_NULL_HANDLE ? RAD_SHARD_ROW : RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
     if (tied) {
         wo.source = "token_embd.weight";  // tied: the head reads the embedding table
     } else {
@@ -289,16 +292,21 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     // The final norm in the head's gemv under the decode fusions (level with a launch of its own,
     // a launch a step fewer: docs/PERFORMANCE.md, session 12)
     if (m.decode_fusions && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
-        m.op_head = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
-                                            RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_norm, m.w_out});
+        m.op_head = op(b, "rms_norm_gemm",
+                       {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd), RAD_F64("eps", m.eps),
+                        RAD_STR("wdtype", wdtype(b, m.w_out))},
+                       {m.w_norm, m.w_out});
         m.head_normed = rad_op_resolved(b, m.op_head) != 0;
     }
     if (!m.head_normed) {
-        m.op_norm = op(b, "rms_norm", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps),
-                                       RAD_STR("wdtype", wdtype(b, m.w_norm))}, {m.w_norm});
+        m.op_norm =
+            op(b, "rms_norm",
+               {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_norm))},
+               {m.w_norm});
         uses(b, m.op_norm, {m.b_xo, m.b_x}, {m.b_xo, m.b_x});
-        m.op_head = op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd),
-                                   RAD_STR("wdtype", wdtype(b, m.w_out))}, {m.w_out});
+        m.op_head = op(b, "gemm",
+                       {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd), RAD_STR("wdtype", wdtype(b, m.w_out))},
+                       {m.w_out});
     }
     // The head reads x itself when every row is an output (step): x stays live to here, or the
     // arena would place a later buffer (logits_local under tensor parallelism) over it.

@@ -29,12 +29,12 @@ struct RowsOut {
 };
 
 struct GemmArgs {
-    RowsIn x;            // [M, K]
-    const void* w;       // [N, K], dense, dtype wdt
-    int wdt;             // RAD_F32 / RAD_BF16 / RAD_F16
-    const void* bias;    // [N] or null
+    RowsIn x;          // [M, K]
+    const void* w;     // [N, K], dense, dtype wdt
+    int wdt;           // RAD_F32 / RAD_BF16 / RAD_F16
+    const void* bias;  // [N] or null
     int bdt;
-    RowsOut y;           // [M, N]
+    RowsOut y;  // [M, N]
     int64_t M, N, K;
     // The bf16-dot path (level 3): x split exactly into three bf16 parts, row m at
     // xbf + m * 3 * kpad (hi, mid, lo), zero padded to kpad (a multiple of 32).
@@ -95,7 +95,7 @@ struct AttnArgs {
     const void* vc;
     int cdt;
     const int32_t* pos;
-    const int32_t* tables;   // block tables [n_seq, stride]
+    const int32_t* tables;  // block tables [n_seq, stride]
     int64_t stride;
     const int32_t* row_seq;  // row i -> its sequence
     int64_t n_head, n_head_kv, head_dim, block;

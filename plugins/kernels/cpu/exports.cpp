@@ -23,9 +23,7 @@ int cpu_gemm_add_decode(const RadArgs* a) { return rad_compose_gemm_add(a, cpu_g
 int cpu_gemm_add(const RadArgs* a) { return rad_compose_gemm_add(a, cpu_gemm, cpu_add); }
 int cpu_rms_norm_gemm_decode(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, cpu_rms_norm, cpu_gemm_decode); }
 int cpu_rms_norm_gemm(const RadArgs* a) { return rad_compose_rms_norm_gemm(a, cpu_rms_norm, cpu_gemm); }
-int cpu_rms_norm_gemm_swiglu_decode(const RadArgs* a) {
-    return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu_decode);
-}
+int cpu_rms_norm_gemm_swiglu_decode(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu_decode); }
 int cpu_rms_norm_gemm_swiglu(const RadArgs* a) { return rad_compose_rms_norm_gemm_swiglu(a, cpu_rms_norm, cpu_gemm_swiglu); }
 // rope_attention: the rotation is a sliver of a host layer, so its chain serves it too.
 int cpu_rope_attention(const RadArgs* a) { return rad_compose_rope_attention(a, cpu_rope, cpu_attention); }
@@ -35,11 +33,13 @@ const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M"
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};  // libref's block: one KV layout for both
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons) \
-    {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn}
+    { name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn }
 // A fused op served by its chain of libcpu rows (rad_compose.h), which rad-kbench checks it against.
-#define CHAIN(name, op, fn, what, shape, prio, cons, ncons, scratch, chain)                                         \
-    {name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn, \
-     nullptr, nullptr, scratch, nullptr, nullptr, chain}
+#define CHAIN(name, op, fn, what, shape, prio, cons, ncons, scratch, chain)                                                              \
+    {                                                                                                                                    \
+        name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn, nullptr, nullptr, \
+            scratch, nullptr, nullptr, chain                                                                                             \
+    }
 
 const RadKernelInfo rows[] = {
     ROW("cpu_embed", "embed", cpu_embed, "vectorised row gather and widen", "any", 0, c_float_weights, 1),
@@ -48,8 +48,7 @@ const RadKernelInfo rows[] = {
     ROW("cpu_gemm_decode", "gemm", cpu_gemm_decode, "weight-streaming gemm, split over N", "M <= 8", 1, c_decode, 2),
     ROW("cpu_gemm", "gemm", cpu_gemm, "cache-blocked gemm, split over M blocks and N", "any M", 0, c_float_weights, 1),
     ROW("cpu_rope", "rope", cpu_rope, "libref's frequencies, vectorised rotation", "any", 0, nullptr, 0),
-    ROW("cpu_attention", "attention", cpu_attention, "paged varlen GQA attention, task per (row, kv head)", "any", 0,
-        c_block16, 1),
+    ROW("cpu_attention", "attention", cpu_attention, "paged varlen GQA attention, task per (row, kv head)", "any", 0, c_block16, 1),
     ROW("cpu_swiglu", "swiglu", cpu_swiglu, "vectorised silu(gate) * up", "any", 0, nullptr, 0),
     ROW("cpu_geglu", "geglu", cpu_geglu, "vectorised gelu_tanh(gate) * up", "any", 0, nullptr, 0),
     ROW("cpu_gelu", "gelu", cpu_gelu, "vectorised gelu (erf or tanh)", "any", 0, nullptr, 0),
@@ -68,19 +67,19 @@ const RadKernelInfo rows[] = {
      "gemm,swiglu"},
     CHAIN("cpu_gemm_add_decode", "gemm_add", cpu_gemm_add_decode, "cpu_gemm_decode then cpu_add", "M <= 8", 1, c_decode, 2,
           rad_compose_gemm_add_scratch, "gemm,add"),
-    CHAIN("cpu_gemm_add", "gemm_add", cpu_gemm_add, "cpu_gemm then cpu_add", "any M", 0, c_float_weights, 1,
-          rad_compose_gemm_add_scratch, "gemm,add"),
-    CHAIN("cpu_rms_norm_gemm_decode", "rms_norm_gemm", cpu_rms_norm_gemm_decode, "cpu_rms_norm then cpu_gemm_decode", "M <= 8", 1,
-          c_decode, 2, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
+    CHAIN("cpu_gemm_add", "gemm_add", cpu_gemm_add, "cpu_gemm then cpu_add", "any M", 0, c_float_weights, 1, rad_compose_gemm_add_scratch,
+          "gemm,add"),
+    CHAIN("cpu_rms_norm_gemm_decode", "rms_norm_gemm", cpu_rms_norm_gemm_decode, "cpu_rms_norm then cpu_gemm_decode", "M <= 8", 1, c_decode,
+          2, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
     CHAIN("cpu_rms_norm_gemm", "rms_norm_gemm", cpu_rms_norm_gemm, "cpu_rms_norm then cpu_gemm", "any M", 0, c_float_weights, 1,
           rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
     CHAIN("cpu_rms_norm_gemm_swiglu_decode", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu_decode,
           "cpu_rms_norm then cpu_gemm_swiglu_decode", "M <= 8", 1, c_decode, 2, rad_compose_rms_norm_gemm_swiglu_scratch,
           "rms_norm,gemm_swiglu"),
-    CHAIN("cpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu, "cpu_rms_norm then cpu_gemm_swiglu",
-          "any M", 0, c_float_weights, 1, rad_compose_rms_norm_gemm_swiglu_scratch, "rms_norm,gemm_swiglu"),
-    CHAIN("cpu_rope_attention", "rope_attention", cpu_rope_attention, "cpu_rope on q and k then cpu_attention", "any", 0,
-          c_block16, 1, nullptr, "rope,attention"),
+    CHAIN("cpu_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", cpu_rms_norm_gemm_swiglu, "cpu_rms_norm then cpu_gemm_swiglu", "any M", 0,
+          c_float_weights, 1, rad_compose_rms_norm_gemm_swiglu_scratch, "rms_norm,gemm_swiglu"),
+    CHAIN("cpu_rope_attention", "rope_attention", cpu_rope_attention, "cpu_rope on q and k then cpu_attention", "any", 0, c_block16, 1,
+          nullptr, "rope,attention"),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

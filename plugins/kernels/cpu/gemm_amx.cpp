@@ -27,8 +27,8 @@ namespace cpu {
 #ifdef AMX_X86
 namespace {
 
-constexpr int64_t kTile = 16;      // rows of a tile; x rows (columns of C) a B tile holds
-constexpr int64_t kStep = 32;      // bf16 values of K a tile row holds
+constexpr int64_t kTile = 16;          // rows of a tile; x rows (columns of C) a B tile holds
+constexpr int64_t kStep = 32;          // bf16 values of K a tile row holds
 constexpr int64_t kBlock = 2 * kTile;  // w rows and x rows a task step covers (2 x 2 C tiles)
 constexpr int kParts = 3;
 // x rows a task covers: a multiple of 32 whose packed parts (K * 6 bytes a row) fit this much of
@@ -61,10 +61,10 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512 (&r)[16], __m5
         const int o = q == 1 ? 2 : q == 2 ? 1 : q;
         const __m512 a = _mm512_shuffle_f32x4(r[q], r[4 + q], 0x88), b = _mm512_shuffle_f32x4(r[q], r[4 + q], 0xdd);
         const __m512 c2 = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0x88), d = _mm512_shuffle_f32x4(r[8 + q], r[12 + q], 0xdd);
-        t[o] = _mm512_shuffle_f32x4(a, c2, 0x88);       // lane 0 of each
-        t[8 + o] = _mm512_shuffle_f32x4(a, c2, 0xdd);   // lane 2
-        t[4 + o] = _mm512_shuffle_f32x4(b, d, 0x88);    // lane 1
-        t[12 + o] = _mm512_shuffle_f32x4(b, d, 0xdd);   // lane 3
+        t[o] = _mm512_shuffle_f32x4(a, c2, 0x88);      // lane 0 of each
+        t[8 + o] = _mm512_shuffle_f32x4(a, c2, 0xdd);  // lane 2
+        t[4 + o] = _mm512_shuffle_f32x4(b, d, 0x88);   // lane 1
+        t[12 + o] = _mm512_shuffle_f32x4(b, d, 0xdd);  // lane 3
     }
 }
 
@@ -101,8 +101,7 @@ __attribute__((target("avx512f,avx512bw"))) void pack_block(const GemmArgs& g, u
             for (int part = 0; part < kParts; ++part) {
                 const __m512 h0 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v0), top));
                 const __m512 h1 = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v1), top));
-                rows[part][r] = _mm512_castsi512_ps(
-                    _mm512_permutex2var_epi16(_mm512_castps_si512(h0), idx, _mm512_castps_si512(h1)));
+                rows[part][r] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(_mm512_castps_si512(h0), idx, _mm512_castps_si512(h1)));
                 v0 = _mm512_sub_ps(v0, h0);  // exact: h is v with its low mantissa bits cleared
                 v1 = _mm512_sub_ps(v1, h1);
             }
@@ -117,8 +116,8 @@ __attribute__((target("avx512f,avx512bw"))) void pack_block(const GemmArgs& g, u
 
 // C tiles 0-3 over every K step for w rows [n, n + 32) and x blocks xb, xb + 1. Tile numbers are
 // immediates, hence the straight-line code.
-__attribute__((target("amx-tile,amx-bf16"))) void block_product(const uint16_t* w, int64_t K, const uint16_t* xp0,
-                                                                   const uint16_t* xp1, int64_t steps) {
+__attribute__((target("amx-tile,amx-bf16"))) void block_product(const uint16_t* w, int64_t K, const uint16_t* xp0, const uint16_t* xp1,
+                                                                int64_t steps) {
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -162,8 +161,7 @@ __attribute__((target("amx-tile"))) void tiles_off() { _tile_release(); }
 
 // c (16 x 16, row i = w row n0 + i, column j = x row) into y rows m0.. (up to `rows` of them),
 // columns n0..n0 + 16, plus the bias: transposed in registers, then one 16-wide store a row.
-__attribute__((target("avx512f"))) void write_transposed(const float* c, const GemmArgs& g, int64_t m0, int64_t rows,
-                                                         int64_t n0) {
+__attribute__((target("avx512f"))) void write_transposed(const float* c, const GemmArgs& g, int64_t m0, int64_t rows, int64_t n0) {
     __m512 r[16], t[16];
     for (int i = 0; i < 16; ++i) r[i] = _mm512_load_ps(c + i * kTile);
     transpose16(r, t);
@@ -191,8 +189,8 @@ void run_task(const Task& t, int64_t gi, int64_t n0, int64_t n1) {
     tiles_on();
     for (int64_t n = n0; n < n1; n += kBlock)
         for (int64_t b = b_begin; b < b_end; b += 2) {
-            block_product(w + n * g.K, g.K, t.xp + b * t.steps * kParts * kTileElems,
-                          t.xp + (b + 1) * t.steps * kParts * kTileElems, t.steps);
+            block_product(w + n * g.K, g.K, t.xp + b * t.steps * kParts * kTileElems, t.xp + (b + 1) * t.steps * kParts * kTileElems,
+                          t.steps);
             store_c(c);
             // c[2 * wi + xi][i * 16 + j] = y[x row (b + xi) * 16 + j][w row n + wi * 16 + i]
             for (int xi = 0; xi < 2; ++xi) {

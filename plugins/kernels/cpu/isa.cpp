@@ -36,7 +36,7 @@ Features detect() {
     if (osxsave && avx) {
         unsigned lo, hi;
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-        f.os_avx = (lo & 0x6u) == 0x6u;             // XMM and YMM state
+        f.os_avx = (lo & 0x6u) == 0x6u;                   // XMM and YMM state
         f.os_avx512 = f.os_avx && (lo & 0xe0u) == 0xe0u;  // opmask, ZMM0-15 upper, ZMM16-31
     }
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
@@ -78,9 +78,14 @@ void isa_init() {
         g_supported[kIsaAvx2] = f.os_avx && f.avx2 && f.fma && f.f16c;
         g_supported[kIsaAvx512] = g_supported[kIsaAvx2] && f.os_avx512 && f.avx512f && f.avx512bw && f.avx512vl;
         g_supported[kIsaAvx512Bf16] = g_supported[kIsaAvx512] && f.avx512_bf16;
-        const std::pair<bool, const char*> names[] = {
-            {f.avx2, "avx2"}, {f.fma, "fma"}, {f.f16c, "f16c"}, {f.avx512f, "avx512f"}, {f.avx512bw, "avx512bw"},
-            {f.avx512vl, "avx512vl"}, {f.avx512_bf16, "avx512_bf16"}, {f.avx512_vnni, "avx512_vnni"}};
+        const std::pair<bool, const char*> names[] = {{f.avx2, "avx2"},
+                                                      {f.fma, "fma"},
+                                                      {f.f16c, "f16c"},
+                                                      {f.avx512f, "avx512f"},
+                                                      {f.avx512bw, "avx512bw"},
+                                                      {f.avx512vl, "avx512vl"},
+                                                      {f.avx512_bf16, "avx512_bf16"},
+                                                      {f.avx512_vnni, "avx512_vnni"}};
         for (auto& [on, n] : names) {
             if (!on) continue;
             if (!g_describe.empty()) g_describe.push_back(' ');

@@ -25,7 +25,7 @@ constexpr int64_t kPKC = 256;
 }  // namespace cpu::avx2
 
 namespace cpu {
-const KernelTable kTableAvx2 = {
-    "avx2",      avx2::gemm,  avx2::pack_x,   avx2::gemm_packed, avx2::kMT,  avx2::kPKC,  avx2::rms_norm,
-    avx2::layer_norm, avx2::act, avx2::add, avx2::embed, avx2::rope, avx2::attention, nullptr, nullptr};
+const KernelTable kTableAvx2 = {"avx2",      avx2::gemm,     avx2::pack_x,     avx2::gemm_packed, avx2::kMT,
+                                avx2::kPKC,  avx2::rms_norm, avx2::layer_norm, avx2::act,         avx2::add,
+                                avx2::embed, avx2::rope,     avx2::attention,  nullptr,           nullptr};
 }  // namespace cpu

@@ -25,6 +25,6 @@ constexpr int64_t kPKC = 256;
 
 namespace cpu {
 const KernelTable kTableAvx512 = {
-    "avx512",      avx512::gemm,  avx512::pack_x,   avx512::gemm_packed, avx512::kMT,  avx512::kPKC,  avx512::rms_norm,
-    avx512::layer_norm, avx512::act, avx512::add, avx512::embed, avx512::rope, avx512::attention, nullptr, nullptr};
+    "avx512",    avx512::gemm, avx512::pack_x, avx512::gemm_packed, avx512::kMT,       avx512::kPKC, avx512::rms_norm, avx512::layer_norm,
+    avx512::act, avx512::add,  avx512::embed,  avx512::rope,        avx512::attention, nullptr,      nullptr};
 }  // namespace cpu

@@ -21,9 +21,8 @@ constexpr int64_t kKC = 512;  // a multiple of 32, the bf16 pairs of one dot pro
 namespace cpu {
 // Level 2's table with the bf16-dot gemm added (kTableAvx512 is constant-initialised, so it is
 // ready before this dynamic initialisation reads it).
-const KernelTable kTableAvx512Bf16 = {
-    "avx512bf16",         kTableAvx512.gemm,      kTableAvx512.pack_x,    kTableAvx512.gemm_packed,
-    kTableAvx512.packed_mt, kTableAvx512.packed_kc, kTableAvx512.rms_norm, kTableAvx512.layer_norm,
-    kTableAvx512.act,     kTableAvx512.add,       kTableAvx512.embed,     kTableAvx512.rope,
-    kTableAvx512.attention, avx512bf16::gemm_bf16dot, avx512bf16::pack_bf16};
+const KernelTable kTableAvx512Bf16 = {"avx512bf16",           kTableAvx512.gemm,        kTableAvx512.pack_x,   kTableAvx512.gemm_packed,
+                                      kTableAvx512.packed_mt, kTableAvx512.packed_kc,   kTableAvx512.rms_norm, kTableAvx512.layer_norm,
+                                      kTableAvx512.act,       kTableAvx512.add,         kTableAvx512.embed,    kTableAvx512.rope,
+                                      kTableAvx512.attention, avx512bf16::gemm_bf16dot, avx512bf16::pack_bf16};
 }  // namespace cpu

@@ -8,8 +8,8 @@
 
 namespace cpu::scalar {
 using V = VScalar;
-constexpr int kPNR = 4, kPMV = 3;                 // prefill gemm tile: 4 rows of w by 3 rows of x
-constexpr int64_t kPKC = 256;                     // prefill K block
+constexpr int kPNR = 4, kPMV = 3;  // prefill gemm tile: 4 rows of w by 3 rows of x
+constexpr int64_t kPKC = 256;      // prefill K block
 #include "body_common.inc"
 #include "body_gemm.inc"
 #include "body_gemm_packed.inc"
@@ -22,6 +22,6 @@ constexpr int64_t kPKC = 256;                     // prefill K block
 
 namespace cpu {
 const KernelTable kTableScalar = {
-    "scalar",      scalar::gemm,  scalar::pack_x,   scalar::gemm_packed, scalar::kMT,  scalar::kPKC,  scalar::rms_norm,
-    scalar::layer_norm, scalar::act, scalar::add, scalar::embed, scalar::rope, scalar::attention, nullptr, nullptr};
+    "scalar",    scalar::gemm, scalar::pack_x, scalar::gemm_packed, scalar::kMT,       scalar::kPKC, scalar::rms_norm, scalar::layer_norm,
+    scalar::act, scalar::add,  scalar::embed,  scalar::rope,        scalar::attention, nullptr,      nullptr};
 }  // namespace cpu

@@ -22,6 +22,4 @@ int run(const RadArgs* a, int kind) {
 
 int cpu_swiglu(const RadArgs* a) { return run(a, kSwiglu); }
 int cpu_geglu(const RadArgs* a) { return run(a, kGeglu); }
-int cpu_gelu(const RadArgs* a) {
-    return run(a, std::strcmp(rad_args_gets_or(a, "approx", "none"), "tanh") ? kGeluErf : kGeluTanh);
-}
+int cpu_gelu(const RadArgs* a) { return run(a, std::strcmp(rad_args_gets_or(a, "approx", "none"), "tanh") ? kGeluErf : kGeluTanh); }

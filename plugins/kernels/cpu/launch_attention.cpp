@@ -75,13 +75,25 @@ int cpu_attention(const RadArgs* a) {
         }
     }
 
-    StoreJob st{rows_in(k), rows_in(v), kc->data, vc->data, kc->dtype, ps, tables, row_seq.data(),
-                stride, block, Hkv, hd, r0};
+    StoreJob st{rows_in(k), rows_in(v), kc->data, vc->data, kc->dtype, ps, tables, row_seq.data(), stride, block, Hkv, hd, r0};
     for_rows(r1 - r0, 2.0 * static_cast<double>(Hkv * hd), store_rows, st);
 
-    AttnArgs at{rows_in(q), rows_out(y), kc->data, vc->data, kc->dtype, ps, tables, stride, row_seq.data(),
-                H, Hkv, hd, block, window,
-                static_cast<float>(rad_args_getf(a, "scale")), static_cast<float>(rad_args_getf_or(a, "softcap", 0.0))};
+    AttnArgs at{rows_in(q),
+                rows_out(y),
+                kc->data,
+                vc->data,
+                kc->dtype,
+                ps,
+                tables,
+                stride,
+                row_seq.data(),
+                H,
+                Hkv,
+                hd,
+                block,
+                window,
+                static_cast<float>(rad_args_getf(a, "scale")),
+                static_cast<float>(rad_args_getf_or(a, "softcap", 0.0))};
     const int64_t tasks = (r1 - r0) * Hkv;
     const int threads = threads_for(work * 4.0 * static_cast<double>(H * hd), kMinWorkPerThread);
     const auto fn = kernels().attention;

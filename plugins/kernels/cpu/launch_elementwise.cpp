@@ -10,7 +10,11 @@ int cpu_embed(const RadArgs* a) {
     RadTensor* y = rad_arg_out(a, 2);
     if (!is_i32(ids) || !table || !is_f32(y) || !is_float_dtype(table->dtype)) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
-    EmbedArgs e{static_cast<const int32_t*>(ids->data), table->data, table->dtype, rows_out(y), rad_args_geti(a, "dim"),
+    EmbedArgs e{static_cast<const int32_t*>(ids->data),
+                table->data,
+                table->dtype,
+                rows_out(y),
+                rad_args_geti(a, "dim"),
                 static_cast<float>(rad_args_getf_or(a, "scale", 1.0))};
     for (int64_t i = 0; i < n; ++i)  // every id is checked before any row is written
         if (e.ids[i] < 0 || e.ids[i] >= vocab) return RAD_E_ARG;

@@ -29,8 +29,7 @@ int read_gemm(const RadArgs* a, GemmArgs* g) {
     g->M = rad_args_geti(a, "M");
     g->N = rad_args_geti(a, "N");
     g->K = rad_args_geti(a, "K");
-    if (w->rank != 2 || w->shape[0] != g->N || w->shape[1] != g->K || g->M < 0 || g->N < 0 || g->K < 0)
-        return RAD_E_SHAPE;
+    if (w->rank != 2 || w->shape[0] != g->N || w->shape[1] != g->K || g->M < 0 || g->N < 0 || g->K < 0) return RAD_E_SHAPE;
     g->x = rows_in(x);
     g->w = w->data;
     g->wdt = w->dtype;
@@ -50,9 +49,7 @@ void empty_sum(const GemmArgs& g) {
 
 using BlockFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t);
 
-void pack_rows(const GemmArgs& g, int64_t m0, int64_t m1) {
-    kernels().pack_bf16(g, const_cast<uint16_t*>(g.xbf), m0, m1);
-}
+void pack_rows(const GemmArgs& g, int64_t m0, int64_t m1) { kernels().pack_bf16(g, const_cast<uint16_t*>(g.xbf), m0, m1); }
 
 // Level 3's bf16-dot kernel, after packing x (in parallel over rows) into `packed`.
 BlockFn bf16dot_kernel(GemmArgs& g, std::vector<uint16_t>& packed) {
@@ -104,9 +101,8 @@ void pack_tiles(const PackJob& j, int64_t t0, int64_t t1) { kernels().pack_x(*j.
 // per block of 8 x rows.
 void amx_tail(const GemmArgs& g, int64_t done) {
     const int64_t blocks = (g.M + 7) / 8;
-    parallel_for(blocks, std::min<int>(gemm_threads(g), static_cast<int>(blocks)), [&](int64_t b) {
-        kernels().gemm(g, b * 8, std::min(g.M, b * 8 + 8), done, g.N);
-    });
+    parallel_for(blocks, std::min<int>(gemm_threads(g), static_cast<int>(blocks)),
+                 [&](int64_t b) { kernels().gemm(g, b * 8, std::min(g.M, b * 8 + 8), done, g.N); });
 }
 
 // Prefill: x packed once (in parallel over m-tiles), then (m-tile group, w slice) tasks.

@@ -22,7 +22,8 @@ constexpr double kMinWorkPerThread = 32768;
 
 // Runs fn(args, i0, i1) over rows [0, n) in contiguous slices, on the pool when the rows carry
 // enough work (`row_work` element operations each).
-template <class A> void for_rows(int64_t n, double row_work, void (*fn)(const A&, int64_t, int64_t), const A& args) {
+template <class A>
+void for_rows(int64_t n, double row_work, void (*fn)(const A&, int64_t, int64_t), const A& args) {
     if (n <= 0) return;
     const int threads = threads_for(static_cast<double>(n) * row_work, kMinWorkPerThread);
     const int64_t tasks = tasks_for(n, threads, 1);

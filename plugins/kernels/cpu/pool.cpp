@@ -55,7 +55,7 @@ struct Pool {
     std::atomic<int> sleeping{0};
     std::atomic<bool> stop{false};
     std::chrono::microseconds spin{60};  // how long an idle worker polls before it sleeps
-    std::vector<NumaNode> nodes;          // two or more, or none (numa.h)
+    std::vector<NumaNode> nodes;         // two or more, or none (numa.h)
     bool initialised = false;
 };
 
@@ -66,7 +66,7 @@ Pool& pool() {
     return *p;
 }
 
-thread_local bool t_in_region = false;  // set on workers and on a caller inside its region
+thread_local bool t_in_region = false;    // set on workers and on a caller inside its region
 thread_local bool t_interleaved = false;  // this thread's allocations already spread over the nodes
 
 // On a machine of several nodes: this thread allocates interleaved over them (once), and worker
@@ -204,13 +204,12 @@ void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx) {
     Pool& P = pool();
     std::unique_lock<std::mutex> region(P.region, std::try_to_lock);
     if (!region.owns_lock()) return serial();  // another thread's region holds the pool
-    join_nodes(P, -1);  // the caller's first touches of the weights spread over the nodes too
+    join_nodes(P, -1);                         // the caller's first touches of the weights spread over the nodes too
     const int workers = threads - 1;
     if (static_cast<int>(P.threads.size()) < workers) {  // only regions (holding `region`) grow it
         std::lock_guard<std::mutex> lk(P.mu);
         while (static_cast<int>(P.threads.size()) < workers)
-            P.threads.emplace_back(worker_main, std::ref(P), static_cast<int>(P.threads.size()),
-                                   P.seq.load(std::memory_order_relaxed));
+            P.threads.emplace_back(worker_main, std::ref(P), static_cast<int>(P.threads.size()), P.seq.load(std::memory_order_relaxed));
     }
     const Job j{fn, ctx, n_tasks, workers};
     P.next.store(0, std::memory_order_relaxed);
@@ -226,8 +225,10 @@ void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx) {
     t_in_region = false;
     // The caller's share is done; wait for the workers (yielding, in case they share our core).
     for (int spins = 0; P.done.load(std::memory_order_acquire) < workers; ++spins) {
-        if (spins < 2000) CPU_PAUSE();
-        else std::this_thread::yield();
+        if (spins < 2000)
+            CPU_PAUSE();
+        else
+            std::this_thread::yield();
     }
 }
 
@@ -236,7 +237,5 @@ void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx) {
 extern "C" {
 // Forces every parallel region onto `threads` threads, however small (a checker's switch);
 // 0 or less restores the automatic choice. Returns the previous forced count (0: automatic).
-RAD_EXPORT int avx_par_force(int threads) {
-    return cpu::pool().forced.exchange(threads > 0 ? threads : 0);
-}
+RAD_EXPORT int avx_par_force(int threads) { return cpu::pool().forced.exchange(threads > 0 ? threads : 0); }
 }

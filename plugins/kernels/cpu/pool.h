@@ -17,10 +17,11 @@ using TaskFn = void (*)(void* ctx, int64_t task);
 // Runs fn(ctx, t) for every t in [0, n_tasks) on up to `threads` threads, the caller included.
 void parallel_run(int64_t n_tasks, int threads, TaskFn fn, void* ctx);
 
-template <class F> void parallel_for(int64_t n_tasks, int threads, F&& f) {
+template <class F>
+void parallel_for(int64_t n_tasks, int threads, F&& f) {
     using Fn = std::remove_reference_t<F>;
-    parallel_run(n_tasks, threads, [](void* c, int64_t t) { (*static_cast<Fn*>(c))(t); },
-                 const_cast<void*>(static_cast<const void*>(&f)));
+    parallel_run(
+        n_tasks, threads, [](void* c, int64_t t) { (*static_cast<Fn*>(c))(t); }, const_cast<void*>(static_cast<const void*>(&f)));
 }
 
 // How many threads a region of `work` (any unit) should use when one thread deserves at least
@@ -31,9 +32,9 @@ int threads_for(double work, double per_thread);
 // least `min_units`, and never fewer than `threads` when units allow (so forced counts are real).
 int64_t tasks_for(int64_t units, int threads, int64_t min_units);
 
-int pool_size();        // threads a region may use (workers + the caller)
-int forced_threads();   // avx_par_force's count, 0 when automatic
-void pool_init();       // reads RADIANCE_THREADS; idempotent
-void pool_shutdown();   // joins the workers (rad_plugin_close)
+int pool_size();       // threads a region may use (workers + the caller)
+int forced_threads();  // avx_par_force's count, 0 when automatic
+void pool_init();      // reads RADIANCE_THREADS; idempotent
+void pool_shutdown();  // joins the workers (rad_plugin_close)
 
 }  // namespace cpu

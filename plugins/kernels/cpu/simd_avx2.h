@@ -67,8 +67,7 @@ struct VAvx2 {
     // Inputs are clamped to [-87.3, 88.3] so 2^n stays a normal float.
     CPU_VFN R exp(R x) {
         x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-        const R n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const R n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         R r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
         r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723212e-6f), r);
         R p = _mm256_set1_ps(1.0f / 5040.0f);

@@ -36,8 +36,7 @@ struct VAvx512 {
     CPU_VFN R copysign(R mag, R sgn) {
         const __m512i s = _mm512_set1_epi32(static_cast<int>(0x80000000u));
         // ternary logic 0xCA is a ? b : c, bit by bit: sgn's sign bit, mag's other bits.
-        return _mm512_castsi512_ps(
-            _mm512_ternarylogic_epi32(s, _mm512_castps_si512(sgn), _mm512_castps_si512(mag), 0xCA));
+        return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(s, _mm512_castps_si512(sgn), _mm512_castps_si512(mag), 0xCA));
     }
     // The W vectors a[0..16) into one whose lane i is the sum of a[i]'s lanes: pairs of lanes and
     // then 64-bit halves within each 128-bit lane (lane L of v[i] then holds a[4i..4i+4)'s partial
@@ -55,16 +54,14 @@ struct VAvx512 {
         return _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, 0x88), _mm512_shuffle_f32x4(x01, x23, 0xdd));
     }
     CPU_VFN float hsum(R v) {
-        __m256 x = _mm256_add_ps(_mm512_castps512_ps256(v),
-                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+        __m256 x = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
         __m128 y = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
         y = _mm_add_ps(y, _mm_movehl_ps(y, y));
         y = _mm_add_ss(y, _mm_shuffle_ps(y, y, 1));
         return _mm_cvtss_f32(y);
     }
     CPU_VFN float hmax(R v) {
-        __m256 x = _mm256_max_ps(_mm512_castps512_ps256(v),
-                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+        __m256 x = _mm256_max_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
         __m128 y = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
         y = _mm_max_ps(y, _mm_movehl_ps(y, y));
         y = _mm_max_ss(y, _mm_shuffle_ps(y, y, 1));
@@ -74,8 +71,8 @@ struct VAvx512 {
     // e^x as VAvx2::exp (see there): Cody-Waite reduction, Taylor to r^7, 2^n in the exponent.
     CPU_VFN R exp(R x) {
         x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
-        const R n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const R n =
+            _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         R r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
         r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860682030941723212e-6f), r);
         R p = _mm512_set1_ps(1.0f / 5040.0f);

@@ -101,10 +101,29 @@ int graph_launch(void* g, RadStream s) {
 void graph_destroy(void* g) { gpuGraphExecDestroy(static_cast<gpuGraphExec_t>(g)); }
 const char* last_error() { return g_error.c_str(); }
 
-RadDeviceApi g_api = {sizeof(RadDeviceApi), 0, GPU_RUNTIME_NAME, g_name, 0, 0, 0,
-                      mem_free, alloc, release, alloc_host, release_host,
-                      stream_create, stream_destroy, copy, fill, sync,
-                      graph_begin, graph_end, graph_launch, graph_destroy, last_error, {}};
+RadDeviceApi g_api = {sizeof(RadDeviceApi),
+                      0,
+                      GPU_RUNTIME_NAME,
+                      g_name,
+                      0,
+                      0,
+                      0,
+                      mem_free,
+                      alloc,
+                      release,
+                      alloc_host,
+                      release_host,
+                      stream_create,
+                      stream_destroy,
+                      copy,
+                      fill,
+                      sync,
+                      graph_begin,
+                      graph_end,
+                      graph_launch,
+                      graph_destroy,
+                      last_error,
+                      {}};
 bool g_open = false;
 
 }  // namespace

@@ -33,7 +33,7 @@ struct RopeTable;  // k_rope.h
 // The decode-row kernels' geometry (k_attention.cu fills it).
 struct AttnGeom {
     int n_head, n_head_kv, head_dim, block, n_seq, bt_stride, window, splits, group_chunks, group;
-    int own_row;  // 1: each row is its sequence's only one this step, and the kernel stores its k/v itself
+    int own_row;      // 1: each row is its sequence's only one this step, and the kernel stores its k/v itself
     int single_only;  // 1: rows of sequences with several rows this step are the flash kernel's
     // > 0: a row's context is cut into only as many of the splits as it needs for at most this many
     // keys each (live_splits, k_paged.h), the rest idle; with one live split the attention kernel
@@ -56,8 +56,8 @@ struct FlashGeom {
     int n_head, n_head_kv, block, n_seq, bt_stride, window;
     float scale, softcap;
     int64_t q_pitch, y_pitch;
-    int multi_only;  // 1: sequences with one row this step are left to the decode kernel
-    int block_shift; // log2(block) when block is a power of two, else -1 (attention_flash sets it)
+    int multi_only;   // 1: sequences with one row this step are left to the decode kernel
+    int block_shift;  // log2(block) when block is a power of two, else -1 (attention_flash sets it)
 };
 // The tensor-core prefill path (k_attention_flash.cu); RAD_E_UNSUPPORTED where it has none.
 int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_dim);

@@ -25,19 +25,23 @@ namespace gpu {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kMaxGroup = 8;   // query heads a block serves for one kv head
+constexpr int kMaxGroup = 8;  // query heads a block serves for one kv head
 constexpr int kMaxSplits = 32;
 
 template <typename C>
 __device__ __forceinline__ C from_f32(float v);
 template <>
-__device__ __forceinline__ float from_f32<float>(float v) { return v; }
+__device__ __forceinline__ float from_f32<float>(float v) {
+    return v;
+}
 template <>
-__device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) { return gpu_f32_to_bf16(v); }
+__device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) {
+    return gpu_f32_to_bf16(v);
+}
 
 template <typename C>
-__global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu,
-                           const int32_t* bt, AttnGeom g) {
+__global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu, const int32_t* bt,
+                           AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
@@ -85,9 +89,9 @@ __device__ __forceinline__ void load_row(const C* row, int lane, int hd, float* 
 // taken from the k and v inputs instead, and the first block of each kv head stores it, so the
 // store needs no launch of its own.
 template <typename C, int VPL, int G>
-__global__ void __launch_bounds__(kWarps * 32) k_attend(const float* q, const float* kin, const float* vin, C* kc, C* vc,
-                                                         const int32_t* pos, const int32_t* cu, const int32_t* bt, float* y,
-                                                         float* part, AttnGeom g) {
+__global__ void __launch_bounds__(kWarps * 32)
+    k_attend(const float* q, const float* kin, const float* vin, C* kc, C* vc, const int32_t* pos, const int32_t* cu, const int32_t* bt,
+             float* y, float* part, AttnGeom g) {
     // Until gpu_grid_wait this block reads only what no kernel of the step writes: the step's
     // positions, sequences and block tables, and in decode (own_row) the cache rows of earlier
     // positions, whose first load so overlaps the previous kernel's drain.
@@ -344,11 +348,15 @@ void launch_merge(const float* part, float* y, const int32_t* cu, const int32_t*
     gm.ph = phase_slots(kPhaseMerge, static_cast<int64_t>(grid.x) * grid.y, 4, s);
 #endif
     if (rb) {
-        if (wide) gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
-        else gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
+        if (wide)
+            gpu_launch(k_merge<true, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
+        else
+            gpu_launch(k_merge<false, true>, grid, 128, 0, s, part, y, cu, pos, gm, *rb);
     } else {
-        if (wide) gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
-        else gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
+        if (wide)
+            gpu_launch(k_merge<true, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
+        else
+            gpu_launch(k_merge<false, false>, grid, 128, 0, s, part, y, cu, pos, gm, none);
     }
 }
 
@@ -404,8 +412,7 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
         // head cost ~1 ms a layer at 256 decode rows (rad-enginebench --mixed, H200), the decode
         // kernel ~40 us (256 decode rows + a 64-row chunk: 60.4 -> 31.1 ms a step on an H200).
         const int multi_only = g.n_seq > 1 ? 1 : 0;
-        FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch,
-                     multi_only};
+        FlashGeom fg{g.n_head, g.n_head_kv, g.block, g.n_seq, g.bt_stride, g.window, g.scale, g.softcap, g.q_pitch, g.y_pitch, multi_only};
         const int rc = attention_flash(a, fg, n, g.head_dim);
         if (rc != RAD_E_UNSUPPORTED && (rc != RAD_OK || !multi_only)) return rc;
         if (rc == RAD_OK) g.single_only = 1;
@@ -431,8 +438,8 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto *kin = static_cast<const float*>(k->data), *vin = static_cast<const float*>(v->data);
     const int vpl = (g.head_dim + 31) / 32;
     auto go = [&](auto vpl_c, auto g_c) {
-        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kin, vin, kcp, vcp, pp, cp,
-                   bp, yp, part, g);
+        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kin, vin, kcp, vcp, pp, cp, bp,
+                   yp, part, g);
         return RAD_OK;
     };
     auto by_group = [&](auto vpl_c) {
@@ -448,7 +455,10 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     case 2: by_group(std::integral_constant<int, 2>{}); break;
     case 3: by_group(std::integral_constant<int, 3>{}); break;
     case 4: by_group(std::integral_constant<int, 4>{}); break;
-    case 5: case 6: case 7: case 8: by_group(std::integral_constant<int, 8>{}); break;
+    case 5:
+    case 6:
+    case 7:
+    case 8: by_group(std::integral_constant<int, 8>{}); break;
     default: return RAD_E_SHAPE;
     }
     if (g.splits > 1) launch_merge(part, yp, cp, pp, g, n, s);
@@ -482,8 +492,7 @@ int attend(const RadArgs* a, const RopeTable* rope) {
     g.window = static_cast<int>(rad_args_geti_or(a, "window", 0));
     g.scale = static_cast<float>(rad_args_getf(a, "scale"));
     g.softcap = static_cast<float>(rad_args_getf_or(a, "softcap", 0.0));
-    if (g.n_head_kv <= 0 || g.n_head % g.n_head_kv || g.head_dim > 256 || g.block <= 0 || kc->rank != 4 ||
-        kc->shape[1] != g.block)
+    if (g.n_head_kv <= 0 || g.n_head % g.n_head_kv || g.head_dim > 256 || g.block <= 0 || kc->rank != 4 || kc->shape[1] != g.block)
         return RAD_E_SHAPE;
     g.n_seq = static_cast<int>(cu->shape[0] - 1);
     g.bt_stride = static_cast<int>(bt->rank > 1 ? bt->shape[1] : bt->shape[0]);

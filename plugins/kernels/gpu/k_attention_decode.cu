@@ -41,15 +41,21 @@ using namespace mma;
 
 constexpr int kQRows = 16;  // query heads of one kv head an mma tile holds
 template <int W>
-constexpr int tile_keys() { return W * 16; }  // keys a tile, 16 a warp
+constexpr int tile_keys() {
+    return W * 16;
+}  // keys a tile, 16 a warp
 
 // Dynamic shared memory: the Q tile, two K and two V tiles; the warps' final states (16 rows x D
 // floats each, then their maxima and sums) reuse the tiles. ROPE adds the own k row turned and
 // the own v row, in f32, after the tiles.
 template <int D, int W>
-constexpr size_t dec_tiles_bytes() { return static_cast<size_t>(kQRows + 4 * tile_keys<W>()) * (D + 8) * sizeof(gpu_bf16); }
+constexpr size_t dec_tiles_bytes() {
+    return static_cast<size_t>(kQRows + 4 * tile_keys<W>()) * (D + 8) * sizeof(gpu_bf16);
+}
 template <int D, int W, bool ROPE>
-constexpr size_t dec_smem_bytes() { return dec_tiles_bytes<D, W>() + (ROPE ? 2 * D * sizeof(float) : 0); }
+constexpr size_t dec_smem_bytes() {
+    return dec_tiles_bytes<D, W>() + (ROPE ? 2 * D * sizeof(float) : 0);
+}
 static_assert(4 * kQRows * (128 + 2) * sizeof(float) <= 4 * tile_keys<4>() * (128 + 8) * sizeof(gpu_bf16),
               "the warps' states fit in the tile buffers (W warps' states, W * 16-key tiles)");
 
@@ -60,11 +66,10 @@ static_assert(4 * kQRows * (128 + 2) * sizeof(float) <= 4 * tile_keys<4>() * (12
 constexpr int kAttnPhases = 4 + kPhasePasses;  // the measuring build's stamps a block (k_phase.h)
 
 template <int D, int W, bool ROPE>
-__global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, const float* __restrict__ vin,
-                                                              gpu_bf16* __restrict__ kc, gpu_bf16* __restrict__ vc,
-                                                              const int32_t* __restrict__ pos, const int32_t* __restrict__ cu,
-                                                              const int32_t* __restrict__ bt, float* __restrict__ y,
-                                                              float* __restrict__ part, AttnGeom g, int block_shift, RopeTable rt) {
+__global__ void __launch_bounds__(W * 32)
+    k_attend_tc(float* q, float* kin, const float* __restrict__ vin, gpu_bf16* __restrict__ kc, gpu_bf16* __restrict__ vc,
+                const int32_t* __restrict__ pos, const int32_t* __restrict__ cu, const int32_t* __restrict__ bt, float* __restrict__ y,
+                float* __restrict__ part, AttnGeom g, int block_shift, RopeTable rt) {
     constexpr int P = D + 8;  // padded row (elements): ldmatrix rows fall in different banks
     constexpr int kTile = tile_keys<W>();
     extern __shared__ __align__(16) gpu_bf16 smem[];
@@ -84,7 +89,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
     const int p = pos[i];
     const int live = live_splits(g, p);
     if (z >= live) return;  // the whole block: no share of this row's context
-    int j0, j1;  // this split's keys: [j0, j1)
+    int j0, j1;             // this split's keys: [j0, j1)
     split_range(g, p, z, j0, j1);
     const int n_tiles = j1 > j0 ? (j1 - j0 + kTile - 1) / kTile : 0;
     const bool pre = n_tiles > 1;  // tile 1 loads with tile 0
@@ -157,8 +162,10 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
 #pragma unroll
         for (int it = 0; it < IT; ++it) {
             const int e = threadIdx.x + it * T, r = e / (D / 8);
-            const float* src = e >= E ? nullptr : r < group ? q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D
-                                                 : r == kQRows ? kown : nullptr;
+            const float* src = e >= E        ? nullptr
+                               : r < group   ? q + i * g.q_pitch + static_cast<int64_t>(h0 + r) * D
+                               : r == kQRows ? kown
+                                             : nullptr;
             a[it] = b[it] = make_float4(0.f, 0.f, 0.f, 0.f);
             if (src) {
                 a[it] = *reinterpret_cast<const float4*>(src + d);
@@ -256,7 +263,10 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         const int t0 = j0 + t * kTile;
         const bool ahead = pre && t == 0;  // tile t + 1 is in flight already
         const bool more = t + 1 < n_tiles && !ahead;
-        if (ahead) cp_async_wait_group<3>(); else cp_async_wait_all_but_newest();  // K(t) has landed
+        if (ahead)
+            cp_async_wait_group<3>();
+        else
+            cp_async_wait_all_but_newest();  // K(t) has landed
         __syncthreads();
         if (more) {
             load(sk(buf ^ 1), kc, t0 + kTile);
@@ -265,7 +275,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         if (!ahead) cp_async_commit();
         const int wj = t0 + kb;
         const bool active = wj < j1;  // the warp has keys in this tile
-        uint32_t pa[1][4];  // P as the A fragment of one k16 step
+        uint32_t pa[1][4];            // P as the A fragment of one k16 step
         if (active) {
             float sc[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
             const gpu_bf16* kt = sk(buf);
@@ -286,7 +296,10 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
                     float v = score_log2(sc[nt][e], g.scale, g.softcap, scale_log2);
                     v = j < j1 ? v : -FLT_MAX;
                     sc[nt][e] = v;
-                    if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
+                    if (e < 2)
+                        mx_a = fmaxf(mx_a, v);
+                    else
+                        mx_b = fmaxf(mx_b, v);
                 }
             float ca, cb, sa = 0.f, sb = 0.f;
             masked_probs(sc, mx_a, mx_b, m_a, m_b, ca, cb, sa, sb, pa);
@@ -294,7 +307,10 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
             l_b = l_b * cb + sb;
             rescale_o(o, ca, cb);
         }
-        if (ahead) cp_async_wait_group<2>(); else cp_async_wait_all_but_newest();  // V(t) has landed (K(t+1) may not)
+        if (ahead)
+            cp_async_wait_group<2>();
+        else
+            cp_async_wait_all_but_newest();  // V(t) has landed (K(t+1) may not)
         __syncthreads();
         if (more) {
             load(sv(buf ^ 1), vc, t0 + kTile);
@@ -323,7 +339,7 @@ __global__ void __launch_bounds__(W * 32) k_attend_tc(float* q, float* kin, cons
         asm volatile("cp.async.wait_all;\n" ::);  // the last (empty) groups
         __syncthreads();
         float* so = reinterpret_cast<float*>(smem);  // [warp][row][D]
-        float* sm = so + W * kQRows * D;              // [warp][row]
+        float* sm = so + W * kQRows * D;             // [warp][row]
         float* sl = sm + W * kQRows;
         const int ra = lane / 4, rb = ra + 8;
 #pragma unroll
@@ -443,7 +459,11 @@ int attention_decode_tc(const RadArgs* a, AttnGeom& g, int64_t n, float* part, c
     g.splits = big_splits;
     return launch_tc_for<8>(a, g, n, part, rope);
 #else
-    (void)a; (void)g; (void)n; (void)part; (void)rope;
+    (void)a;
+    (void)g;
+    (void)n;
+    (void)part;
+    (void)rope;
     return RAD_E_UNSUPPORTED;
 #endif
 }

@@ -41,7 +41,9 @@ __device__ __forceinline__ int tile_offset(int r, int d) {
     return static_cast<int>(wgmma::tile_chunk_offset<D>(r, d / 8) / sizeof(gpu_bf16));
 }
 template <int D>
-constexpr int tile_elems() { return kKeys * D; }
+constexpr int tile_elems() {
+    return kKeys * D;
+}
 
 // Where a thread's 16-byte pieces of one 64-position tile live in the paged cache (element
 // offsets, kv head and dim included): the block table is read once a tile for K and V both, and
@@ -114,18 +116,19 @@ __device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const uint32_t (&p
     wgmma::chain_and_wait(o, [&] {  // o was rescaled, pa16 written, since the last chain
 #pragma unroll
         for (int kk = 0; kk < kKeys / 16; ++kk) {
-            if constexpr (D == 128) wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
-            else wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+            if constexpr (D == 128)
+                wgmma::wgmma_m64n128k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
+            else
+                wgmma::wgmma_m64n64k16<1>(o, pa16[kk], wgmma::tile_desc_mn_major<D>(vt, kk), 1);
         }
     });
 #endif
 }
 
 template <int D>
-__global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc,
-                                                         const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
-                                                         const int32_t* __restrict__ cu, const int32_t* __restrict__ bt,
-                                                         float* __restrict__ y, FlashGeom g) {
+__global__ void __launch_bounds__(kThreadsFa)
+    k_flash(const float* __restrict__ q, const gpu_bf16* __restrict__ kc, const gpu_bf16* __restrict__ vc, const int32_t* __restrict__ pos,
+            const int32_t* __restrict__ cu, const int32_t* __restrict__ bt, float* __restrict__ y, FlashGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     constexpr int P = D + 8;  // the Q tile's padded row (elements): ldmatrix rows fall in different banks
@@ -148,7 +151,10 @@ __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ 
     int s = 0;
     for (int hi = g.n_seq; hi - s > 1;) {
         const int mid = (s + hi) / 2;
-        if (cu[mid] / kRows + mid <= bx) s = mid; else hi = mid;
+        if (cu[mid] / kRows + mid <= bx)
+            s = mid;
+        else
+            hi = mid;
     }
     const int t = bx - (cu[s] / kRows + s), rows = cu[s + 1] - cu[s];
     if (t < 0 || t * kRows >= rows || (g.multi_only && rows == 1)) return;
@@ -162,14 +168,14 @@ __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ 
     for (int i = 0; i < kRows * D / 4 / kThreadsFa; ++i) {
         const int e = threadIdx.x + i * kThreadsFa, r = e / (D / 4), d = (e % (D / 4)) * 4;
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r0 + r < r1) v = *reinterpret_cast<const float4*>(q + static_cast<int64_t>(r0 + r) * g.q_pitch + static_cast<int64_t>(h) * D + d);
+        if (r0 + r < r1)
+            v = *reinterpret_cast<const float4*>(q + static_cast<int64_t>(r0 + r) * g.q_pitch + static_cast<int64_t>(h) * D + d);
         *reinterpret_cast<uint2*>(&smem[r * P + d]) = make_uint2(pack_bf16(v.x, v.y), pack_bf16(v.z, v.w));
     }
     __syncthreads();
     uint32_t qa[D / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-        ldsm_x4(qa[kk], &smem[(warp * 16 + (lane % 16)) * P + kk * 16 + (lane / 16) * 8]);
+    for (int kk = 0; kk < D / 16; ++kk) ldsm_x4(qa[kk], &smem[(warp * 16 + (lane % 16)) * P + kk * 16 + (lane / 16) * 8]);
     __syncthreads();  // the Q staging area becomes the K and V tiles
 
     // Rows this thread accumulates: warp*16 + lane/4 and +8.
@@ -216,7 +222,7 @@ __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ 
         const bool active = j0 <= pmax_w;
         const bool mma_active = j0 <= pmax_wg;
         uint32_t pa16[kKeys / 16][4];  // P as A fragments: key tile pairs -> one k16 step
-        float sc[kKeys / 8][4];  // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys
+        float sc[kKeys / 8][4];        // S = Q K^T for 16 rows x 64 keys: 8 column tiles of 8 keys
         if (mma_active) qk_tile<D>(sc, qa, sk(buf));
         if (mma_active && !active) {
 #pragma unroll
@@ -266,7 +272,10 @@ __global__ void __launch_bounds__(kThreadsFa) k_flash(const float* __restrict__ 
                         const bool ok = p >= 0 && j <= p && (g.window <= 0 || p - j < g.window);
                         v = ok ? v : -FLT_MAX;
                         sc[nt][e] = v;
-                        if (e < 2) mx_a = fmaxf(mx_a, v); else mx_b = fmaxf(mx_b, v);
+                        if (e < 2)
+                            mx_a = fmaxf(mx_a, v);
+                        else
+                            mx_b = fmaxf(mx_b, v);
                     }
                 masked_probs(sc, mx_a, mx_b, m_a, m_b, ca, cb, sa, sb, pa16);
             }
@@ -312,15 +321,17 @@ int attention_flash(const RadArgs* a, const FlashGeom& g, int64_t n, int head_di
         static const gpuError_t attr = gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
         if (attr != gpuSuccess) return RAD_E_INTERNAL;
         gpu_launch(kernel, grid, kThreadsFa, smem, stream_of(a), static_cast<const float*>(q->data), static_cast<const gpu_bf16*>(kc->data),
-                                               static_cast<const gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data),
-                                               static_cast<const int32_t*>(cu->data), static_cast<const int32_t*>(bt->data),
-                                               static_cast<float*>(y->data), geo);
+                   static_cast<const gpu_bf16*>(vc->data), static_cast<const int32_t*>(pos->data), static_cast<const int32_t*>(cu->data),
+                   static_cast<const int32_t*>(bt->data), static_cast<float*>(y->data), geo);
         return launched();
     };
     if (head_dim == 128) return args(k_flash<128>, flash_smem_bytes<128>());
     if (head_dim == 64) return args(k_flash<64>, flash_smem_bytes<64>());
 #else
-    (void)a; (void)g; (void)n; (void)head_dim;
+    (void)a;
+    (void)g;
+    (void)n;
+    (void)head_dim;
 #endif
     return RAD_E_UNSUPPORTED;
 }

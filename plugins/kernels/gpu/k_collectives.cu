@@ -35,7 +35,7 @@ namespace gpu {
 namespace {
 
 constexpr int kMaxRanks = 8;
-constexpr int64_t kCtlBytes = 4096;            // control words at the head of each exchange buffer
+constexpr int64_t kCtlBytes = 4096;                // control words at the head of each exchange buffer
 constexpr int64_t kHalfBytes = int64_t{32} << 20;  // each of the two alternating halves
 constexpr int kThreads = 512;
 
@@ -50,8 +50,8 @@ struct Ctl {
 static_assert(sizeof(Ctl) <= kCtlBytes, "control words fit their page");
 
 struct PeerView {
-    char* base[kMaxRanks];       // every rank's exchange buffer as mapped in this process
-    const volatile int* abort;   // host-mapped: 1 once the group was torn down
+    char* base[kMaxRanks];      // every rank's exchange buffer as mapped in this process
+    const volatile int* abort;  // host-mapped: 1 once the group was torn down
     int rank, world;
 };
 
@@ -59,7 +59,7 @@ struct Group {
     const void* staging = nullptr;  // the generation's identity
     RadComm* comm = nullptr;
     bool broken = false;
-    char* local = nullptr;          // this rank's exchange buffer
+    char* local = nullptr;  // this rank's exchange buffer
     int* abort_host = nullptr;
     PeerView view{};
 #if RAD_GPU_NCCL
@@ -111,8 +111,8 @@ __device__ __forceinline__ float* half_of(const PeerView& v, int k, uint32_t e, 
 
 // x[rows, dim] (row pitch xp floats) = sum over ranks in rank order. VN floats per access.
 template <int VN>
-__global__ void __launch_bounds__(kThreads) k_p2p_all_reduce(float* x, int64_t xp, uint32_t rows, uint32_t dim, PeerView v,
-                                                             int64_t half_floats) {
+__global__ void __launch_bounds__(kThreads)
+    k_p2p_all_reduce(float* x, int64_t xp, uint32_t rows, uint32_t dim, PeerView v, int64_t half_floats) {
     gpu_grid_wait();
     using V = typename std::conditional<VN == 4, float4, float>::type;
     const uint32_t e = load_volatile(&reinterpret_cast<Ctl*>(v.base[v.rank])->epoch) + 1;
@@ -126,7 +126,10 @@ __global__ void __launch_bounds__(kThreads) k_p2p_all_reduce(float* x, int64_t x
             for (int k = 1; k < v.world; ++k) {
                 const V t = reinterpret_cast<const V*>(half_of(v, k, e, half_floats))[i];
                 if constexpr (VN == 4) {
-                    s.x += t.x; s.y += t.y; s.z += t.z; s.w += t.w;
+                    s.x += t.x;
+                    s.y += t.y;
+                    s.z += t.z;
+                    s.w += t.w;
                 } else {
                     s += t;
                 }
@@ -138,8 +141,8 @@ __global__ void __launch_bounds__(kThreads) k_p2p_all_reduce(float* x, int64_t x
 }
 
 // y[rows, span(k)] = x of rank k, spans r * total / world .. (r + 1) * total / world.
-__global__ void __launch_bounds__(kThreads) k_p2p_all_gather(const float* x, int64_t xp, float* y, int64_t yp, uint32_t rows,
-                                                             uint32_t total, PeerView v, int64_t half_floats) {
+__global__ void __launch_bounds__(kThreads)
+    k_p2p_all_gather(const float* x, int64_t xp, float* y, int64_t yp, uint32_t rows, uint32_t total, PeerView v, int64_t half_floats) {
     gpu_grid_wait();
     const uint32_t e = load_volatile(&reinterpret_cast<Ctl*>(v.base[v.rank])->epoch) + 1;
     const uint32_t t0 = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
@@ -222,7 +225,8 @@ int peers_ready(Group& g, gpuStream_t s) {
     if (capturing(s)) return fail("peer buffers must be set up outside a graph capture");
     RadComm* c = g.comm;
     void* p = nullptr;
-    if (gpuMalloc(&p, static_cast<size_t>(kCtlBytes + 2 * kHalfBytes)) != gpuSuccess) return fail("allocating the exchange buffer", RAD_E_NOMEM);
+    if (gpuMalloc(&p, static_cast<size_t>(kCtlBytes + 2 * kHalfBytes)) != gpuSuccess)
+        return fail("allocating the exchange buffer", RAD_E_NOMEM);
     g.local = static_cast<char*>(p);
     void* h = nullptr;
     if (gpuMemset(g.local, 0, static_cast<size_t>(kCtlBytes)) != gpuSuccess || gpuHostAllocMapped(&h, 64) != gpuSuccess)
@@ -324,8 +328,8 @@ int staged(const RadArgs* a, const RadTensor* in, RadTensor* out, int64_t in_col
     ha.t = h;
     if (int rc = op(&ha); rc != RAD_OK) return rc;
     const float* back = in == out ? hin.data() : hout.data();
-    if (gpuMemcpy2DAsync(out->data, op_, back, static_cast<size_t>(out_cols) * 4, static_cast<size_t>(out_cols) * 4,
-                         static_cast<size_t>(n), gpuMemcpyHostToDevice, s) != gpuSuccess ||
+    if (gpuMemcpy2DAsync(out->data, op_, back, static_cast<size_t>(out_cols) * 4, static_cast<size_t>(out_cols) * 4, static_cast<size_t>(n),
+                         gpuMemcpyHostToDevice, s) != gpuSuccess ||
         gpuStreamSynchronize(s) != gpuSuccess)  // the host rows are reused by the next launch
         return RAD_E_INTERNAL;
     return RAD_OK;
@@ -434,8 +438,7 @@ int all_reduce_nccl(const RadArgs* a) {
         gpuMemcpy2DAsync(buf, row, x->data, pitch, row, static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
     }
     rc = nccl_wait(*g, ncclAllReduce(buf, buf, static_cast<size_t>(n * dim), ncclFloat32, ncclSum, g->nccl, s), "ncclAllReduce");
-    if (rc == RAD_OK && buf != x->data)
-        gpuMemcpy2DAsync(x->data, pitch, buf, row, row, static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
+    if (rc == RAD_OK && buf != x->data) gpuMemcpy2DAsync(x->data, pitch, buf, row, row, static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
     return rc == RAD_OK ? launched() : rc;
 }
 
@@ -470,8 +473,8 @@ int all_gather_nccl(const RadArgs* a) {
     if (rc = nccl_wait(*g, ncclGroupEnd(), "the NCCL broadcasts"); rc != RAD_OK) return rc;
     for (int64_t k = 0; k < W; ++k) {
         const int64_t lo = span_lo(k, total, W), w = span_lo(k + 1, total, W) - lo;
-        gpuMemcpy2DAsync(static_cast<char*>(y->data) + lo * 4, yp, runs + n * lo, static_cast<size_t>(w) * 4,
-                         static_cast<size_t>(w) * 4, static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
+        gpuMemcpy2DAsync(static_cast<char*>(y->data) + lo * 4, yp, runs + n * lo, static_cast<size_t>(w) * 4, static_cast<size_t>(w) * 4,
+                         static_cast<size_t>(n), gpuMemcpyDeviceToDevice, s);
     }
     return launched();
 }

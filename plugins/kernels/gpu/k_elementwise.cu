@@ -14,8 +14,7 @@ namespace {
 // trip for the row. (A block walking a 4,096-wide bf16 row one value a thread at a time made 16
 // dependent round trips, 10.4 us: the first kernel of every decode step, H200 timeline.)
 template <typename W>
-__global__ void k_embed(const int32_t* ids, const W* table, float* y, int64_t y_pitch, int64_t dim, int64_t vocab,
-                        float scale, bool vec) {
+__global__ void k_embed(const int32_t* ids, const W* table, float* y, int64_t y_pitch, int64_t dim, int64_t vocab, float scale, bool vec) {
     constexpr int VN = 16 / static_cast<int>(sizeof(W));
     gpu_grid_wait();
     gpu_grid_release();
@@ -78,7 +77,8 @@ __global__ void k_glu4(const float* x, int64_t px, float* y, int64_t py, int64_t
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.y;
-    for (int64_t d = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; d < dim; d += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
+    for (int64_t d = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; d < dim;
+         d += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
         const float4 g = *reinterpret_cast<const float4*>(x + i * px + d), u = *reinterpret_cast<const float4*>(x + i * px + dim + d);
         auto act = [](float v) { return Kind == 0 ? silu(v) : gelu_tanh(v); };
         *reinterpret_cast<float4*>(y + i * py + d) = make_float4(act(g.x) * u.x, act(g.y) * u.y, act(g.z) * u.z, act(g.w) * u.w);
@@ -104,7 +104,9 @@ __global__ void k_gather(const float* x, int64_t px, const int32_t* ids, float* 
 }
 
 // Grid for an [n, dim] row loop: rows on y, enough blocks on x to cover the row.
-dim3 row_grid(int64_t n, int64_t dim) { return dim3(static_cast<unsigned>(ceil_div(dim, 256 * 4) > 0 ? ceil_div(dim, 256 * 4) : 1), static_cast<unsigned>(n)); }
+dim3 row_grid(int64_t n, int64_t dim) {
+    return dim3(static_cast<unsigned>(ceil_div(dim, 256 * 4) > 0 ? ceil_div(dim, 256 * 4) : 1), static_cast<unsigned>(n));
+}
 
 }  // namespace
 
@@ -133,8 +135,7 @@ int add(const RadArgs* a) {
     if (!x || !b || !y || x->dtype != RAD_F32 || b->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
     gpu_launch(k_add, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
-                                                       static_cast<const float*>(b->data), pitch_elems(b),
-                                                       static_cast<float*>(y->data), pitch_elems(y), dim);
+               static_cast<const float*>(b->data), pitch_elems(b), static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();
 }
 
@@ -161,7 +162,7 @@ int gelu(const RadArgs* a) {
     const char* approx = rad_args_gets_or(a, "approx", "none");
     const int tanh_form = approx[0] == 't';
     gpu_launch(k_gelu, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
-                                                        static_cast<float*>(y->data), pitch_elems(y), dim, tanh_form);
+               static_cast<float*>(y->data), pitch_elems(y), dim, tanh_form);
     return launched();
 }
 
@@ -171,8 +172,7 @@ int gather_rows(const RadArgs* a) {
     if (!x || !ids || !y || x->dtype != RAD_F32 || ids->dtype != RAD_I32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
     gpu_launch(k_gather, static_cast<unsigned>(n), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
-                                                                  static_cast<const int32_t*>(ids->data),
-                                                                  static_cast<float*>(y->data), pitch_elems(y), dim);
+               static_cast<const int32_t*>(ids->data), static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();
 }
 

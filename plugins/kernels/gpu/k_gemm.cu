@@ -13,16 +13,28 @@
 namespace gpu {
 namespace {
 
-template <typename W> struct Vec;  // 16 bytes of weights
-template <> struct Vec<gpu_bf16> { static constexpr int kN = 8; };
-template <> struct Vec<gpu_f16> { static constexpr int kN = 8; };
-template <> struct Vec<float> { static constexpr int kN = 4; };
+template <typename W>
+struct Vec;  // 16 bytes of weights
+template <>
+struct Vec<gpu_bf16> {
+    static constexpr int kN = 8;
+};
+template <>
+struct Vec<gpu_f16> {
+    static constexpr int kN = 8;
+};
+template <>
+struct Vec<float> {
+    static constexpr int kN = 4;
+};
 
 template <typename W>
 __device__ __forceinline__ void widen16(const uint4& raw, float* out) {
     if constexpr (sizeof(W) == 4) {
-        out[0] = __uint_as_float(raw.x); out[1] = __uint_as_float(raw.y);
-        out[2] = __uint_as_float(raw.z); out[3] = __uint_as_float(raw.w);
+        out[0] = __uint_as_float(raw.x);
+        out[1] = __uint_as_float(raw.y);
+        out[2] = __uint_as_float(raw.z);
+        out[3] = __uint_as_float(raw.w);
     } else {
         const W* h = reinterpret_cast<const W*>(&raw);
 #pragma unroll
@@ -51,8 +63,7 @@ __device__ __forceinline__ void load_chunks(uint4 (&raw)[U][R], const uint4* con
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int r = 0; r < R; ++r)
-            raw[u][r] = !GUARD || at + STEP * u < chunks ? __ldg(wrow[r] + at + STEP * u) : make_uint4(0, 0, 0, 0);
+        for (int r = 0; r < R; ++r) raw[u][r] = !GUARD || at + STEP * u < chunks ? __ldg(wrow[r] + at + STEP * u) : make_uint4(0, 0, 0, 0);
 }
 
 // A gemv's norm of its x rows (rms_norm_gemm): each x value times the norm weight (or 1 + it)
@@ -79,7 +90,10 @@ __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw
 #pragma unroll
         for (int q = 0; q < VN / 4; ++q) {
             const float4 t = __ldg(xp + q);
-            xv[m][4 * q] = t.x; xv[m][4 * q + 1] = t.y; xv[m][4 * q + 2] = t.z; xv[m][4 * q + 3] = t.w;
+            xv[m][4 * q] = t.x;
+            xv[m][4 * q + 1] = t.y;
+            xv[m][4 * q + 2] = t.z;
+            xv[m][4 * q + 3] = t.w;
         }
     }
     if constexpr (NORM) {
@@ -109,17 +123,17 @@ __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw
 // N rows each; a warp's first R/2 rows are gate rows n0.., its last R/2 the matching up rows
 // N + n0.., and it writes silu(gate) * up.
 template <typename W, int M, int R, bool GLU = false, bool ADD = false>
-__global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
-                                              const W* __restrict__ bias, float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
+__global__ void __launch_bounds__(256) k_gemv(const float* __restrict__ x, int64_t px, const W* __restrict__ w, const W* __restrict__ bias,
+                                              float* __restrict__ y, int64_t py, int64_t N, int64_t K) {
     constexpr int VN = Vec<W>::kN;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per warp
-    constexpr int U = 2;  // chunks per lane per iteration: U * R loads of 16 bytes in flight
+    constexpr int U = 2;                   // chunks per lane per iteration: U * R loads of 16 bytes in flight
     const int lane = threadIdx.x % 32;
     const int64_t n0 = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * COLS;
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
-    auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, 32, false>(raw, wrow, at, chunks); };
+    auto load = [&](uint4(&raw)[U][R], int64_t at) { load_chunks<U, R, 32, false>(raw, wrow, at, chunks); };
     // The weights are no earlier kernel's output: the first loads go out before the wait for the
     // previous kernel (programmatic dependent launch), so a layer's weight stream starts while the
     // norm or attention before it drains.
@@ -209,9 +223,9 @@ struct GemvOptions {
 };
 
 template <typename W, int M, int R, bool GLU = false, bool NORM = false, bool ADD = false>
-__global__ void __launch_bounds__(kBlockThreads, 4) k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w,
-                                                                 const W* __restrict__ bias, float* __restrict__ y, int64_t py,
-                                                                 int64_t N, int64_t K, GemvOptions opts) {
+__global__ void __launch_bounds__(kBlockThreads, 4)
+    k_gemv_block(const float* __restrict__ x, int64_t px, const W* __restrict__ w, const W* __restrict__ bias, float* __restrict__ y,
+                 int64_t py, int64_t N, int64_t K, GemvOptions opts) {
     constexpr int VN = Vec<W>::kN, T = kBlockThreads, WARPS = T / kWarpSize, U = 1;
     constexpr int COLS = GLU ? R / 2 : R;  // output columns per block
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * COLS;
@@ -219,7 +233,7 @@ __global__ void __launch_bounds__(kBlockThreads, 4) k_gemv_block(const float* __
     const int64_t chunks = K / VN;
     const uint4* wrow[R];
     weight_rows<W, R, GLU>(w, n0, N, K, wrow);
-    auto load = [&](uint4 (&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
+    auto load = [&](uint4(&raw)[U][R], int64_t at) { load_chunks<U, R, T, true>(raw, wrow, at, chunks); };
     int64_t c = threadIdx.x;
     uint4 cur[U][R], nxt[U][R];
     // Weights are no earlier kernel's output (see k_gemv): the first two chunk steps go out before
@@ -332,7 +346,9 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
         GemvOptions o = opts;
 #ifdef RAD_GPU_PHASES
         // the norm-fused qkv (not gate/up) and the output projection (gemm_add with K <= 8,192)
-        o.ph = NORM && !GLU ? phase_slots(kPhaseGemvNorm, blocks, 3, s) : ADD && K <= 8192 ? phase_slots(kPhaseGemvAdd, blocks, 3, s) : nullptr;
+        o.ph = NORM && !GLU       ? phase_slots(kPhaseGemvNorm, blocks, 3, s)
+               : ADD && K <= 8192 ? phase_slots(kPhaseGemvAdd, blocks, 3, s)
+                                  : nullptr;
 #endif
         gpu_launch(k_gemv_block<W, M, R, GLU, NORM, ADD>, blocks, kBlockThreads, 0, s, x, px, w, bias, y, py, N, K, o);
         return RAD_OK;
@@ -350,8 +366,8 @@ int launch_gemv(const float* x, int64_t px, const W* w, const W* bias, float* y,
 // N: output columns (for GLU, the rows of each half of the stacked weight). With a fusion (NORM,
 // ADD), RAD_E_UNSUPPORTED where no fused kernel serves these rows, for the caller to compose.
 template <typename W, bool GLU = false, bool NORM = false, bool ADD = false>
-int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
-         int64_t K, const GemvOptions& opts = {}) {
+int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N, int64_t K,
+         const GemvOptions& opts = {}) {
     const auto* xp = static_cast<const float*>(x->data);
     const auto* wp = static_cast<const W*>(w->data);
     const W* bp = bias ? static_cast<const W*>(bias->data) : nullptr;
@@ -359,8 +375,7 @@ int gemv(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
     const int64_t px = pitch_elems(x), py = pitch_elems(y);
     gpuStream_t s = stream_of(a);
     constexpr int VN = Vec<W>::kN;
-    const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 &&
-                     reinterpret_cast<uintptr_t>(wp) % 16 == 0;
+    const bool vec = K % VN == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0 && reinterpret_cast<uintptr_t>(wp) % 16 == 0;
     if constexpr (NORM || ADD) {
         if (!vec || M > (NORM ? 2 : 8)) return RAD_E_UNSUPPORTED;
     }
@@ -431,9 +446,7 @@ int gemm_add(const RadArgs* a) {
 }
 
 uint64_t rms_norm_gemm_scratch(const RadArgs* geom) { return rad_compose_rms_norm_gemm_scratch(geom) + gemm_blas_scratch(geom); }
-uint64_t rms_norm_gemm_swiglu_scratch(const RadArgs* geom) {
-    return rad_compose_rms_norm_gemm_scratch(geom) + gemm_swiglu_scratch(geom);
-}
+uint64_t rms_norm_gemm_swiglu_scratch(const RadArgs* geom) { return rad_compose_rms_norm_gemm_scratch(geom) + gemm_swiglu_scratch(geom); }
 
 // rms_norm_gemm (bias) and rms_norm_gemm_swiglu (GLU, no bias): x, the norm weight, w, [bias,] y.
 template <bool GLU>
@@ -445,12 +458,14 @@ int rms_norm_then(const RadArgs* a) {
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     if (nw->dtype == w->dtype) {
         const GemvOptions opts{nw->data, static_cast<float>(rad_args_getf(a, "eps")),
-                            static_cast<int>(rad_args_geti_or(a, "unit_offset", 0))};
+                               static_cast<int>(rad_args_geti_or(a, "unit_offset", 0))};
         const int rc = with_float_type(w->dtype, [&](auto t) { return gemv<decltype(t), GLU, true>(a, x, w, bias, y, M, N, K, opts); });
         if (rc != RAD_E_UNSUPPORTED) return rc;
     }
-    if constexpr (GLU) return rad_compose_rms_norm_gemm_swiglu(a, rms_norm, gemm_swiglu);
-    else return rad_compose_rms_norm_gemm(a, rms_norm, M <= 8 ? gemm_rows : gemm_blas);
+    if constexpr (GLU)
+        return rad_compose_rms_norm_gemm_swiglu(a, rms_norm, gemm_swiglu);
+    else
+        return rad_compose_rms_norm_gemm(a, rms_norm, M <= 8 ? gemm_rows : gemm_blas);
 }
 int rms_norm_gemm(const RadArgs* a) { return rms_norm_then<false>(a); }
 int rms_norm_gemm_swiglu(const RadArgs* a) { return rms_norm_then<true>(a); }

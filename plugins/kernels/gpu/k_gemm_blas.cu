@@ -24,8 +24,10 @@ __global__ void k_narrow(const float* x, int64_t px, T* out, int64_t K) {
     gpu_grid_release();
     const int64_t m = blockIdx.y;
     for (int64_t k = blockIdx.x * blockDim.x + threadIdx.x; k < K; k += gridDim.x * blockDim.x) {
-        if constexpr (sizeof(T) == 2 && std::is_same_v<T, gpu_bf16>) out[m * K + k] = gpu_f32_to_bf16(x[m * px + k]);
-        else out[m * K + k] = gpu_f32_to_f16(x[m * px + k]);
+        if constexpr (sizeof(T) == 2 && std::is_same_v<T, gpu_bf16>)
+            out[m * K + k] = gpu_f32_to_bf16(x[m * px + k]);
+        else
+            out[m * K + k] = gpu_f32_to_f16(x[m * px + k]);
     }
 }
 
@@ -37,14 +39,20 @@ __global__ void k_narrow8(const float* x, int64_t px, T* out, int64_t K) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t m = blockIdx.y;
-    for (int64_t k = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8; k < K; k += static_cast<int64_t>(gridDim.x) * blockDim.x * 8) {
+    for (int64_t k = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8; k < K;
+         k += static_cast<int64_t>(gridDim.x) * blockDim.x * 8) {
         const float4 a = *reinterpret_cast<const float4*>(x + m * px + k), b = *reinterpret_cast<const float4*>(x + m * px + k + 4);
         const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        union { T h[8]; uint4 u; } o;
+        union {
+            T h[8];
+            uint4 u;
+        } o;
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
-            if constexpr (std::is_same_v<T, gpu_bf16>) o.h[e] = gpu_f32_to_bf16(v[e]);
-            else o.h[e] = gpu_f32_to_f16(v[e]);
+            if constexpr (std::is_same_v<T, gpu_bf16>)
+                o.h[e] = gpu_f32_to_bf16(v[e]);
+            else
+                o.h[e] = gpu_f32_to_f16(v[e]);
         }
         *reinterpret_cast<uint4*>(out + m * K + k) = o.u;
     }
@@ -115,8 +123,8 @@ struct LtCall {
 // y (column-major N x M, ld py) = w^T (w column-major K x N, ld K) . xb (column-major K x M, ld ldb),
 // plus y's own values where accumulate (beta 1: the epilogue's one rounding of y + product is
 // the add kernel's).
-int lt_matmul(cudaDataType_t wt, const void* w, const void* xb, int64_t ldb, float* y, int64_t py, int64_t M, int64_t N,
-              int64_t K, void* workspace, gpuStream_t s, bool accumulate = false) {
+int lt_matmul(cudaDataType_t wt, const void* w, const void* xb, int64_t ldb, float* y, int64_t py, int64_t M, int64_t N, int64_t K,
+              void* workspace, gpuStream_t s, bool accumulate = false) {
     cublasLtHandle_t h = blas_handle();
     if (!h) return RAD_E_INTERNAL;
     LtCall c;
@@ -161,8 +169,8 @@ int lt_matmul(cudaDataType_t wt, const void* w, const void* xb, int64_t ldb, flo
 // accumulate (gemm_add without a bias): y += the product through cuBLASLt's beta, where it runs;
 // RAD_E_UNSUPPORTED otherwise, before anything is written to y.
 template <typename W>
-int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N,
-         int64_t K, bool accumulate = false) {
+int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTensor* bias, RadTensor* y, int64_t M, int64_t N, int64_t K,
+         bool accumulate = false) {
     gpuStream_t s = stream_of(a);
     const auto* xp = static_cast<const float*>(x->data);
     auto* yp = static_cast<float*>(y->data);
@@ -178,22 +186,23 @@ int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
             if (kWorkspace + xb_bytes <= a->scratch_bytes) {
                 W* xb = reinterpret_cast<W*>(ws + kWorkspace);
                 if (K % 8 == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0)
-                    gpu_launch(k_narrow8<W>, dim3(static_cast<unsigned>(ceil_div(K, 256 * 8)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
+                    gpu_launch(k_narrow8<W>, dim3(static_cast<unsigned>(ceil_div(K, 256 * 8)), static_cast<unsigned>(M)), 256, 0, s, xp, px,
+                               xb, K);
                 else
-                    gpu_launch(k_narrow<W>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb, K);
-                rc = lt_matmul(std::is_same_v<W, gpu_bf16> ? CUDA_R_16BF : CUDA_R_16F, w->data, xb, K, yp, py, M, N, K, ws, s,
-                               accumulate);
+                    gpu_launch(k_narrow<W>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, xb,
+                               K);
+                rc = lt_matmul(std::is_same_v<W, gpu_bf16> ? CUDA_R_16BF : CUDA_R_16F, w->data, xb, K, yp, py, M, N, K, ws, s, accumulate);
             }
         }
     }
 #endif
     if (accumulate) return rc == RAD_OK ? launched() : RAD_E_UNSUPPORTED;
     if (rc != RAD_OK)
-        gpu_launch(k_gemm_tiled<W>, dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s, 
-            xp, px, static_cast<const W*>(w->data), yp, py, M, N, K);
+        gpu_launch(k_gemm_tiled<W>, dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s, xp, px,
+                   static_cast<const W*>(w->data), yp, py, M, N, K);
     if (bias)
-        gpu_launch(k_add_bias<W>, dim3(static_cast<unsigned>(ceil_div(N, 1024)), static_cast<unsigned>(M)), 256, 0, s, 
-            yp, py, static_cast<const W*>(bias->data), N);
+        gpu_launch(k_add_bias<W>, dim3(static_cast<unsigned>(ceil_div(N, 1024)), static_cast<unsigned>(M)), 256, 0, s, yp, py,
+                   static_cast<const W*>(bias->data), N);
     return launched();
 }
 

@@ -22,12 +22,14 @@ __device__ __forceinline__ void mma16816(float* c, const uint32_t* a, uint32_t b
 __device__ __forceinline__ void ldsm_x4(uint32_t* r, const void* p) {
     const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
 }
 __device__ __forceinline__ void ldsm_x4_t(uint32_t* r, const void* p) {
     const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
 }
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
     const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -37,7 +39,9 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool va
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all_but_newest() { asm volatile("cp.async.wait_group 1;\n" ::); }
 template <int N>  // until at most the N newest groups are in flight
-__device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_wait_group() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
 
 // 2^x in one MUFU instruction (exp2f adds range handling a softmax does not need: its arguments
 // are <= 0 and a flush to zero of tiny results is what it wants).
@@ -73,8 +77,8 @@ __device__ __forceinline__ float score_log2(float s, float scale, float softcap,
 // 0 even while the row's max is still -FLT_MAX (no key seen yet), where exp2 of the difference
 // would be 1.
 template <int NT>
-__device__ __forceinline__ void masked_probs(const float (&sc)[NT][4], float mx_a, float mx_b, float& m_a, float& m_b,
-                                             float& ca, float& cb, float& sa, float& sb, uint32_t (&pa)[NT / 2][4]) {
+__device__ __forceinline__ void masked_probs(const float (&sc)[NT][4], float mx_a, float mx_b, float& m_a, float& m_b, float& ca, float& cb,
+                                             float& sa, float& sb, uint32_t (&pa)[NT / 2][4]) {
     mx_a = quad_max(mx_a);
     mx_b = quad_max(mx_b);
     ca = fast_exp2(m_a - mx_a);
@@ -98,8 +102,10 @@ template <int DT>
 __device__ __forceinline__ void rescale_o(float (&o)[DT][4], float ca, float cb) {
 #pragma unroll
     for (int j = 0; j < DT; ++j) {
-        o[j][0] *= ca; o[j][1] *= ca;
-        o[j][2] *= cb; o[j][3] *= cb;
+        o[j][0] *= ca;
+        o[j][1] *= ca;
+        o[j][2] *= cb;
+        o[j][3] *= cb;
     }
 }
 

@@ -17,8 +17,8 @@ __device__ float block_sum(float v, float* red) {
 }
 
 template <typename W>
-__global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups,
-                            float eps, int unit_offset) {
+__global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups, float eps,
+                            int unit_offset) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float red[32];
@@ -38,8 +38,8 @@ __global__ void k_rms_block(const float* x, int64_t px, const W* w, float* y, in
 // chain's order (the same threads per row as rms_norm picks, each summing its strided values),
 // so it is byte-identical to add followed by rms_norm (its `replaces`).
 template <typename W>
-__global__ void __launch_bounds__(1024) k_add_rms_block(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py, int64_t dim,
-                                float eps, int unit_offset) {
+__global__ void __launch_bounds__(1024) k_add_rms_block(float* x, int64_t px, const float* r, int64_t pr, const W* w, float* y, int64_t py,
+                                                        int64_t dim, float eps, int unit_offset) {
     // A thread's first kKeep values stay in registers between the two passes, and their weights
     // load before the wait for the previous kernel (they are no kernel's output): one global
     // round trip fewer on the decode path, where this runs as one block twice a layer.
@@ -112,8 +112,8 @@ __global__ void k_add_rms_warp(float* x, int64_t px, const float* r, int64_t pr,
 
 // One warp per vector: per-head q/k norms have many short vectors.
 template <typename W>
-__global__ void k_rms_warp(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups,
-                           int64_t vectors, float eps, int unit_offset) {
+__global__ void k_rms_warp(const float* x, int64_t px, const W* w, float* y, int64_t py, int64_t dim, int groups, int64_t vectors,
+                           float eps, int unit_offset) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t vec = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize;
@@ -145,8 +145,7 @@ __global__ void k_layer_norm(const float* x, int64_t px, const W* w, const W* b,
     float ss = 0.0f;
     for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) ss += (v[d] - mean) * (v[d] - mean);
     const float r = 1.0f / sqrtf(block_sum(ss, red) / static_cast<float>(dim) + eps);
-    for (int64_t d = threadIdx.x; d < dim; d += blockDim.x)
-        out[d] = (v[d] - mean) * r * gpu_to_f32(w[d]) + (b ? gpu_to_f32(b[d]) : 0.0f);
+    for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) out[d] = (v[d] - mean) * r * gpu_to_f32(w[d]) + (b ? gpu_to_f32(b[d]) : 0.0f);
 }
 
 }  // namespace
@@ -165,13 +164,13 @@ int rms_norm(const RadArgs* a) {
         auto* yp = static_cast<float*>(y->data);
         if (dim <= 256) {
             const int64_t vectors = n * groups;
-            gpu_launch(k_rms_warp<W>, static_cast<unsigned>(ceil_div(vectors, 8)), 256, 0, stream_of(a), 
-                xp, pitch_elems(x), static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, vectors, eps, unit);
+            gpu_launch(k_rms_warp<W>, static_cast<unsigned>(ceil_div(vectors, 8)), 256, 0, stream_of(a), xp, pitch_elems(x),
+                       static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, vectors, eps, unit);
         } else {
             // Few vectors (decode): wide blocks, so one vector's latency is spread over 1024 threads.
             const int threads = n * groups < 264 ? 1024 : 256;
-            gpu_launch(k_rms_block<W>, static_cast<unsigned>(n * groups), threads, 0, stream_of(a), 
-                xp, pitch_elems(x), static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, eps, unit);
+            gpu_launch(k_rms_block<W>, static_cast<unsigned>(n * groups), threads, 0, stream_of(a), xp, pitch_elems(x),
+                       static_cast<const W*>(w->data), yp, pitch_elems(y), dim, groups, eps, unit);
         }
         return launched();
     });
@@ -209,9 +208,9 @@ int layer_norm(const RadArgs* a) {
     const float eps = static_cast<float>(rad_args_getf(a, "eps"));
     return with_float_type(w->dtype, [&](auto t) {
         using W = decltype(t);
-        gpu_launch(k_layer_norm<W>, static_cast<unsigned>(n), 256, 0, stream_of(a), 
-            static_cast<const float*>(x->data), pitch_elems(x), static_cast<const W*>(w->data),
-            b ? static_cast<const W*>(b->data) : nullptr, static_cast<float*>(y->data), pitch_elems(y), dim, eps);
+        gpu_launch(k_layer_norm<W>, static_cast<unsigned>(n), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
+                   static_cast<const W*>(w->data), b ? static_cast<const W*>(b->data) : nullptr, static_cast<float*>(y->data),
+                   pitch_elems(y), dim, eps);
         return launched();
     });
 }

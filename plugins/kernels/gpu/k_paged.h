@@ -10,7 +10,10 @@ __device__ __forceinline__ int seq_of_row(const int32_t* cu, int n_seq, int64_t 
     int lo = 0, hi = n_seq;
     while (hi - lo > 1) {
         const int mid = (lo + hi) / 2;
-        if (cu[mid] <= i) lo = mid; else hi = mid;
+        if (cu[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -54,8 +57,6 @@ __device__ __forceinline__ void split_range(const AttnGeom& g, int p, int z, int
 }
 
 // log2(block) when block is a power of two, else -1.
-inline int block_shift_of(int block) {
-    return block > 0 && (block & (block - 1)) == 0 ? __builtin_ctz(static_cast<unsigned>(block)) : -1;
-}
+inline int block_shift_of(int block) { return block > 0 && (block & (block - 1)) == 0 ? __builtin_ctz(static_cast<unsigned>(block)) : -1; }
 
 }  // namespace gpu

@@ -45,8 +45,8 @@ int rope(const RadArgs* a) {
     if (!rope_table(a, rot, &t)) return RAD_E_UNSUPPORTED;
     // Rows on x, each row's (head, pair) rotations over y: a decode row is still many blocks.
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(ceil_div(n_head * t.half, 128)));
-    gpu_launch(k_rope, grid, 128, 0, stream_of(a), static_cast<float*>(x->data), pitch_elems(x),
-               static_cast<const int32_t*>(pos->data), static_cast<int>(n_head), static_cast<int>(hd), t);
+    gpu_launch(k_rope, grid, 128, 0, stream_of(a), static_cast<float*>(x->data), pitch_elems(x), static_cast<const int32_t*>(pos->data),
+               static_cast<int>(n_head), static_cast<int>(hd), t);
     return launched();
 }
 

@@ -22,12 +22,8 @@ bool rope_table(const RadArgs* a, int64_t rot, RopeTable* t);
 
 // The pair (va, vb) turned by (c, s): each product rounded before the sum (no fused multiply-add
 // for the compiler to place differently in different kernels).
-__device__ __forceinline__ float rope_first(float va, float vb, float c, float s) {
-    return __fsub_rn(__fmul_rn(va, c), __fmul_rn(vb, s));
-}
-__device__ __forceinline__ float rope_second(float va, float vb, float c, float s) {
-    return __fadd_rn(__fmul_rn(vb, c), __fmul_rn(va, s));
-}
+__device__ __forceinline__ float rope_first(float va, float vb, float c, float s) { return __fsub_rn(__fmul_rn(va, c), __fmul_rn(vb, s)); }
+__device__ __forceinline__ float rope_second(float va, float vb, float c, float s) { return __fadd_rn(__fmul_rn(vb, c), __fmul_rn(va, s)); }
 // cos and sin of position p's angle for pair j, times the table's multiplier.
 __device__ __forceinline__ void rope_angle(const RopeTable& t, int32_t p, int j, float& c, float& s) {
     const float ang = static_cast<float>(p) * t.inv[j];

@@ -13,8 +13,8 @@ using block_sampler::kSampleThreads;
 using block_sampler::sample_row;
 using block_sampler::Shared;
 
-__global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64_t px, const float* cfg, int64_t pcfg,
-                                                           const double* u, int32_t* y, int64_t vocab) {
+__global__ void __launch_bounds__(kSampleThreads)
+    k_sample(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ Shared sh;
@@ -34,9 +34,9 @@ int sample(const RadArgs* a) {
     if (vocab <= 0 || vocab > INT_MAX) return RAD_E_ARG;
     if (n <= 0) return RAD_OK;
     if (launch_sample_prefilter(a, n, vocab)) return launched();
-    gpu_launch(k_sample, static_cast<unsigned>(n), kSampleThreads, 0, stream_of(a), static_cast<const float*>(x->data),
-               pitch_elems(x), static_cast<const float*>(cfg->data), pitch_elems(cfg), static_cast<const double*>(u->data),
-               static_cast<int32_t*>(y->data), vocab);
+    gpu_launch(k_sample, static_cast<unsigned>(n), kSampleThreads, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
+               static_cast<const float*>(cfg->data), pitch_elems(cfg), static_cast<const double*>(u->data), static_cast<int32_t*>(y->data),
+               vocab);
     return launched();
 }
 

@@ -27,9 +27,9 @@ using block_sampler::top_k_asked;
 using pick::better;
 using pick::block_best;
 
-constexpr int kPreSpan = 4096;     // ids a part: its keys sort in 32 KiB of shared memory
-constexpr int kPreMaxK = 64;       // the largest top_k it serves
-constexpr int kPreMaxParts = 64;   // parts x top_k candidates sort in 32 KiB too (vocabularies up to 256k)
+constexpr int kPreSpan = 4096;    // ids a part: its keys sort in 32 KiB of shared memory
+constexpr int kPreMaxK = 64;      // the largest top_k it serves
+constexpr int kPreMaxParts = 64;  // parts x top_k candidates sort in 32 KiB too (vocabularies up to 256k)
 
 int pre_parts(int64_t vocab) { return static_cast<int>((vocab + kPreSpan - 1) / kPreSpan); }
 uint64_t pre_scratch_bytes(int64_t n) {
@@ -74,8 +74,8 @@ __device__ void sort_desc(unsigned long long* keys, int n2) {
 // Block (row, part): the largest adjusted logit (x / temperature, then sane) of the part's ids,
 // for the row's max. Not k_argmax's parts: those rank sane(x), whose best need not give the
 // largest x / temperature where infinities and the largest floats meet.
-__global__ void __launch_bounds__(kSampleThreads) k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg,
-                                                                   int64_t vocab, int parts, float* pmax) {
+__global__ void __launch_bounds__(kSampleThreads)
+    k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, float* pmax) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float sv[32];
@@ -99,9 +99,9 @@ __device__ float pre_row_max(const float* pmax, int parts) {
 }
 
 // Block (row, part): the part's first keys (pre_keys of them), its count of ids with p > 0 and its mass.
-__global__ void __launch_bounds__(kSampleThreads) k_sample_pre_part(const float* x, int64_t px, const float* cfg, int64_t pcfg,
-                                                                    int64_t vocab, int parts, const float* pmax,
-                                                                    unsigned long long* cand, int* posc, double* pmass) {
+__global__ void __launch_bounds__(kSampleThreads)
+    k_sample_pre_part(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, const float* pmax,
+                      unsigned long long* cand, int* posc, double* pmass) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ unsigned long long keys[kPreSpan];
@@ -137,10 +137,9 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample_pre_part(const float*
 // One block a row: the pre-filter's cuts and draw where it served the row and its cut lies among
 // the candidates (top_k below the row's count of p > 0; top_p reached within the 64 largest),
 // else the one-block way.
-__global__ void __launch_bounds__(kSampleThreads) k_sample_pre_final(const float* x, int64_t px, const float* cfg, int64_t pcfg,
-                                                                     const double* u, int32_t* y, int64_t vocab, int parts,
-                                                                     const float* pmax, const unsigned long long* cand,
-                                                                     const int* posc, const double* pmass) {
+__global__ void __launch_bounds__(kSampleThreads)
+    k_sample_pre_final(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab, int parts,
+                       const float* pmax, const unsigned long long* cand, const int* posc, const double* pmass) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ union {
@@ -150,9 +149,9 @@ __global__ void __launch_bounds__(kSampleThreads) k_sample_pre_final(const float
     __shared__ unsigned long long top[kPreMaxK];
     __shared__ int n_keep;
     const float* c = cfg + blockIdx.x * pcfg;
-    const int top_k = pre_keys(c, vocab);  // the candidates a part kept
+    const int top_k = pre_keys(c, vocab);                              // the candidates a part kept
     const bool by_k = top_k_asked(static_cast<int64_t>(c[3]), vocab);  // else top_p alone, kPreMaxK a part
-    bool fast = top_k > 0;  // block-uniform from here on: every thread reads the same values
+    bool fast = top_k > 0;                                             // block-uniform from here on: every thread reads the same values
     if (fast) fast = pre_row_max(pmax, parts) > -INFINITY;
     if (fast && by_k) {
         int64_t positive = 0;
@@ -248,8 +247,8 @@ bool launch_sample_prefilter(const RadArgs* a, int64_t n, int64_t vocab) {
     const int64_t pxe = pitch_elems(x), pce = pitch_elems(cfg);
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(parts));
     gpu_launch(k_sample_pre_max, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts, pmax);
-    gpu_launch(k_sample_pre_part, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts,
-               static_cast<const float*>(pmax), cand, posc, pmass);
+    gpu_launch(k_sample_pre_part, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts, static_cast<const float*>(pmax),
+               cand, posc, pmass);
     gpu_launch(k_sample_pre_final, static_cast<unsigned>(n), kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce,
                static_cast<const double*>(u->data), static_cast<int32_t*>(y->data), vocab, parts, static_cast<const float*>(pmax),
                static_cast<const unsigned long long*>(cand), static_cast<const int*>(posc), static_cast<const double*>(pmass));

@@ -57,7 +57,7 @@ __device__ __forceinline__ bool top_k_asked(int64_t top_k, int64_t vocab) { retu
 // Shared state of one row's block.
 struct Shared {
     unsigned long long hist[kSampleWarps][256];  // per-warp radix histograms, folded into hist[0]
-    double dv[kSampleWarps];         // one slot per warp
+    double dv[kSampleWarps];                     // one slot per warp
     int iv[kSampleWarps];
     float bv[32];
     int bi[32];
@@ -197,7 +197,7 @@ __device__ int kth_id(const Row& r, const Span& s, Is is, int k, Shared& sh) {
 
 // One row (the block's) the one-block way.
 __device__ inline void sample_row(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab,
-                           Shared& sh) {
+                                  Shared& sh) {
     const float* c = cfg + blockIdx.x * pcfg;
     const float temperature = c[0], top_p = c[1], min_p = c[2];
     const int64_t top_k = static_cast<int64_t>(c[3]);
@@ -227,9 +227,11 @@ __device__ inline void sample_row(const float* x, int64_t px, const float* cfg, 
         s.each([&](int64_t j) { pos += r.prob(j) > 0 ? 1 : 0; });
         if (top_k < block_sum(pos, sh.iv)) {
             by_k = true;
-            vk = __uint_as_float(radix_select<false>(r, s, [](int64_t, float p) { return p > 0; }, static_cast<double>(top_k), sh));
+            vk = __uint_as_float(radix_select<false>(
+                r, s, [](int64_t, float p) { return p > 0; }, static_cast<double>(top_k), sh));
             const int ties_needed = static_cast<int>(top_k - static_cast<int64_t>(sh.above));
-            idk = kth_id(r, s, [vk](int64_t, float p) { return p == vk; }, ties_needed, sh);
+            idk = kth_id(
+                r, s, [vk](int64_t, float p) { return p == vk; }, ties_needed, sh);
         }
     }
     auto in_k = [by_k, vk, idk](int64_t j, float p) { return by_k ? (p > vk || (p == vk && j <= idk)) : p > 0; };
@@ -252,15 +254,18 @@ __device__ inline void sample_row(const float* x, int64_t px, const float* cfg, 
         s.each([&](int64_t j) {
             const float p = r.prob(j);
             if (!in_k(j, p)) return;
-            if (p > vp) above += p;
-            else if (p == vp) ++ties;
+            if (p > vp)
+                above += p;
+            else if (p == vp)
+                ++ties;
         });
         above = block_sum(above, sh.dv);
         ties = block_sum(ties, sh.iv);
         // Equal values add up one vp at a time: the number of ties the target needs.
         const double need = ceil((target - above) / static_cast<double>(vp));
         const int take = static_cast<int>(fmin(fmax(need, 1.0), static_cast<double>(max(ties, 1))));
-        idp = kth_id(r, s, [&in_k, vp](int64_t j, float p) { return p == vp && in_k(j, p); }, take, sh);
+        idp = kth_id(
+            r, s, [&in_k, vp](int64_t j, float p) { return p == vp && in_k(j, p); }, take, sh);
     }
     const bool by_min = min_p > 0.0f;
     const float floor_p = fminf(min_p, 1.0f);

@@ -69,8 +69,7 @@ void write_out() {
         if (p.next - l.base > kSlots) continue;  // overwritten by later launches (the bases wrapped)
         std::fprintf(f, "L %d %llu %d %d\n", l.kind, static_cast<unsigned long long>(l.blocks), l.phases, l.captured ? 1 : 0);
         for (uint64_t b = 0; b < l.blocks; ++b) {
-            for (int k = 0; k < l.phases; ++k)
-                std::fprintf(f, k ? " %llu" : "%llu", host[(l.base + b * l.phases + k) % kSlots]);
+            for (int k = 0; k < l.phases; ++k) std::fprintf(f, k ? " %llu" : "%llu", host[(l.base + b * l.phases + k) % kSlots]);
             std::fputc('\n', f);
         }
     }

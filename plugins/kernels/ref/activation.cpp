@@ -11,7 +11,8 @@ float gelu_tanh(float v) {
 }
 float gelu_erf(float v) { return 0.5f * v * (1.0f + std::erf(v / 1.4142135623730951f)); }
 
-template <float (*Act)(float)> int glu(const RadArgs* a) {
+template <float (*Act)(float)>
+int glu(const RadArgs* a) {
     const RadTensor* x = rad_arg_in(a, 0);
     RadTensor* y = rad_arg_out(a, 1);
     if (!ref::is_f32(x) || !ref::is_f32(y)) return RAD_E_DTYPE;

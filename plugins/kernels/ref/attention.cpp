@@ -24,8 +24,7 @@ int ref_attention(const RadArgs* a) {
     RadTensor *kc = rad_arg_out(a, 3), *vc = rad_arg_out(a, 4);
     const RadTensor *pos = rad_arg_in(a, 5), *cu = rad_arg_in(a, 6), *bt = rad_arg_in(a, 7);
     RadTensor* y = rad_arg_out(a, 8);
-    if (!ref::is_f32(q) || !ref::is_f32(k) || !ref::is_f32(v) || !ref::is_f32(y) || !kc || !vc || !pos || !cu || !bt)
-        return RAD_E_DTYPE;
+    if (!ref::is_f32(q) || !ref::is_f32(k) || !ref::is_f32(v) || !ref::is_f32(y) || !kc || !vc || !pos || !cu || !bt) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), H = rad_args_geti(a, "n_head"), Hkv = rad_args_geti(a, "n_head_kv");
     const int64_t hd = rad_args_geti(a, "head_dim"), block = rad_args_geti(a, "block");
     const int64_t window = rad_args_geti_or(a, "window", 0);

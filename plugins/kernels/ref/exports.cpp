@@ -21,11 +21,13 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
 
 #define ROW(name, op, fn, cons, ncons) \
-    {name, op, op, "reference " op, "any", "f32 activations", RAD_DOMAIN_HOST, 0, cons, ncons, 0, fn}
+    { name, op, op, "reference " op, "any", "f32 activations", RAD_DOMAIN_HOST, 0, cons, ncons, 0, fn }
 // A fused op as its chain of reference rows (rad_compose.h).
-#define CHAIN(name, op, fn, scratch, chain)                                                                              \
-    {name, op, op, "reference " chain, "any", "f32 activations", RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, fn, nullptr, \
-     nullptr, scratch, nullptr, nullptr, chain}
+#define CHAIN(name, op, fn, scratch, chain)                                                                                          \
+    {                                                                                                                                \
+        name, op, op, "reference " chain, "any", "f32 activations", RAD_DOMAIN_HOST, 0, c_float_weights, 1, 0, fn, nullptr, nullptr, \
+            scratch, nullptr, nullptr, chain                                                                                         \
+    }
 
 const RadKernelInfo rows[] = {
     ROW("ref_embed", "embed", ref_embed, c_float_weights, 1),
@@ -43,17 +45,16 @@ const RadKernelInfo rows[] = {
     ROW("ref_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
     ROW("ref_argmax", "argmax", ref_argmax, nullptr, 0),
     ROW("ref_sample", "sample", ref_sample, nullptr, 0),
-    {"ref_add_rms_norm", "add_rms_norm", "add_rms_norm", "reference add then rms_norm", "any", "f32 activations", RAD_DOMAIN_HOST,
-     0, c_float_weights, 1, 0, ref_add_rms_norm, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
+    {"ref_add_rms_norm", "add_rms_norm", "add_rms_norm", "reference add then rms_norm", "any", "f32 activations", RAD_DOMAIN_HOST, 0,
+     c_float_weights, 1, 0, ref_add_rms_norm, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
     {"ref_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "reference gemm then swiglu", "any", "f32 activations", RAD_DOMAIN_HOST, 0,
      c_float_weights, 1, 0, ref_gemm_swiglu, nullptr, nullptr, rad_compose_gemm_swiglu_scratch, nullptr, nullptr, "gemm,swiglu"},
     CHAIN("ref_gemm_add", "gemm_add", ref_gemm_add, rad_compose_gemm_add_scratch, "gemm,add"),
     CHAIN("ref_rms_norm_gemm", "rms_norm_gemm", ref_rms_norm_gemm, rad_compose_rms_norm_gemm_scratch, "rms_norm,gemm"),
     CHAIN("ref_rms_norm_gemm_swiglu", "rms_norm_gemm_swiglu", ref_rms_norm_gemm_swiglu, rad_compose_rms_norm_gemm_swiglu_scratch,
           "rms_norm,gemm_swiglu"),
-    {"ref_rope_attention", "rope_attention", "rope_attention", "reference rope on q and k, then attention", "any",
-     "f32 activations", RAD_DOMAIN_HOST, 0, c_block16, 1, 0, ref_rope_attention, nullptr, nullptr, nullptr, nullptr, nullptr,
-     "rope,attention"},
+    {"ref_rope_attention", "rope_attention", "rope_attention", "reference rope on q and k, then attention", "any", "f32 activations",
+     RAD_DOMAIN_HOST, 0, c_block16, 1, 0, ref_rope_attention, nullptr, nullptr, nullptr, nullptr, nullptr, "rope,attention"},
 };
 
 }  // namespace
@@ -69,8 +70,7 @@ RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
 RAD_EXPORT int rad_plugin_reference(void) { return 1; }
 RAD_CONVENTIONAL_KERNEL_EXPORTS(rows)
 RAD_EXPORT int rad_kernel_collective(int i) {
-    return i >= 0 && i < RAD_N_OF(rows) &&
-           (rows[i].op == std::string_view("all_reduce") || rows[i].op == std::string_view("all_gather"));
+    return i >= 0 && i < RAD_N_OF(rows) && (rows[i].op == std::string_view("all_reduce") || rows[i].op == std::string_view("all_gather"));
 }
 RAD_EXPORT int rad_kernel_concurrent(int i) { return !rad_kernel_collective(i); }
 }

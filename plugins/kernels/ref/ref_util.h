@@ -7,14 +7,13 @@
 namespace ref {
 
 // Row i of a row-major operand, honouring its row pitch.
-template <typename T> inline T* row(const RadTensor* t, int64_t i) {
+template <typename T>
+inline T* row(const RadTensor* t, int64_t i) {
     return reinterpret_cast<T*>(static_cast<char*>(t->data) + i * rad_tensor_row_pitch(t));
 }
 
 // Element (i, j) of a weight of any float dtype, widened to f32 (weights are dense, no pitch).
-inline float wload(const RadTensor* w, int64_t i, int64_t j, int64_t cols) {
-    return rad_load_f32(w->dtype, w->data, i * cols + j);
-}
+inline float wload(const RadTensor* w, int64_t i, int64_t j, int64_t cols) { return rad_load_f32(w->dtype, w->data, i * cols + j); }
 
 inline bool is_f32(const RadTensor* t) { return t && t->dtype == RAD_F32; }
 

@@ -8,7 +8,6 @@
 
 #include "ref_util.h"
 
-
 int ref_rope(const RadArgs* a) {
     RadTensor* x = rad_arg_out(a, 0);
     const RadTensor* pos = rad_arg_in(a, 1);

@@ -113,7 +113,6 @@ int ref_sample(const RadArgs* a) {
     if (vocab <= 0) return RAD_E_ARG;
     const auto* draws = static_cast<const double*>(u->data);
     int32_t* out = static_cast<int32_t*>(y->data);
-    for (int64_t i = 0; i < n; ++i)
-        out[i] = sample_row(ref::row<const float>(x, i), vocab, ref::row<const float>(cfg, i), draws[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = sample_row(ref::row<const float>(x, i), vocab, ref::row<const float>(cfg, i), draws[i]);
     return RAD_OK;
 }

@@ -13,6 +13,7 @@
  *
  * Fixed-size character fields keep the struct self-contained, so it is stored in a container
  * byte for byte and crosses the plugin boundary without ownership questions. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_RAD_ENCODING_H
 #define RADIANCE_RAD_ENCODING_H
 
@@ -45,7 +46,7 @@ typedef struct RadEncoding {
     char scheme[RAD_ENC_NAME];    /* "plain", "affine", or a quantiser's own */
     char transform[RAD_ENC_NAME]; /* "", "fwhtN", "perm", "givens" */
     int32_t n_planes;
-    int32_t vec;                  /* values one code covers (a grid's V); 1 otherwise */
+    int32_t vec; /* values one code covers (a grid's V); 1 otherwise */
     RadPlaneDesc planes[RAD_MAX_PLANES];
 } RadEncoding;
 
@@ -66,8 +67,7 @@ static inline RadEncoding rad_encoding_plain(int dtype) {
 
 /* Extent of plane `p` of an encoding for a weight of [rows x cols] (rank-1 weights: rows = 1).
  * Returns 0 on success, RAD_E_FORMAT for a malformed plane. */
-static inline int rad_plane_extent(const RadPlaneDesc* p, int64_t rows, int64_t cols,
-                                   int64_t* out_rows, int64_t* out_cols) {
+static inline int rad_plane_extent(const RadPlaneDesc* p, int64_t rows, int64_t cols, int64_t* out_rows, int64_t* out_cols) {
     if (p->kind == RAD_PLANE_TABLE) {
         if (p->rows < 0 || p->cols < 0) return RAD_E_FORMAT;
         *out_rows = p->rows;
@@ -77,7 +77,11 @@ static inline int rad_plane_extent(const RadPlaneDesc* p, int64_t rows, int64_t 
     if (p->kind != RAD_PLANE_TILED || p->block_r < 0 || p->block_c < 0) return RAD_E_FORMAT;
     int64_t br = p->block_r ? p->block_r : rows;
     int64_t bc = p->block_c ? p->block_c : cols;
-    if (br <= 0 || bc <= 0) { *out_rows = 0; *out_cols = 0; return RAD_OK; }
+    if (br <= 0 || bc <= 0) {
+        *out_rows = 0;
+        *out_cols = 0;
+        return RAD_OK;
+    }
     *out_rows = (rows + br - 1) / br;
     *out_cols = (cols + bc - 1) / bc;
     return RAD_OK;

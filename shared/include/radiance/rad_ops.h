@@ -7,6 +7,7 @@
  * Conventions: activations are row-major with a row pitch (RadTensor.row_pitch); the ranged
  * parameter is the row count of the step (`n`, or `M` for gemm); every op reads f32 activations
  * and writes f32 unless its `act` parameter says otherwise. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_RAD_OPS_H
 #define RADIANCE_RAD_OPS_H
 

@@ -3,6 +3,7 @@
  * Plain C so any compiler can build a plugin against it. Every struct here is part of the ABI:
  * its size and field offsets enter the layout fingerprint (rad_abi.h), so a change to one
  * without a bump of RAD_ABI_VERSION is still caught at load. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_RAD_TYPES_H
 #define RADIANCE_RAD_TYPES_H
 
@@ -22,10 +23,10 @@ typedef enum RadStatus {
     RAD_E_ARG = -4,         /* a required parameter is missing or malformed */
     RAD_E_NOMEM = -5,
     RAD_E_IO = -6,
-    RAD_E_FORMAT = -7,      /* bytes that do not parse (a container, a plane) */
-    RAD_E_ABI = -8,         /* ABI version or layout disagreement */
+    RAD_E_FORMAT = -7, /* bytes that do not parse (a container, a plane) */
+    RAD_E_ABI = -8,    /* ABI version or layout disagreement */
     RAD_E_INTERNAL = -9,
-    RAD_LAYOUT_ANY = 1      /* layout hook: reads the bytes without interpreting them */
+    RAD_LAYOUT_ANY = 1 /* layout hook: reads the bytes without interpreting them */
 } RadStatus;
 
 /* Element types of planes, tensors and operands. Values are stored in containers: never
@@ -56,12 +57,22 @@ typedef enum RadDType {
 /* Bits per element of a dtype (0 for unknown). */
 static inline int rad_dtype_bits(int dt) {
     switch (dt) {
-    case RAD_F32: case RAD_I32: case RAD_U32: return 32;
-    case RAD_F16: case RAD_BF16: case RAD_I16: return 16;
-    case RAD_F64: case RAD_I64: return 64;
-    case RAD_I8: case RAD_U8: case RAD_FP8_E4M3: case RAD_FP8_E5M2: return 8;
+    case RAD_F32:
+    case RAD_I32:
+    case RAD_U32: return 32;
+    case RAD_F16:
+    case RAD_BF16:
+    case RAD_I16: return 16;
+    case RAD_F64:
+    case RAD_I64: return 64;
+    case RAD_I8:
+    case RAD_U8:
+    case RAD_FP8_E4M3:
+    case RAD_FP8_E5M2: return 8;
     case RAD_U6: return 6;
-    case RAD_U4: case RAD_I4: case RAD_FP4_E2M1: return 4;
+    case RAD_U4:
+    case RAD_I4:
+    case RAD_FP4_E2M1: return 4;
     case RAD_U2: return 2;
     case RAD_U1: return 1;
     default: return 0;
@@ -70,20 +81,30 @@ static inline int rad_dtype_bits(int dt) {
 
 static inline const char* rad_dtype_name(int dt) {
     switch (dt) {
-    case RAD_F32: return "f32"; case RAD_F16: return "f16"; case RAD_BF16: return "bf16";
-    case RAD_F64: return "f64"; case RAD_I8: return "i8"; case RAD_U8: return "u8";
-    case RAD_I16: return "i16"; case RAD_I32: return "i32"; case RAD_I64: return "i64";
-    case RAD_U32: return "u32"; case RAD_FP8_E4M3: return "fp8_e4m3"; case RAD_FP8_E5M2: return "fp8_e5m2";
-    case RAD_U4: return "u4"; case RAD_I4: return "i4"; case RAD_U2: return "u2"; case RAD_U1: return "u1";
-    case RAD_U6: return "u6"; case RAD_FP4_E2M1: return "fp4_e2m1";
+    case RAD_F32: return "f32";
+    case RAD_F16: return "f16";
+    case RAD_BF16: return "bf16";
+    case RAD_F64: return "f64";
+    case RAD_I8: return "i8";
+    case RAD_U8: return "u8";
+    case RAD_I16: return "i16";
+    case RAD_I32: return "i32";
+    case RAD_I64: return "i64";
+    case RAD_U32: return "u32";
+    case RAD_FP8_E4M3: return "fp8_e4m3";
+    case RAD_FP8_E5M2: return "fp8_e5m2";
+    case RAD_U4: return "u4";
+    case RAD_I4: return "i4";
+    case RAD_U2: return "u2";
+    case RAD_U1: return "u1";
+    case RAD_U6: return "u6";
+    case RAD_FP4_E2M1: return "fp4_e2m1";
     default: return "?";
     }
 }
 
 /* Bytes of one row of `cols` elements: sub-byte rows start on a byte. */
-static inline uint64_t rad_row_bytes(int dt, uint64_t cols) {
-    return (cols * (uint64_t)rad_dtype_bits(dt) + 7u) / 8u;
-}
+static inline uint64_t rad_row_bytes(int dt, uint64_t cols) { return (cols * (uint64_t)rad_dtype_bits(dt) + 7u) / 8u; }
 
 #define RAD_MAX_RANK 4
 

@@ -37,9 +37,8 @@ PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key) {
 }
 
 double uniform_at(uint64_t seed, uint64_t position, uint32_t stream) {
-    const PhiloxCounter out = philox4x32_10(
-        {static_cast<uint32_t>(position), static_cast<uint32_t>(position >> 32), stream, 0u},
-        {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+    const PhiloxCounter out = philox4x32_10({static_cast<uint32_t>(position), static_cast<uint32_t>(position >> 32), stream, 0u},
+                                            {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
     const uint64_t bits = (static_cast<uint64_t>(out[0]) << 32 | out[1]) >> 11;  // 53 bits
     return static_cast<double>(bits) * 0x1.0p-53;
 }

@@ -22,8 +22,7 @@ Normalizer normalizer(std::span<const float> x) {
     return n;
 }
 
-std::vector<TokenLogprob> top_logprobs(std::span<const float> x, int32_t n, double log_sum,
-                                       std::vector<int32_t>& scratch) {
+std::vector<TokenLogprob> top_logprobs(std::span<const float> x, int32_t n, double log_sum, std::vector<int32_t>& scratch) {
     const size_t k = std::min(static_cast<size_t>(std::max(n, 0)), x.size());
     std::vector<TokenLogprob> out;
     if (k == 0) return out;

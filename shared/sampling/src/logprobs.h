@@ -17,7 +17,6 @@ Normalizer normalizer(std::span<const float> x);
 
 // The n largest entries (ties: lower id) as (id, x[id] - log_sum), most likely first.
 // `scratch` is reused between calls.
-std::vector<TokenLogprob> top_logprobs(std::span<const float> x, int32_t n, double log_sum,
-                                       std::vector<int32_t>& scratch);
+std::vector<TokenLogprob> top_logprobs(std::span<const float> x, int32_t n, double log_sum, std::vector<int32_t>& scratch);
 
 }  // namespace radiance::sampling::detail

@@ -30,8 +30,8 @@ void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> 
     }
 }
 
-void apply_presence_frequency(std::span<float> logits, std::span<const int32_t> seen,
-                              const std::vector<uint32_t>& counts, float presence, float frequency) {
+void apply_presence_frequency(std::span<float> logits, std::span<const int32_t> seen, const std::vector<uint32_t>& counts, float presence,
+                              float frequency) {
     for (int32_t id : seen) {
         const auto n = static_cast<float>(counts[static_cast<size_t>(id)]);
         logits[static_cast<size_t>(id)] -= presence + frequency * n;

@@ -21,7 +21,7 @@ void reset_counts(std::vector<uint32_t>& counts, std::vector<int32_t>& touched);
 void apply_repetition_penalty(std::span<float> logits, std::span<const int32_t> seen, float penalty);
 
 // OpenAI: logit -= presence * [count > 0] + frequency * count, for the counted tokens.
-void apply_presence_frequency(std::span<float> logits, std::span<const int32_t> seen,
-                              const std::vector<uint32_t>& counts, float presence, float frequency);
+void apply_presence_frequency(std::span<float> logits, std::span<const int32_t> seen, const std::vector<uint32_t>& counts, float presence,
+                              float frequency);
 
 }  // namespace radiance::sampling::detail

@@ -50,8 +50,7 @@ int32_t draw(std::span<const float> p, const std::vector<int32_t>* ids, double m
 
 }  // namespace
 
-SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams& s, const TokenHistory& history,
-                             uint64_t position) {
+SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams& s, const TokenHistory& history, uint64_t position) {
     if (logits.empty()) throw std::invalid_argument("sample: empty logits row");
     const size_t vocab = logits.size();
     const bool repetition = s.repetition_penalty != 1.0f && s.repetition_penalty > 0.0f;
@@ -119,8 +118,7 @@ int32_t Sampler::draw_token(std::span<const float> x, int32_t top, const Samplin
     return draw(probs_, &order_, mass, u);
 }
 
-SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history,
-                    uint64_t position) {
+SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position) {
     Sampler s;
     return s.sample(logits, params, history, position);
 }

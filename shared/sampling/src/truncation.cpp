@@ -66,9 +66,7 @@ Cut top_p_cut(std::span<const float> p, const std::vector<int32_t>& ids, double 
 
 }  // namespace
 
-bool truncates(const SamplingParams& s, size_t vocab) {
-    return uses_top_k(s, vocab) || s.top_p < 1.0f || s.min_p > 0.0f;
-}
+bool truncates(const SamplingParams& s, size_t vocab) { return uses_top_k(s, vocab) || s.top_p < 1.0f || s.min_p > 0.0f; }
 
 void surviving_tokens(std::span<const float> p, const SamplingParams& s, std::vector<int32_t>& survivors) {
     static thread_local std::vector<int32_t> positive, scratch;

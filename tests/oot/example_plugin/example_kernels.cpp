@@ -15,12 +15,11 @@ int axpy(const RadArgs* a) {
     return RAD_OK;
 }
 
-const RadParamSpec params[] = {{"n", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE},
-                               {"alpha", RAD_P_F64, RAD_OPTIONAL, RAD_PROLE_NONE}};
+const RadParamSpec params[] = {{"n", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE}, {"alpha", RAD_P_F64, RAD_OPTIONAL, RAD_PROLE_NONE}};
 const RadOperandSpec opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_INOUT, 0}};
 const RadOpSchema schemas[] = {{"oot_axpy", params, 2, opds, 2, "y = alpha * x + y over n f32 values"}};
-const RadKernelInfo rows[] = {{"axpy_host", "oot_axpy", "blas1", "y = alpha*x + y", "any n", "f32",
-                               RAD_DOMAIN_HOST, 10, nullptr, 0, 0, axpy}};
+const RadKernelInfo rows[] = {
+    {"axpy_host", "oot_axpy", "blas1", "y = alpha*x + y", "any n", "f32", RAD_DOMAIN_HOST, 10, nullptr, 0, 0, axpy}};
 
 }  // namespace
 

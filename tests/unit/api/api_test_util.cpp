@@ -22,8 +22,7 @@ const std::string kDir = std::string(RAD_SHARED_DIR) + "/tokenizers/qwen3/";
 }  // namespace
 
 const text::Tokenizer& qwen3_tokenizer() {
-    static const text::Tokenizer tok =
-        text::Tokenizer::from_file(kDir + "tokenizer.json", kDir + "tokenizer_config.json");
+    static const text::Tokenizer tok = text::Tokenizer::from_file(kDir + "tokenizer.json", kDir + "tokenizer_config.json");
     return tok;
 }
 
@@ -51,8 +50,10 @@ std::vector<SseEvent> parse_sse(const std::string& body) {
         SseEvent ev;
         std::istringstream block(body.substr(pos, end - pos));
         for (std::string line; std::getline(block, line);) {
-            if (line.rfind("event: ", 0) == 0) ev.event = line.substr(7);
-            else if (line.rfind("data: ", 0) == 0) ev.data += line.substr(6);
+            if (line.rfind("event: ", 0) == 0)
+                ev.event = line.substr(7);
+            else if (line.rfind("data: ", 0) == 0)
+                ev.data += line.substr(6);
         }
         if (!ev.data.empty() || !ev.event.empty()) out.push_back(ev);
         pos = end + 2;

@@ -19,7 +19,7 @@ const radiance::text::Tokenizer& qwen3_tokenizer();
 const radiance::text::Tokenizer& mistral_tokenizer();  // SentencePiece-style, with byte fallback
 const std::string& qwen3_chat_template();
 std::vector<int32_t> encode(const std::string& text);  // no special tokens
-int32_t token_id(const std::string& token);           // a special token's id
+int32_t token_id(const std::string& token);            // a special token's id
 
 struct Answer {
     int status = 0;

@@ -18,10 +18,10 @@ FakeGenerationService::~FakeGenerationService() {
 uint64_t FakeGenerationService::submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
     std::lock_guard lk(mu_);
     switch (settings_.refusal) {
-        case Refusal::QueueFull: throw QueueFull("queue is full (fake)");
-        case Refusal::NotReady: throw NotReady("warming up (fake)");
-        case Refusal::BadRequest: throw BadRequest("the fake refuses this", "prompt");
-        case Refusal::None: break;
+    case Refusal::QueueFull: throw QueueFull("queue is full (fake)");
+    case Refusal::NotReady: throw NotReady("warming up (fake)");
+    case Refusal::BadRequest: throw BadRequest("the fake refuses this", "prompt");
+    case Refusal::None: break;
     }
     const uint64_t id = next_id_++;
     submitted_.push_back(req);
@@ -110,8 +110,7 @@ void FakeGenerationService::loop() {
                 } else {
                     const int32_t t = script.empty() ? 0 : script[a.produced % script.size()];
                     TokenEvent ev{t, -0.25f * static_cast<float>(a.produced % 4), {}};
-                    for (int j = 0; j < a.req.sampling.top_logprobs; ++j)
-                        ev.top.push_back({t + j, ev.logprob - static_cast<float>(j)});
+                    for (int j = 0; j < a.req.sampling.top_logprobs; ++j) ev.top.push_back({t + j, ev.logprob - static_cast<float>(j)});
                     c.tokens.push_back(ev);
                 }
                 ++a.produced;

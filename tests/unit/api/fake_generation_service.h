@@ -22,11 +22,11 @@ public:
     enum class Refusal { None, QueueFull, NotReady, BadRequest };
 
     struct Settings {
-        std::vector<int32_t> script;      // generated in order, then the first stop token id (EOS)
-        size_t tokens_per_call = 2;       // per on_tokens() call
+        std::vector<int32_t> script;        // generated in order, then the first stop token id (EOS)
+        size_t tokens_per_call = 2;         // per on_tokens() call
         std::chrono::microseconds tick{0};  // between calls
         Refusal refusal = Refusal::None;
-        int fail_after = -1;              // finish with Error after this many tokens (-1: never)
+        int fail_after = -1;  // finish with Error after this many tokens (-1: never)
         ModelInfo info{"fake-model", 4096, 151936};
     };
 

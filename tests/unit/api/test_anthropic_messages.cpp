@@ -67,8 +67,8 @@ TEST_CASE("api messages: the streamed events the SDK expects", "[api]") {
             text += d["delta"]["text"].get<std::string>();
         }
     }
-    CHECK(names == std::vector<std::string>{"message_start", "content_block_start", "ping", "content_block_delta",
-                                            "content_block_stop", "message_delta", "message_stop"});
+    CHECK(names == std::vector<std::string>{"message_start", "content_block_start", "ping", "content_block_delta", "content_block_stop",
+                                            "message_delta", "message_stop"});
     CHECK(text == kScript);
     json start = json::parse(events[0].data)["message"];
     CHECK(start["usage"]["input_tokens"] == s.service.submitted().back().prompt.size());
@@ -125,9 +125,8 @@ TEST_CASE("api messages: errors in Anthropic's shape", "[api]") {
     check_anthropic_error(s.post("/v1/messages", messages_body({{"model", "claude-9"}})), 404, "not_found_error");
     check_anthropic_error(s.post("/v1/messages", messages_body({{"temperature", 1.5}})), 400, "invalid_request_error");
     check_anthropic_error(s.post("/v1/messages", messages_body({{"messages", json::array()}})), 400, "invalid_request_error");
-    check_anthropic_error(
-        s.post("/v1/messages", messages_body({{"messages", {{{"role", "user"}, {"content", {{{"type", "image"}}}}}}}})), 400,
-        "invalid_request_error");
+    check_anthropic_error(s.post("/v1/messages", messages_body({{"messages", {{{"role", "user"}, {"content", {{{"type", "image"}}}}}}}})),
+                          400, "invalid_request_error");
     check_anthropic_error(s.post("/v1/messages", messages_body({{"messages", {{{"role", "system"}, {"content", "x"}}}}})), 400,
                           "invalid_request_error");
     check_anthropic_error(s.post("/v1/messages", std::string("{not json")), 400, "invalid_request_error");

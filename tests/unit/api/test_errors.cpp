@@ -50,19 +50,17 @@ TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
     check_error(s.post("/v1/chat/completions", chat({{"logprobs", true}, {"top_logprobs", 21}})), 400, "top_logprobs");
     check_error(s.post("/v1/chat/completions", chat({{"repetition_penalty", 0}})), 400, "repetition_penalty");
     check_error(s.post("/v1/chat/completions", chat({{"stream_options", 1}})), 400, "stream_options");
-    check_error(s.post("/v1/chat/completions", chat({{"response_format", {{"type", "json_object"}}}})), 400,
-                "response_format");
+    check_error(s.post("/v1/chat/completions", chat({{"response_format", {{"type", "json_object"}}}})), 400, "response_format");
     check_error(s.post("/v1/chat/completions", chat({{"messages", "Hi"}})), 400, "messages");
     check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"content", "Hi"}}}}})), 400, "messages[0].role");
     // An unknown role (it was served as an assistant turn); mutation run: the role check removed
     // answers 200.
-    check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"role", "user"}, {"content", "Hi"}}, {{"role", "wizard"}, {"content", "Hi"}}}}})),
-                400, "messages[1].role");
-    check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"role", "user"}, {"content", 3}}}}})), 400,
-                "messages[0].content");
     check_error(s.post("/v1/chat/completions",
-                       chat({{"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}}}}}}}})),
-                400, "messages[0].content[0].type");
+                       chat({{"messages", {{{"role", "user"}, {"content", "Hi"}}, {{"role", "wizard"}, {"content", "Hi"}}}}})),
+                400, "messages[1].role");
+    check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"role", "user"}, {"content", 3}}}}})), 400, "messages[0].content");
+    check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}}}}}}}})), 400,
+                "messages[0].content[0].type");
     json no_messages = chat();
     no_messages.erase("messages");
     check_error(s.post("/v1/chat/completions", no_messages), 400, "messages");
@@ -127,8 +125,7 @@ TEST_CASE("api errors: a failing generation", "[api]") {
     auto events = parse_sse(st.body);
     REQUIRE(events.size() >= 2);
     CHECK(events.back().data == "[DONE]");
-    CHECK(json::parse(events[events.size() - 2].data)["error"]["message"].get<std::string>().find("rank") !=
-          std::string::npos);
+    CHECK(json::parse(events[events.size() - 2].data)["error"]["message"].get<std::string>().find("rank") != std::string::npos);
 }
 
 TEST_CASE("api errors: unknown routes and methods", "[api]") {

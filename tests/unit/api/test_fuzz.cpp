@@ -10,13 +10,50 @@ using namespace api_test;
 
 namespace {
 
-const std::vector<std::string> kFields = {
-    "model", "messages", "prompt", "max_tokens", "max_completion_tokens", "n", "stream", "stream_options", "stop",
-    "temperature", "top_p", "top_k", "min_p", "seed", "presence_penalty", "frequency_penalty", "repetition_penalty",
-    "logit_bias", "logprobs", "top_logprobs", "echo", "return_token_ids", "tools", "chat_template_kwargs",
-    "ignore_eos", "system", "stop_sequences", "n_predict", "repeat_penalty", "n_probs", "content", "tokens",
-    "with_pieces", "add_special", "response_format", "best_of", "suffix", "role", "text", "type", "tool_calls",
-    "continue_final_message", "add_generation_prompt", "return_tokens"};
+const std::vector<std::string> kFields = {"model",
+                                          "messages",
+                                          "prompt",
+                                          "max_tokens",
+                                          "max_completion_tokens",
+                                          "n",
+                                          "stream",
+                                          "stream_options",
+                                          "stop",
+                                          "temperature",
+                                          "top_p",
+                                          "top_k",
+                                          "min_p",
+                                          "seed",
+                                          "presence_penalty",
+                                          "frequency_penalty",
+                                          "repetition_penalty",
+                                          "logit_bias",
+                                          "logprobs",
+                                          "top_logprobs",
+                                          "echo",
+                                          "return_token_ids",
+                                          "tools",
+                                          "chat_template_kwargs",
+                                          "ignore_eos",
+                                          "system",
+                                          "stop_sequences",
+                                          "n_predict",
+                                          "repeat_penalty",
+                                          "n_probs",
+                                          "content",
+                                          "tokens",
+                                          "with_pieces",
+                                          "add_special",
+                                          "response_format",
+                                          "best_of",
+                                          "suffix",
+                                          "role",
+                                          "text",
+                                          "type",
+                                          "tool_calls",
+                                          "continue_final_message",
+                                          "add_generation_prompt",
+                                          "return_tokens"};
 
 class Fuzzer {
 public:
@@ -26,37 +63,38 @@ public:
 
     json random_value(int depth = 0) {
         switch (pick(depth > 2 ? 7 : 9)) {
-            case 0: return nullptr;
-            case 1: return pick(2) == 0;
-            case 2: {
-                static const std::vector<int64_t> ints = {0, 1, -1, 2, 5, 20, 21, 100, 128, 129, 4095, 4096, 151935,
-                                                          151936, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
-                return pick(2) ? json(ints[static_cast<size_t>(pick(static_cast<int>(ints.size())))]) : json(pick(300) - 20);
-            }
-            case 3: return json(std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(pick(3)));
-            case 4: {
-                static const std::vector<double> reals = {0.0, -0.0, 0.5, 1.0, 1.5, 2.0, -2.5, 1e-300, 1e300, -1e300, 100.5};
-                return reals[static_cast<size_t>(pick(static_cast<int>(reals.size())))];
-            }
-            case 5:
-            case 6: return random_string();
-            case 7: {
-                json a = json::array();
-                for (int i = 0, n = pick(5); i < n; ++i) a.push_back(random_value(depth + 1));
-                return a;
-            }
-            default: {
-                json o = json::object();
-                for (int i = 0, n = pick(4); i < n; ++i) o[kFields[static_cast<size_t>(pick(static_cast<int>(kFields.size())))]] = random_value(depth + 1);
-                return o;
-            }
+        case 0: return nullptr;
+        case 1: return pick(2) == 0;
+        case 2: {
+            static const std::vector<int64_t> ints = {0,   1,    -1,   2,      5,      20,        21,        100,       128,
+                                                      129, 4095, 4096, 151935, 151936, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN};
+            return pick(2) ? json(ints[static_cast<size_t>(pick(static_cast<int>(ints.size())))]) : json(pick(300) - 20);
+        }
+        case 3: return json(std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(pick(3)));
+        case 4: {
+            static const std::vector<double> reals = {0.0, -0.0, 0.5, 1.0, 1.5, 2.0, -2.5, 1e-300, 1e300, -1e300, 100.5};
+            return reals[static_cast<size_t>(pick(static_cast<int>(reals.size())))];
+        }
+        case 5:
+        case 6: return random_string();
+        case 7: {
+            json a = json::array();
+            for (int i = 0, n = pick(5); i < n; ++i) a.push_back(random_value(depth + 1));
+            return a;
+        }
+        default: {
+            json o = json::object();
+            for (int i = 0, n = pick(4); i < n; ++i)
+                o[kFields[static_cast<size_t>(pick(static_cast<int>(kFields.size())))]] = random_value(depth + 1);
+            return o;
+        }
         }
     }
 
     std::string random_string() {
-        static const std::vector<std::string> words = {"", "user", "assistant", "system", "tool", "developer", "text",
-                                                       "fake-model", "Hello", "lo wor", "<|im_end|>", "\xc3\xa9", "{{", "%}",
-                                                       "</think>", "\n", "function", "image"};
+        static const std::vector<std::string> words = {"",     "user",       "assistant", "system", "tool",       "developer",
+                                                       "text", "fake-model", "Hello",     "lo wor", "<|im_end|>", "\xc3\xa9",
+                                                       "{{",   "%}",         "</think>",  "\n",     "function",   "image"};
         if (pick(3)) return words[static_cast<size_t>(pick(static_cast<int>(words.size())))];
         std::string s;
         for (int i = 0, n = pick(40); i < n; ++i) s += static_cast<char>(32 + pick(95));
@@ -68,14 +106,18 @@ public:
         if (v.is_object() && !v.empty() && pick(3) && depth < 4) {
             auto it = v.begin();
             std::advance(it, pick(static_cast<int>(v.size())));
-            if (pick(4) == 0) v.erase(it);
-            else mutate(*it, depth + 1);
+            if (pick(4) == 0)
+                v.erase(it);
+            else
+                mutate(*it, depth + 1);
             return;
         }
         if (v.is_array() && !v.empty() && pick(3) && depth < 4) {
             const auto i = static_cast<size_t>(pick(static_cast<int>(v.size())));
-            if (pick(4) == 0) v.erase(i);
-            else mutate(v[i], depth + 1);
+            if (pick(4) == 0)
+                v.erase(i);
+            else
+                mutate(v[i], depth + 1);
             return;
         }
         if (v.is_object() && pick(2)) {
@@ -89,10 +131,10 @@ public:
     void damage(std::string& s) {
         if (s.empty()) return;
         switch (pick(4)) {
-            case 0: s.resize(static_cast<size_t>(pick(static_cast<int>(s.size())))); break;
-            case 1: s[static_cast<size_t>(pick(static_cast<int>(s.size())))] = static_cast<char>(pick(256)); break;
-            case 2: s.insert(static_cast<size_t>(pick(static_cast<int>(s.size()))), std::string(1 + pick(3), "{[\"\\,:]}"[pick(8)])); break;
-            default: s += s.substr(0, static_cast<size_t>(pick(static_cast<int>(s.size())))); break;
+        case 0: s.resize(static_cast<size_t>(pick(static_cast<int>(s.size())))); break;
+        case 1: s[static_cast<size_t>(pick(static_cast<int>(s.size())))] = static_cast<char>(pick(256)); break;
+        case 2: s.insert(static_cast<size_t>(pick(static_cast<int>(s.size()))), std::string(1 + pick(3), "{[\"\\,:]}"[pick(8)])); break;
+        default: s += s.substr(0, static_cast<size_t>(pick(static_cast<int>(s.size())))); break;
         }
     }
 
@@ -110,14 +152,31 @@ std::vector<Target> targets() {
     const json messages = {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi"}}};
     return {
         {"/v1/chat/completions",
-         {{"model", "fake-model"}, {"messages", messages}, {"max_tokens", 8}, {"stream", false}, {"stop", {"lo wor"}},
-          {"temperature", 0.7}, {"n", 2}, {"logprobs", true}, {"top_logprobs", 2}, {"logit_bias", {{"5", 1}}}}},
+         {{"model", "fake-model"},
+          {"messages", messages},
+          {"max_tokens", 8},
+          {"stream", false},
+          {"stop", {"lo wor"}},
+          {"temperature", 0.7},
+          {"n", 2},
+          {"logprobs", true},
+          {"top_logprobs", 2},
+          {"logit_bias", {{"5", 1}}}}},
         {"/v1/completions",
-         {{"model", "fake-model"}, {"prompt", "Say hi"}, {"max_tokens", 8}, {"echo", true}, {"stream", true},
-          {"stream_options", {{"include_usage", true}}}, {"return_token_ids", true}}},
+         {{"model", "fake-model"},
+          {"prompt", "Say hi"},
+          {"max_tokens", 8},
+          {"echo", true},
+          {"stream", true},
+          {"stream_options", {{"include_usage", true}}},
+          {"return_token_ids", true}}},
         {"/v1/messages",
-         {{"model", "fake-model"}, {"max_tokens", 8}, {"system", "Be brief."}, {"messages", {{{"role", "user"}, {"content", "Hi"}}}},
-          {"stop_sequences", {"are"}}, {"stream", true}},
+         {{"model", "fake-model"},
+          {"max_tokens", 8},
+          {"system", "Be brief."},
+          {"messages", {{{"role", "user"}, {"content", "Hi"}}}},
+          {"stop_sequences", {"are"}},
+          {"stream", true}},
          true},
         {"/completion", {{"prompt", "Say hi"}, {"n_predict", 8}, {"stream", false}, {"n_probs", 2}, {"stop", {"you"}}}},
         {"/tokenize", {{"content", "Hello world"}, {"with_pieces", true}}},

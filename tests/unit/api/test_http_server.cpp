@@ -280,9 +280,9 @@ TEST_CASE("api http: many concurrent streams on two io threads", "[api][http]") 
             Client c(srv.port());
             for (int k = 0; k < 2; ++k) {
                 auto res = c.send(http::verb::post, "/v1/chat/completions", chat({{"stream", i % 2 == 0}}).dump());
-                const bool ok = res.result_int() == 200 &&
-                                (i % 2 == 0 ? chat_stream_text(res.body())[0] == kScript
-                                            : json::parse(res.body())["choices"][0]["message"]["content"] == kScript);
+                const bool ok =
+                    res.result_int() == 200 && (i % 2 == 0 ? chat_stream_text(res.body())[0] == kScript
+                                                           : json::parse(res.body())["choices"][0]["message"]["content"] == kScript);
                 if (ok) ++good;
             }
         });
@@ -295,8 +295,10 @@ TEST_CASE("api http: Expect: 100-continue is answered before the body", "[api][h
     LiveServer srv;
     Client c(srv.port());
     const std::string body = json{{"content", "Hello world"}}.dump();
-    c.write_raw("POST /tokenize HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
-                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+    c.write_raw(
+        "POST /tokenize HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n");
     CHECK(c.read_until("\r\n\r\n").rfind("HTTP/1.1 100 Continue", 0) == 0);
     c.write_raw(body);
     auto res = c.read();
@@ -316,8 +318,8 @@ TEST_CASE("api http: HTTP/1.0 streams end with the connection", "[api][http]") {
     LiveServer srv;
     Client c(srv.port());
     const std::string body = chat({{"stream", true}}).dump();
-    c.write_raw("POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: " +
-                std::to_string(body.size()) + "\r\n\r\n" + body);
+    c.write_raw("POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                "\r\n\r\n" + body);
     const std::string answer = c.read_to_end();
     CHECK(answer.rfind("HTTP/1.0 200", 0) == 0);
     CHECK(answer.find("chunked") == std::string::npos);
@@ -541,8 +543,8 @@ TEST_CASE("api http: out of descriptors the accept loop backs off, then serves a
     const std::string before = answer_within(0);
     restore();
     INFO("CPU while out of descriptors: " << spent << " s in 1 s");
-    CHECK(before.empty());  // not served while no descriptor was free...
-    CHECK(spent < 0.3);     // ...and not spinning either
+    CHECK(before.empty());                                     // not served while no descriptor was free...
+    CHECK(spent < 0.3);                                        // ...and not spinning either
     CHECK(answer_within(2000).rfind("HTTP/1.1 200", 0) == 0);  // then served
     ::close(c);
     Client fresh(srv.port());
@@ -594,8 +596,8 @@ TEST_CASE("api http: a keyless loopback server answers only loopback Host names"
     };
     for (const char* ok : {"localhost", "localhost:8080", "LocalHost.", "127.0.0.1", "127.0.0.1:1", "[::1]", "[::1]:8080"})
         CHECK(status_for(ok) == 200);
-    for (const char* bad : {"evil.example", "evil.example:8080", "localhost.evil.example", "127.0.0.1.nip.io", "localhost:80x",
-                            "[::2]", "0.0.0.0", "localhost@evil.example"})
+    for (const char* bad : {"evil.example", "evil.example:8080", "localhost.evil.example", "127.0.0.1.nip.io", "localhost:80x", "[::2]",
+                            "0.0.0.0", "localhost@evil.example"})
         CHECK(status_for(bad) == 421);
     // The HTTP/1.0 stream test above sends no Host at all and is served.
     HttpOptions keyed;
@@ -660,8 +662,9 @@ TEST_CASE("api http: every answer is reported by endpoint and status", "[api][ht
     CHECK(c.send(http::verb::get, "/no/such/path?x=1", "", key).result_int() == 404);
     CHECK(c.send(http::verb::post, "/v1/completions", json{{"prompt", "Hi"}, {"max_tokens", 2}}.dump()).result_int() == 401);
     Client d(srv.port());
-    CHECK(d.send(http::verb::post, "/v1/completions", json{{"prompt", "Hi"}, {"max_tokens", 2}, {"stream", true}}.dump(), key)
-              .result_int() == 200);
+    CHECK(
+        d.send(http::verb::post, "/v1/completions", json{{"prompt", "Hi"}, {"max_tokens", 2}, {"stream", true}}.dump(), key).result_int() ==
+        200);
     std::lock_guard<std::mutex> lk(mu);
     const std::vector<std::pair<std::string, int>> want = {
         {"/health", 200}, {"/v1/models", 200}, {"other", 404}, {"/v1/completions", 401}, {"/v1/completions", 200}};

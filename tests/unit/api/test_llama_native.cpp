@@ -43,9 +43,15 @@ TEST_CASE("api llama /completion: streaming events, no [DONE]", "[api]") {
 
 TEST_CASE("api llama /completion: limits, token prompts and sampling fields", "[api]") {
     ApiServer s;
-    json j = s.post("/completion", json{{"prompt", {1, "Say", 2}}, {"n_predict", 2}, {"temperature", 0},
-                                         {"top_k", 10}, {"repeat_penalty", 1.2}, {"seed", -1}, {"min_p", 0.1},
-                                         {"logit_bias", {{5, -1.5}, {6, false}}}, {"n_probs", 3}})
+    json j = s.post("/completion", json{{"prompt", {1, "Say", 2}},
+                                        {"n_predict", 2},
+                                        {"temperature", 0},
+                                        {"top_k", 10},
+                                        {"repeat_penalty", 1.2},
+                                        {"seed", -1},
+                                        {"min_p", 0.1},
+                                        {"logit_bias", {{5, -1.5}, {6, false}}},
+                                        {"n_probs", 3}})
                  .json_body();
     CHECK(j["stop_type"] == "limit");
     CHECK(j["completion_probabilities"].size() == 2);

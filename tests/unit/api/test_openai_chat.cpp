@@ -18,8 +18,8 @@ json chat_body(json extra = json::object()) {
 // The prompt the Qwen3 template makes of the body's messages (what transformers would send).
 std::vector<int32_t> expected_prompt(const json& messages) {
     const std::string text = radiance::jinja::render_chat_template(
-        qwen3_chat_template(), json{{"messages", messages}, {"add_generation_prompt", true}, {"eos_token", "<|im_end|>"},
-                                    {"bos_token", ""}});
+        qwen3_chat_template(),
+        json{{"messages", messages}, {"add_generation_prompt", true}, {"eos_token", "<|im_end|>"}, {"bos_token", ""}});
     return encode(text);
 }
 
@@ -43,8 +43,7 @@ TEST_CASE("api chat: a plain completion", "[api]") {
     auto sub = s.service.submitted();
     REQUIRE(sub.size() == 1);
     CHECK(sub[0].prompt == expected_prompt(chat_body()["messages"]));
-    CHECK(std::find(sub[0].stop_token_ids.begin(), sub[0].stop_token_ids.end(), token_id("<|im_end|>")) !=
-          sub[0].stop_token_ids.end());
+    CHECK(std::find(sub[0].stop_token_ids.begin(), sub[0].stop_token_ids.end(), token_id("<|im_end|>")) != sub[0].stop_token_ids.end());
     CHECK(j["usage"]["prompt_tokens"] == sub[0].prompt.size());
     CHECK(j["usage"]["completion_tokens"] == encode(kScript).size() + 1);  // and the EOS
     CHECK(j["usage"]["total_tokens"] == sub[0].prompt.size() + encode(kScript).size() + 1);
@@ -167,10 +166,15 @@ TEST_CASE("api chat: n > 1 makes independent choices with their own seeds", "[ap
 
 TEST_CASE("api chat: sampling fields reach the GenerationRequest", "[api]") {
     ApiServer s;
-    Answer a = s.post("/v1/chat/completions",
-                      chat_body({{"temperature", 0.5}, {"top_p", 0.9}, {"top_k", 40}, {"min_p", 0.05},
-                                 {"presence_penalty", 0.5}, {"frequency_penalty", -0.5}, {"repetition_penalty", 1.1},
-                                 {"logit_bias", {{"100", 5}, {"7", -100}}}, {"seed", -1}}));
+    Answer a = s.post("/v1/chat/completions", chat_body({{"temperature", 0.5},
+                                                         {"top_p", 0.9},
+                                                         {"top_k", 40},
+                                                         {"min_p", 0.05},
+                                                         {"presence_penalty", 0.5},
+                                                         {"frequency_penalty", -0.5},
+                                                         {"repetition_penalty", 1.1},
+                                                         {"logit_bias", {{"100", 5}, {"7", -100}}},
+                                                         {"seed", -1}}));
     REQUIRE(a.status == 200);
     const auto p = s.service.submitted().back().sampling;
     CHECK(p.temperature == 0.5f);
@@ -223,12 +227,9 @@ TEST_CASE("api chat: system, developer, tool roles and tool_calls reach the temp
          {{"role", "assistant"},
           {"content", nullptr},
           {"tool_calls",
-           {{{"id", "call_1"},
-             {"type", "function"},
-             {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris"})"}}}}}}},
+           {{{"id", "call_1"}, {"type", "function"}, {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris"})"}}}}}}},
          {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "sunny"}}});
-    json tools = {{{"type", "function"},
-                   {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}};
+    json tools = {{{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}};
     Answer a = s.post("/v1/chat/completions", chat_body({{"messages", messages}, {"tools", tools}}));
     INFO(a.body);
     REQUIRE(a.status == 200);

@@ -83,8 +83,7 @@ TEST_CASE("api completions: streaming equals the single answer", "[api]") {
         CHECK(json::parse(events[events.size() - 2].data)["usage"]["total_tokens"].get<int>() > 0);
         CHECK(stream_text(st.body) == whole);
     }
-    CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"stop", "are y"}}).json_body()["choices"][0]["text"] ==
-          "Hello world! How ");
+    CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"stop", "are y"}}).json_body()["choices"][0]["text"] == "Hello world! How ");
 }
 
 TEST_CASE("api completions: logprobs in the completions shape", "[api]") {
@@ -106,8 +105,7 @@ TEST_CASE("api completions: prompt errors", "[api]") {
     CHECK(s.post("/v1/completions", json{{"prompt", {999999999}}}).status == 400);
     CHECK(s.post("/v1/completions", json{{"prompt", json::array()}}).status == 400);
     CHECK(s.post("/v1/completions", json{{"prompt", {1, "a"}}}).status == 400);
-    CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"echo", true}, {"logprobs", 1}}).json_body()["error"]["param"] ==
-          "echo");
+    CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"echo", true}, {"logprobs", 1}}).json_body()["error"]["param"] == "echo");
 }
 
 // A stop string ends the generation as finished, not aborted: the service is told Stop, which is

@@ -34,8 +34,8 @@ TEST_CASE("api stop matcher: a stop string split over pieces is held back, then 
     auto [out, matched] = feed(m, {"Hel", "lo", " w", "orld"});
     CHECK(matched == 0);
     CHECK(joined(out) == "Hel");
-    CHECK(out[0] == "He");  // the final "l" could start "lo wor": held
-    CHECK(out[1] == "l");   // "llo" is past that, but "lo" could start it again
+    CHECK(out[0] == "He");               // the final "l" could start "lo wor": held
+    CHECK(out[1] == "l");                // "llo" is past that, but "lo" could start it again
     CHECK(m.push("more").text.empty());  // after a match, nothing more
 }
 

@@ -73,9 +73,9 @@ TEST_CASE("api text in context: logprobs tokens, bytes and offsets are the text 
     CHECK(joined == text);
     CHECK(lp["text_offset"].back() == radiance::frontend::code_points(text) - radiance::frontend::code_points(" than"));
 
-    json chat = s.post("/v1/chat/completions",
-                       json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"logprobs", true}, {"top_logprobs", 1}})
-                    .json_body();
+    json chat =
+        s.post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"logprobs", true}, {"top_logprobs", 1}})
+            .json_body();
     const std::string content = chat["choices"][0]["message"]["content"];
     std::string texts, bytes;
     for (const auto& e : chat["choices"][0]["logprobs"]["content"]) {

@@ -80,8 +80,8 @@ TEST_CASE("a faithful copy converts, and the container carries the declared weig
 TEST_CASE("a missing tensor is named with the files searched", "[convert]") {
     Fixture f;
     f.tensors.erase("model.layers.1.self_attn.k_proj.weight");
-    CHECK_THROWS_WITH(f.convert_it(), Contains("blk.1.attn_qkv.weight") &&
-                                          Contains("model.layers.1.self_attn.k_proj.weight") && Contains("model.safetensors"));
+    CHECK_THROWS_WITH(f.convert_it(), Contains("blk.1.attn_qkv.weight") && Contains("model.layers.1.self_attn.k_proj.weight") &&
+                                          Contains("model.safetensors"));
     CHECK_FALSE(fs::exists(f.dir / "out.rad"));
 }
 

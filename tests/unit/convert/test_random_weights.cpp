@@ -74,8 +74,7 @@ TEST_CASE("random weights: the real checkpoint's metadata and weights (names, sh
     fs::remove_all(tmp);
 }
 
-TEST_CASE("random_weight: normal(0, std) matrices, ones for norms, zeros for biases, fixed by seed and name",
-          "[convert][random]") {
+TEST_CASE("random_weight: normal(0, std) matrices, ones for norms, zeros for biases, fixed by seed and name", "[convert][random]") {
     const std::vector<int64_t> shape{1024, 2048};  // 2^19 blocks of four: the threaded path
     auto a = convert::random_weight("blk.0.ffn_up.weight", shape, RAD_BF16, 0.02, 1);
     REQUIRE(a.size() == 1024u * 2048u * 2u);
@@ -92,8 +91,8 @@ TEST_CASE("random_weight: normal(0, std) matrices, ones for norms, zeros for bia
         beyond2 += std::fabs(v) > 0.04;
     }
     const double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
-    CHECK(std::fabs(mean) < 1e-4);             // the mean's own spread is 0.02 / sqrt(2M) = 1.4e-5
-    CHECK(std::fabs(sd - 0.02) < 0.02 * 0.01);  // within 1%
+    CHECK(std::fabs(mean) < 1e-4);                                        // the mean's own spread is 0.02 / sqrt(2M) = 1.4e-5
+    CHECK(std::fabs(sd - 0.02) < 0.02 * 0.01);                            // within 1%
     CHECK(std::fabs(static_cast<double>(beyond2) / n - 0.0455) < 0.002);  // a normal's tails
     auto norm = convert::random_weight("blk.3.attn_norm.weight", {64}, RAD_F32, 0.02, 1);
     auto bias = convert::random_weight("blk.3.attn_qkv.bias", {64}, RAD_F16, 0.02, 1);

@@ -22,7 +22,7 @@ TEST_CASE("bf16 and f16 narrowing round to nearest even", "[abi]") {
     CHECK(rad_f32_to_f16(1.0f) == 0x3c00);
     CHECK(rad_f32_to_f16(65504.0f) == 0x7bff);
     CHECK(rad_f32_to_f16(70000.0f) == 0x7c00);
-    CHECK(rad_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00);  // tie -> even
+    CHECK(rad_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00);      // tie -> even
     CHECK(rad_f32_to_f16(5.960464477539063e-08f) == 0x0001);  // smallest subnormal
     for (uint32_t h = 0; h < 0x7c00; ++h) REQUIRE(rad_f32_to_f16(rad_f16_to_f32(static_cast<uint16_t>(h))) == h);
 }

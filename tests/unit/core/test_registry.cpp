@@ -85,8 +85,7 @@ TEST_CASE("a later library declaring an op schema differently is refused", "[loa
     h.add("kernels/libtk_a.so").add("kernels/libtk_conflict.so");
     Registry r = load({h.str()}, std::vector<std::string>{"testa", "conflict"});
     REQUIRE(r.refusals().size() == 1);
-    CHECK_THAT(r.refusals()[0], Contains("'conflict'") && Contains("'t_gemm'") && Contains("'testa'") &&
-                                    Contains("declared it first") &&
+    CHECK_THAT(r.refusals()[0], Contains("'conflict'") && Contains("'t_gemm'") && Contains("'testa'") && Contains("declared it first") &&
                                     Contains("'K' is int vs f64"));
     // In the other order the conflicting library fixes the schema and testa is refused.
     Registry other = load({h.str()}, std::vector<std::string>{"conflict", "testa"});
@@ -135,8 +134,8 @@ TEST_CASE("architectures are chosen by the exact (id, quant) pair", "[loader]") 
     h.add("architectures/libta_llama.so");
     Registry r = load({h.str()});
     CHECK(r.arch("testllama", "").plugin->name == "testllama");
-    CHECK_THROWS_WITH(r.arch("testllama", "fp8"), Contains("no architecture plugin serves (testllama, \"fp8\")") &&
-                                                       Contains("(testllama, \"\")"));
+    CHECK_THROWS_WITH(r.arch("testllama", "fp8"),
+                      Contains("no architecture plugin serves (testllama, \"fp8\")") && Contains("(testllama, \"\")"));
 }
 
 TEST_CASE("a missing or empty home is not an error", "[loader]") {

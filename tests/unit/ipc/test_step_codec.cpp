@@ -49,7 +49,7 @@ StepMessage full_step() {
     a.params.logit_bias = {{7, -100.0f}, {8, 2.5f}};
     a.seen_tokens = {11, 12, 13};
     a.gen_counts = {{13, 2}, {9, 1}};
-    SampleSpec g;  // defaults, empty vectors
+    SampleSpec g;                 // defaults, empty vectors
     g.params.temperature = 0.0f;  // greedy
     g.params.seed = 0;            // a sent row always carries its seed
     m.samples = {a, g};
@@ -112,7 +112,8 @@ void require_same(const ResultMessage& x, const ResultMessage& y) {
 }
 
 // The error a decoder throws for these bytes ("" when it decodes).
-template <typename F> std::string error_of(F&& decode, const std::string& bytes) {
+template <typename F>
+std::string error_of(F&& decode, const std::string& bytes) {
     try {
         decode(bytes);
     } catch (const Error& e) {

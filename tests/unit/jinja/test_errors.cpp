@@ -54,64 +54,60 @@ const ErrorCase kErrorCases[] = {
 };
 
 Error::Kind kind_of(const std::string& tmpl) {
-  try {
-    jinja_test::render(tmpl);
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  FAIL("no error");
-  return Error::Kind::Runtime;
+    try {
+        jinja_test::render(tmpl);
+    } catch (const Error& e) {
+        return e.kind();
+    }
+    FAIL("no error");
+    return Error::Kind::Runtime;
 }
 
 std::string error_of(const Template& t) {
-  try {
-    t.render(Value());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+    try {
+        t.render(Value());
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
 }
 }  // namespace
 
-TEST_CASE("jinja errors carry the template line and Jinja's message", "[jinja]") {
-  jinja_test::check_errors(kErrorCases);
-}
+TEST_CASE("jinja errors carry the template line and Jinja's message", "[jinja]") { jinja_test::check_errors(kErrorCases); }
 
 TEST_CASE("jinja error kinds separate syntax, runtime and raise_exception", "[jinja]") {
-  CHECK(kind_of("{% if %}") == Error::Kind::Syntax);
-  CHECK(kind_of("{{ 1 / 0 }}") == Error::Kind::Runtime);
-  CHECK(kind_of("{{ raise_exception('no') }}") == Error::Kind::Raised);
-  try {
-    jinja_test::render("\n\n{{ raise_exception('Conversation roles must alternate') }}");
-  } catch (const Error& e) {
-    CHECK(std::string(e.what()) == "template raised exception at line 3: Conversation roles must alternate");
-    CHECK(e.message() == "Conversation roles must alternate");
-  }
+    CHECK(kind_of("{% if %}") == Error::Kind::Syntax);
+    CHECK(kind_of("{{ 1 / 0 }}") == Error::Kind::Runtime);
+    CHECK(kind_of("{{ raise_exception('no') }}") == Error::Kind::Raised);
+    try {
+        jinja_test::render("\n\n{{ raise_exception('Conversation roles must alternate') }}");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "template raised exception at line 3: Conversation roles must alternate");
+        CHECK(e.message() == "Conversation roles must alternate");
+    }
 }
 
 TEST_CASE("jinja limits stop runaway templates with an error", "[jinja]") {
-  Options opts;
-  opts.max_steps = 100000;
-  CHECK_THAT(error_of(Template("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", opts)),
-             Catch::Matchers::Contains("evaluation steps"));
-  opts.max_output_bytes = 1000;
-  CHECK_THAT(error_of(Template("{{ 'x' * 5000 }}", opts)), Catch::Matchers::Contains("exceeds the limit"));
-  CHECK_THAT(error_of(Template("{% for i in range(5000) %}ab{% endfor %}", opts)),
-             Catch::Matchers::Contains("exceeds the limit"));
-  CHECK_THAT(error_of(Template("{% macro r() %}{{ r() }}{% endmacro %}{{ r() }}", opts)),
-             Catch::Matchers::Contains("recursion"));
-  CHECK_THAT(error_of(Template("{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}"
-                               "{% endfor %}",
-                               opts)),
-             Catch::Matchers::Contains("nested"));
-  std::string deep(5000, '(');
-  CHECK_THROWS_AS(Template("{{ " + deep + " }}"), Error);
-  std::string chain = "{{ 1";
-  for (int i = 0; i < 5000; ++i) chain += " + 1";
-  CHECK_THROWS_AS(Template(chain + " }}"), Error);
+    Options opts;
+    opts.max_steps = 100000;
+    CHECK_THAT(error_of(Template("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", opts)),
+               Catch::Matchers::Contains("evaluation steps"));
+    opts.max_output_bytes = 1000;
+    CHECK_THAT(error_of(Template("{{ 'x' * 5000 }}", opts)), Catch::Matchers::Contains("exceeds the limit"));
+    CHECK_THAT(error_of(Template("{% for i in range(5000) %}ab{% endfor %}", opts)), Catch::Matchers::Contains("exceeds the limit"));
+    CHECK_THAT(error_of(Template("{% macro r() %}{{ r() }}{% endmacro %}{{ r() }}", opts)), Catch::Matchers::Contains("recursion"));
+    CHECK_THAT(error_of(Template("{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}"
+                                 "{% endfor %}",
+                                 opts)),
+               Catch::Matchers::Contains("nested"));
+    std::string deep(5000, '(');
+    CHECK_THROWS_AS(Template("{{ " + deep + " }}"), Error);
+    std::string chain = "{{ 1";
+    for (int i = 0; i < 5000; ++i) chain += " + 1";
+    CHECK_THROWS_AS(Template(chain + " }}"), Error);
 }
 
 TEST_CASE("jinja ints are 64-bit: overflow is an error where Python would grow the int", "[jinja]") {
-  CHECK_THROWS_AS(jinja_test::render("{{ 9223372036854775807 + 1 }}"), Error);
-  CHECK(jinja_test::render("{{ 9223372036854775807 }}") == "9223372036854775807");
+    CHECK_THROWS_AS(jinja_test::render("{{ 9223372036854775807 + 1 }}"), Error);
+    CHECK(jinja_test::render("{{ 9223372036854775807 }}") == "9223372036854775807");
 }

@@ -6,23 +6,32 @@ namespace {
 using jinja_test::Case;
 
 const Case kControlFlowCases[] = {
-    {"{% if 1 %}a{% elif 2 %}b{% else %}c{% endif %}{% if 0 %}a{% elif 0 %}b{% else %}c{% endif %}{% if 0 %}a{% elif 1 %}b{% endif %}", "", "acb"},
+    {"{% if 1 %}a{% elif 2 %}b{% else %}c{% endif %}{% if 0 %}a{% elif 0 %}b{% else %}c{% endif %}{% if 0 %}a{% elif 1 %}b{% endif %}", "",
+     "acb"},
     {"{% if 1, 0 %}t{% endif %}{% if () %}t{% else %}f{% endif %}", "", "tf"},
     {"Hello {{ name }}!{% for x in [1,2,3] %}{{ loop.index }}{{ x }}{% endfor %}", "{\"name\": \"W\"}", "Hello W!112233"},
-    {"{% for x in [1,2,3] %}{% if x == 2 %}{% continue %}{% endif %}{{ x }}{% endfor %}|{% for x in [1,2,3] %}{% if x == 2 %}{% break %}{% endif %}{{ x }}{% endfor %}", "", "13|1"},
-    {"{% for x in [] %}a{% else %}empty{% endfor %}|{% for x in [1,2,3] if x > 1 %}{{ loop.index }}/{{ loop.length }}{% endfor %}", "", "empty|1/22/2"},
+    {"{% for x in [1,2,3] %}{% if x == 2 %}{% continue %}{% endif %}{{ x }}{% endfor %}|{% for x in [1,2,3] %}{% if x == 2 %}{% break %}{% "
+     "endif %}{{ x }}{% endfor %}",
+     "", "13|1"},
+    {"{% for x in [] %}a{% else %}empty{% endfor %}|{% for x in [1,2,3] if x > 1 %}{{ loop.index }}/{{ loop.length }}{% endfor %}", "",
+     "empty|1/22/2"},
     {"{% for x in [1, 2] if x > 5 %}{{ x }}{% else %}none{% endfor %}", "", "none"},
     {"{% for x in [1, 2] %}{% break %}{% else %}else{% endfor %}|{% for x in [1] %}{{ x }}{% else %}else{% endfor %}", "", "else|1"},
     {"{% for i in [1, 2] %}{% for j in [] %}{% else %}{% continue %}{% endfor %}{{ i }}{% endfor %}x", "", "x"},
-    {"{% for x in 'ab' %}{{ loop.first }}{{ loop.last }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.index0 }}{{ loop.cycle('o','e') }}{% endfor %}", "", "TrueFalse210oFalseTrue101e"},
+    {"{% for x in 'ab' %}{{ loop.first }}{{ loop.last }}{{ loop.revindex }}{{ loop.revindex0 }}{{ loop.index0 }}{{ loop.cycle('o','e') "
+     "}}{% endfor %}",
+     "", "TrueFalse210oFalseTrue101e"},
     {"{% for i in range(3) %}{{ loop.previtem }}-{{ loop.nextitem }};{% endfor %}", "", "-1;0-2;1-;"},
     {"{% for x in [1] %}{% for y in [2] %}{{ loop.depth }}{{ loop.index }}{% endfor %}{{ loop.index }}{% endfor %}", "", "111"},
-    {"{% for x in [1,2] %}{% set outer = loop %}{% for y in [3,4] %}{{ outer.index }}{{ loop.index }} {% endfor %}{% endfor %}", "", "11 12 21 22 "},
+    {"{% for x in [1,2] %}{% set outer = loop %}{% for y in [3,4] %}{{ outer.index }}{{ loop.index }} {% endfor %}{% endfor %}", "",
+     "11 12 21 22 "},
     {"{% for k, v in d.items() %}{{k}}={{v}};{% endfor %}", "{\"d\": {\"b\": 1, \"a\": 2}}", "b=1;a=2;"},
-    {"{% for k, v in {'a': 1}.items() %}{{ k }}{{ v }}{% endfor %}{% for a, (b, c) in [(1, (2, 3))] %}{{ a }}{{ b }}{{ c }}{% endfor %}", "", "a1123"},
+    {"{% for k, v in {'a': 1}.items() %}{{ k }}{{ v }}{% endfor %}{% for a, (b, c) in [(1, (2, 3))] %}{{ a }}{{ b }}{{ c }}{% endfor %}",
+     "", "a1123"},
     {"{% for c in 'hé' %}{{ c }}|{% endfor %}{% for k in {'x': 1, 'y': 2} %}{{ k }}{% endfor %}", "", "h|é|xy"},
     {"{% for x in [1,1,2,3,3] %}{% if loop.changed(x) %}{{ x }}{% endif %}{% endfor %}", "", "123"},
-    {"{% for item in tree recursive %}{{ item.n }}({{ loop.depth }}){% if item.c %}[{{ loop(item.c) }}]{% endif %}{% endfor %}", "{\"tree\": [{\"n\": \"a\", \"c\": [{\"n\": \"b\", \"c\": [{\"n\": \"c\"}]}]}, {\"n\": \"d\"}]}", "a(1)[b(2)[c(3)]]d(1)"},
+    {"{% for item in tree recursive %}{{ item.n }}({{ loop.depth }}){% if item.c %}[{{ loop(item.c) }}]{% endif %}{% endfor %}",
+     "{\"tree\": [{\"n\": \"a\", \"c\": [{\"n\": \"b\", \"c\": [{\"n\": \"c\"}]}]}, {\"n\": \"d\"}]}", "a(1)[b(2)[c(3)]]d(1)"},
     {"{% for message in messages[::-1] %}{{ message }}{% endfor %}", "{\"messages\": [\"a\", \"b\", \"c\"]}", "cba"},
     {"{{ 1 }}{% generation -%}\n  text\n{%- endgeneration %}", "", "1text"},
     {"{% generation %}gen {{ 1 }}{% endgeneration %}", "", "gen 1"},
@@ -59,8 +68,11 @@ const Case kMacroCases[] = {
     {"{% macro rec(n) %}{{ n }}{% if n > 0 %}{{ rec(n - 1) }}{% endif %}{% endmacro %}{{ rec(5) }}", "", "543210"},
     {"{% macro m() %}{{ m.name }}{% endmacro %}{{ m() }}|{{ m.name }}|{{ m.arguments }}", "", "m|m|()"},
     {"{% macro m(x) %}[{{ x }}{{ caller() }}]{% endmacro %}{% call m(1) %}inner{% endcall %}", "", "[1inner]"},
-    {"{% macro m() %}{% for i in range(2) %}{{ caller(i) }}{% endfor %}{% endmacro %}{% call(v) m() %}<{{ v }}>{% endcall %}", "", "<0><1>"},
-    {"{% filter upper %}hello {{ 'w' }}{% endfilter %}|{% filter trim|upper %}  abc  {% endfilter %}|{% filter replace('a', 'b') %}aaa{% endfilter %}", "", "HELLO W|ABC|bbb"},
+    {"{% macro m() %}{% for i in range(2) %}{{ caller(i) }}{% endfor %}{% endmacro %}{% call(v) m() %}<{{ v }}>{% endcall %}", "",
+     "<0><1>"},
+    {"{% filter upper %}hello {{ 'w' }}{% endfilter %}|{% filter trim|upper %}  abc  {% endfilter %}|{% filter replace('a', 'b') %}aaa{% "
+     "endfilter %}",
+     "", "HELLO W|ABC|bbb"},
 };
 
 const Case kGlobalCases[] = {
@@ -76,19 +88,15 @@ const Case kGlobalCases[] = {
 
 TEST_CASE("jinja control flow and the loop variable", "[jinja]") { jinja_test::check_cases(kControlFlowCases); }
 
-TEST_CASE("jinja scoping: loops and blocks do not leak assignments, namespaces do", "[jinja]") {
-  jinja_test::check_cases(kScopingCases);
-}
+TEST_CASE("jinja scoping: loops and blocks do not leak assignments, namespaces do", "[jinja]") { jinja_test::check_cases(kScopingCases); }
 
 TEST_CASE("jinja macros, call blocks and filter blocks", "[jinja]") { jinja_test::check_cases(kMacroCases); }
 
-TEST_CASE("jinja globals: range, dict, cycler, joiner, strftime_now", "[jinja]") {
-  jinja_test::check_cases(kGlobalCases);
-}
+TEST_CASE("jinja globals: range, dict, cycler, joiner, strftime_now", "[jinja]") { jinja_test::check_cases(kGlobalCases); }
 
 TEST_CASE("jinja do statement is available only when enabled", "[jinja]") {
-  radiance::jinja::Options opts;
-  CHECK_THROWS_AS(radiance::jinja::Template("{% do 1 %}", opts), radiance::jinja::Error);
-  opts.enable_do = true;
-  CHECK(radiance::jinja::Template("{% do [1].count(1) %}x", opts).render(radiance::jinja::Value()) == "x");
+    radiance::jinja::Options opts;
+    CHECK_THROWS_AS(radiance::jinja::Template("{% do 1 %}", opts), radiance::jinja::Error);
+    opts.enable_do = true;
+    CHECK(radiance::jinja::Template("{% do [1].count(1) %}x", opts).render(radiance::jinja::Value()) == "x");
 }

@@ -36,15 +36,14 @@ const Case kWhitespaceCases[] = {
 }  // namespace
 
 TEST_CASE("jinja whitespace control matches Jinja with trim_blocks and lstrip_blocks", "[jinja]") {
-  jinja_test::check_cases(kWhitespaceCases);
+    jinja_test::check_cases(kWhitespaceCases);
 }
 
 TEST_CASE("jinja keep_trailing_newline and disabled trimming are honoured when asked for", "[jinja]") {
-  radiance::jinja::Options opts;
-  opts.keep_trailing_newline = true;
-  CHECK(radiance::jinja::Template("a\n", opts).render(radiance::jinja::Value()) == "a\n");
-  opts.trim_blocks = false;
-  opts.lstrip_blocks = false;
-  CHECK(radiance::jinja::Template("  {% if 1 %}\nx{% endif %}\n", opts).render(radiance::jinja::Value()) ==
-        "  \nx\n");
+    radiance::jinja::Options opts;
+    opts.keep_trailing_newline = true;
+    CHECK(radiance::jinja::Template("a\n", opts).render(radiance::jinja::Value()) == "a\n");
+    opts.trim_blocks = false;
+    opts.lstrip_blocks = false;
+    CHECK(radiance::jinja::Template("  {% if 1 %}\nx{% endif %}\n", opts).render(radiance::jinja::Value()) == "  \nx\n");
 }

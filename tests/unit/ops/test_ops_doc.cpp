@@ -34,9 +34,12 @@ std::vector<DocOp> parse_doc(const std::string& path) {
     std::regex head("^### `([a-z0-9_]+)`");
     while (std::getline(in, line)) {
         std::smatch m;
-        if (std::regex_search(line, m, head)) ops.push_back({m[1].str(), {}, {}});
-        else if (!ops.empty() && line.rfind("- params:", 0) == 0) ops.back().params = split_items(line);
-        else if (!ops.empty() && line.rfind("- operands:", 0) == 0) ops.back().operands = split_items(line);
+        if (std::regex_search(line, m, head))
+            ops.push_back({m[1].str(), {}, {}});
+        else if (!ops.empty() && line.rfind("- params:", 0) == 0)
+            ops.back().params = split_items(line);
+        else if (!ops.empty() && line.rfind("- operands:", 0) == 0)
+            ops.back().operands = split_items(line);
     }
     return ops;
 }
@@ -58,11 +61,12 @@ DocOp from_schema(const RadOpSchema& s) {
     for (int i = 0; i < s.n_params; ++i) {
         const RadParamSpec& p = s.params[i];
         d.params.push_back(std::string(p.name) + ":" + type_name(p.type) +
-                           (p.need == RAD_OPTIONAL ? "?" : p.need == RAD_DERIVED ? "(derived)" : ""));
+                           (p.need == RAD_OPTIONAL  ? "?"
+                            : p.need == RAD_DERIVED ? "(derived)"
+                                                    : ""));
     }
     for (int i = 0; i < s.n_operands; ++i)
-        d.operands.push_back(std::string(s.operands[i].name) + ":" + role_name(s.operands[i].role) +
-                             (s.operands[i].optional ? "?" : ""));
+        d.operands.push_back(std::string(s.operands[i].name) + ":" + role_name(s.operands[i].role) + (s.operands[i].optional ? "?" : ""));
     return d;
 }
 

@@ -11,8 +11,7 @@ namespace {
 
 // The adjusted logits, read back through the logprobs of every token (they differ from the
 // adjusted logits by one constant, which we remove by anchoring token `anchor`).
-std::vector<double> adjusted(const std::vector<float>& logits, SamplingParams p, const TokenHistory& h,
-                             size_t anchor, float anchor_value) {
+std::vector<double> adjusted(const std::vector<float>& logits, SamplingParams p, const TokenHistory& h, size_t anchor, float anchor_value) {
     p.top_logprobs = static_cast<int32_t>(logits.size());
     p.temperature = 0;
     auto r = sample(logits, p, h, 0);

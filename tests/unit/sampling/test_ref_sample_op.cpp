@@ -47,8 +47,7 @@ int32_t op_token(std::vector<float> logits, const SamplingParams& s, double u) {
     float cfg[4] = {s.temperature, s.top_p, s.min_p, static_cast<float>(s.top_k)};
     int32_t y = -1;
     REQUIRE(launch(ref_sample,
-                   {tensor(logits.data(), RAD_F32, 1, vocab), tensor(cfg, RAD_F32, 1, 4), tensor(&u, RAD_F64, 1),
-                    tensor(&y, RAD_I32, 1)},
+                   {tensor(logits.data(), RAD_F32, 1, vocab), tensor(cfg, RAD_F32, 1, 4), tensor(&u, RAD_F64, 1), tensor(&y, RAD_I32, 1)},
                    1, vocab) == RAD_OK);
     return y;
 }
@@ -67,17 +66,17 @@ TEST_CASE("sampling op: libref's sample row draws the host sampler's token", "[s
             s.min_p = m;
             v.push_back(s);
         };
-        add(0.0f, 0, 1.0f, 0.0f);      // greedy
-        add(1.0f, 0, 1.0f, 0.0f);      // no cut
-        add(0.7f, 0, 1.0f, 0.0f);      // temperature only
-        add(1.0f, 5, 1.0f, 0.0f);      // top_k
-        add(1.0f, 0, 0.6f, 0.0f);      // top_p
-        add(1.0f, 0, 1.0f, 0.2f);      // min_p
-        add(0.9f, 7, 0.8f, 0.05f);     // all three
-        add(1.0f, 0, 0.0f, 0.0f);      // top_p 0 keeps one
-        add(1.0f, 1, 1.0f, 0.0f);      // top_k 1
-        add(1.0f, 0, 1.0f, 3.0f);      // min_p over 1
-        add(1.3f, 299, 0.99f, 0.0f);   // top_k just under the vocabulary
+        add(0.0f, 0, 1.0f, 0.0f);     // greedy
+        add(1.0f, 0, 1.0f, 0.0f);     // no cut
+        add(0.7f, 0, 1.0f, 0.0f);     // temperature only
+        add(1.0f, 5, 1.0f, 0.0f);     // top_k
+        add(1.0f, 0, 0.6f, 0.0f);     // top_p
+        add(1.0f, 0, 1.0f, 0.2f);     // min_p
+        add(0.9f, 7, 0.8f, 0.05f);    // all three
+        add(1.0f, 0, 0.0f, 0.0f);     // top_p 0 keeps one
+        add(1.0f, 1, 1.0f, 0.0f);     // top_k 1
+        add(1.0f, 0, 1.0f, 3.0f);     // min_p over 1
+        add(1.3f, 299, 0.99f, 0.0f);  // top_k just under the vocabulary
         return v;
     }();
     std::normal_distribution<float> normal(0.0f, 2.0f);
@@ -86,7 +85,8 @@ TEST_CASE("sampling op: libref's sample row draws the host sampler's token", "[s
     for (int row = 0; row < 60; ++row) {
         std::vector<float> x(300);
         for (float& v : x) v = normal(rng);
-        if (row % 2) for (float& v : x) v = std::round(v);  // whole numbers: many equal probabilities
+        if (row % 2)
+            for (float& v : x) v = std::round(v);  // whole numbers: many equal probabilities
         if (row % 5 == 0) x[static_cast<size_t>(row) % x.size()] = -std::numeric_limits<float>::infinity();
         for (const SamplingParams& s : settings)
             for (int k = 0; k < 4; ++k) {
@@ -94,8 +94,8 @@ TEST_CASE("sampling op: libref's sample row draws the host sampler's token", "[s
                 SamplingParams p = s;
                 p.seed = 99;
                 const double u = radiance::sampling::uniform_at(p.seed.value_or(0), position);
-                INFO("row " << row << " temperature " << p.temperature << " top_k " << p.top_k << " top_p " << p.top_p
-                            << " min_p " << p.min_p);
+                INFO("row " << row << " temperature " << p.temperature << " top_k " << p.top_k << " top_p " << p.top_p << " min_p "
+                            << p.min_p);
                 CHECK(op_token(x, p, u) == radiance::sampling::sample(x, p, {}, position).token);
                 ++checked;
             }
@@ -105,8 +105,8 @@ TEST_CASE("sampling op: libref's sample row draws the host sampler's token", "[s
 
 TEST_CASE("sampling op: argmax and sample treat NaN as -inf and +inf as the largest float", "[sampling]") {
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-    const std::vector<std::vector<float>> rows = {{nan, 1.0f, 0.5f}, {-inf, -inf, -inf}, {nan, nan, -inf},
-                                                   {3.4e38f, inf, 1.0f}, {-inf, -3.4e38f, nan}};
+    const std::vector<std::vector<float>> rows = {
+        {nan, 1.0f, 0.5f}, {-inf, -inf, -inf}, {nan, nan, -inf}, {3.4e38f, inf, 1.0f}, {-inf, -3.4e38f, nan}};
     SamplingParams greedy;
     greedy.temperature = 0.0f;
     for (const auto& r : rows) {

@@ -14,20 +14,22 @@ using radiance::text::TokenId;
 using radiance::text::Tokenizer;
 using Ids = std::vector<TokenId>;
 
-json bpe(json vocab, json merges = json::array()) {
-    return {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", std::move(merges)}};
-}
+json bpe(json vocab, json merges = json::array()) { return {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", std::move(merges)}}; }
 
-Tokenizer make(json model, json pre = nullptr, json normalizer = nullptr, json added = json::array(),
-               json post = nullptr, json decoder = nullptr) {
-    json j = {{"version", "1.0"},  {"added_tokens", std::move(added)}, {"normalizer", std::move(normalizer)},
-              {"pre_tokenizer", std::move(pre)}, {"post_processor", std::move(post)}, {"decoder", std::move(decoder)},
+Tokenizer make(json model, json pre = nullptr, json normalizer = nullptr, json added = json::array(), json post = nullptr,
+               json decoder = nullptr) {
+    json j = {{"version", "1.0"},
+              {"added_tokens", std::move(added)},
+              {"normalizer", std::move(normalizer)},
+              {"pre_tokenizer", std::move(pre)},
+              {"post_processor", std::move(post)},
+              {"decoder", std::move(decoder)},
               {"model", std::move(model)}};
     return Tokenizer::from_json(j.dump());
 }
 
 json added_token(int id, const std::string& content, bool special, json extra = json::object()) {
-    json t = {{"id", id},       {"content", content}, {"single_word", false}, {"lstrip", false},
+    json t = {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", false},
               {"rstrip", false}, {"normalized", false}, {"special", special}};
     t.update(extra);
     return t;
@@ -66,7 +68,16 @@ TEST_CASE("tokenizer component digits", "[tokenizer][components]") {
 }
 
 TEST_CASE("tokenizer component metaspace", "[tokenizer][components]") {
-    json model = bpe({{"\xE2\x96\x81", 0}, {"a", 1}, {"b", 2}, {"\xE2\x96\x81" "a", 3}, {"\xE2\x96\x81" "b", 4}, {"<x>", 5}},
+    json model = bpe({{"\xE2\x96\x81", 0},
+                      {"a", 1},
+                      {"b", 2},
+                      {"\xE2\x96\x81"
+                       "a",
+                       3},
+                      {"\xE2\x96\x81"
+                       "b",
+                       4},
+                      {"<x>", 5}},
                      {"\xE2\x96\x81 a", "\xE2\x96\x81 b"});
     auto meta = [](const std::string& scheme) {
         return json{{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", scheme}, {"split", true}};
@@ -88,12 +99,11 @@ TEST_CASE("tokenizer component added tokens", "[tokenizer][components]") {
     json vocab = {{"a", 0}, {"b", 1}, {" ", 2}, {"c", 3}, {"t", 4}, {"s", 5}, {"d", 6}, {"o", 7}, {"g", 8}, {"H", 9}, {"I", 10}};
     json model = bpe(vocab);  // 11 entries: added tokens not in it are numbered from 11
     SECTION("lstrip and rstrip take the spaces") {
-        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true)})).encode("a <m> b", false) ==
-              Ids{0, 2, 11, 2, 1});
-        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true, {{"lstrip", true}})}))
-                  .encode("a <m> b", false) == Ids{0, 11, 2, 1});
-        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true, {{"rstrip", true}})}))
-                  .encode("a <m> b", false) == Ids{0, 2, 11, 1});
+        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true)})).encode("a <m> b", false) == Ids{0, 2, 11, 2, 1});
+        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true, {{"lstrip", true}})})).encode("a <m> b", false) ==
+              Ids{0, 11, 2, 1});
+        CHECK(make(model, nullptr, nullptr, json::array({added_token(11, "<m>", true, {{"rstrip", true}})})).encode("a <m> b", false) ==
+              Ids{0, 2, 11, 1});
     }
     SECTION("single_word needs word boundaries") {
         Tokenizer t = make(model, nullptr, nullptr, json::array({added_token(11, "cat", false, {{"single_word", true}})}));
@@ -102,18 +112,17 @@ TEST_CASE("tokenizer component added tokens", "[tokenizer][components]") {
         CHECK(t.encode("bcat", false) == Ids{1, 3, 0, 4});
     }
     SECTION("longest match at the leftmost position") {
-        Tokenizer t = make(model, nullptr, nullptr,
-                           json::array({added_token(11, "<a>", true), added_token(12, "<a><b>", true)}));
+        Tokenizer t = make(model, nullptr, nullptr, json::array({added_token(11, "<a>", true), added_token(12, "<a><b>", true)}));
         CHECK(t.encode("<a><b><a>", false) == Ids{12, 11});
     }
     SECTION("normalized tokens match the normalised text") {
         json lower = {{"type", "Lowercase"}};
-        Tokenizer t = make(model, nullptr, lower,
-                           json::array({added_token(11, "dog", false, {{"normalized", true}}), added_token(12, "HI", true)}));
+        Tokenizer t =
+            make(model, nullptr, lower, json::array({added_token(11, "dog", false, {{"normalized", true}}), added_token(12, "HI", true)}));
         CHECK(t.encode("DOG", false) == Ids{11});
-        CHECK(t.encode("HI", false) == Ids{12});        // raw match before lowercasing
-        CHECK(t.encode("hi", false) == Ids{});          // "h" and "i" are not in the vocabulary
-        CHECK(t.decode(Ids{12, 11}, true) == "dog");    // no decoder: tokens joined by spaces
+        CHECK(t.encode("HI", false) == Ids{12});      // raw match before lowercasing
+        CHECK(t.encode("hi", false) == Ids{});        // "h" and "i" are not in the vocabulary
+        CHECK(t.decode(Ids{12, 11}, true) == "dog");  // no decoder: tokens joined by spaces
         CHECK(t.decode(Ids{12, 11}, false) == "HI dog");
         CHECK(t.is_special(12));
         CHECK_FALSE(t.is_special(11));
@@ -158,17 +167,18 @@ TEST_CASE("tokenizer component BPE ranks and ignore_merges", "[tokenizer][compon
 
 TEST_CASE("tokenizer component template processing", "[tokenizer][components]") {
     json model = bpe({{"<s>", 1}, {"</s>", 2}, {"a", 3}, {"b", 4}});
-    json post = {{"type", "TemplateProcessing"},
-                 {"single", json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
-                                         {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-                                         {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}})},
-                 {"pair", json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
-                                       {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-                                       {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}},
-                                       {{"Sequence", {{"id", "B"}, {"type_id", 1}}}},
-                                       {{"SpecialToken", {{"id", "</s>"}, {"type_id", 1}}}}})},
-                 {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}},
-                                     {"</s>", {{"id", "</s>"}, {"ids", {2}}, {"tokens", {"</s>"}}}}}}};
+    json post = {
+        {"type", "TemplateProcessing"},
+        {"single", json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                                {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                                {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}}})},
+        {"pair", json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}},
+                              {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                              {{"SpecialToken", {{"id", "</s>"}, {"type_id", 0}}}},
+                              {{"Sequence", {{"id", "B"}, {"type_id", 1}}}},
+                              {{"SpecialToken", {{"id", "</s>"}, {"type_id", 1}}}}})},
+        {"special_tokens",
+         {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}, {"</s>", {{"id", "</s>"}, {"ids", {2}}, {"tokens", {"</s>"}}}}}}};
     json added = json::array({added_token(1, "<s>", true), added_token(2, "</s>", true)});
     Tokenizer t = make(model, nullptr, nullptr, added, post);
     CHECK(t.encode("ab", true) == Ids{1, 3, 4, 2});
@@ -179,15 +189,26 @@ TEST_CASE("tokenizer component template processing", "[tokenizer][components]") 
 }
 
 TEST_CASE("tokenizer component decoders", "[tokenizer][components]") {
-    json model = bpe({{"\xE2\x96\x81" "a", 0}, {"<0xE4>", 1}, {"<0xBD>", 2}, {"<0xA0>", 3}, {"b", 4}, {"<0xFF>", 5}});
+    json model = bpe({{"\xE2\x96\x81"
+                       "a",
+                       0},
+                      {"<0xE4>", 1},
+                      {"<0xBD>", 2},
+                      {"<0xA0>", 3},
+                      {"b", 4},
+                      {"<0xFF>", 5}});
     json decoder = {{"type", "Sequence"},
                     {"decoders", json::array({{{"type", "Replace"}, {"pattern", {{"String", "\xE2\x96\x81"}}}, {"content", " "}},
                                               {{"type", "ByteFallback"}},
                                               {{"type", "Fuse"}},
                                               {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}})}};
     Tokenizer t = make(model, nullptr, nullptr, json::array(), nullptr, decoder);
-    CHECK(t.decode(Ids{0, 1, 2, 3, 4}) == "a\xE4\xBD\xA0" "b");  // " a" stripped, bytes spell 你
-    CHECK(t.decode(Ids{4, 1, 2, 4}) == "b\xEF\xBF\xBD\xEF\xBF\xBD" "b");  // incomplete: one U+FFFD per byte
+    CHECK(t.decode(Ids{0, 1, 2, 3, 4}) ==
+          "a\xE4\xBD\xA0"
+          "b");  // " a" stripped, bytes spell 你
+    CHECK(t.decode(Ids{4, 1, 2, 4}) ==
+          "b\xEF\xBF\xBD\xEF\xBF\xBD"
+          "b");  // incomplete: one U+FFFD per byte
     CHECK(t.decode(Ids{5, 0}) == "\xEF\xBF\xBD a");
     CHECK(t.decode(Ids{0, 0}) == "a a");
     CHECK(t.decode(Ids{99, 4}) == "b");  // unknown ids are ignored
@@ -197,12 +218,11 @@ TEST_CASE("tokenizer component normalizers", "[tokenizer][components]") {
     json vocab = {{"a", 0}, {"b", 1}, {"e", 2}, {"\xC3\xA9", 3}, {"fi", 4}, {"x", 5}, {" ", 6}, {"_", 7}, {"f", 8}, {"i", 9}};
     json model = bpe(vocab, {"f i"});
     auto seq = [](json items) { return json{{"type", "Sequence"}, {"normalizers", std::move(items)}}; };
-    CHECK(make(model, nullptr, {{"type", "NFC"}}).encode("e\xCC\x81", false) == Ids{3});       // e + acute -> é
-    CHECK(make(model, nullptr, {{"type", "NFKC"}}).encode("\xEF\xAC\x81", false) == Ids{4});   // ﬁ ligature -> fi
+    CHECK(make(model, nullptr, {{"type", "NFC"}}).encode("e\xCC\x81", false) == Ids{3});      // e + acute -> é
+    CHECK(make(model, nullptr, {{"type", "NFKC"}}).encode("\xEF\xAC\x81", false) == Ids{4});  // ﬁ ligature -> fi
     CHECK(make(model, nullptr, seq({{{"type", "NFD"}}, {{"type", "StripAccents"}}})).encode("\xC3\xA9", false) == Ids{2});
     CHECK(make(model, nullptr, {{"type", "Lowercase"}}).encode("AB\xC3\x89", false) == Ids{0, 1, 3});
-    CHECK(make(model, nullptr, {{"type", "Strip"}, {"strip_left", true}, {"strip_right", false}}).encode("  a ", false) ==
-          Ids{0, 6});
+    CHECK(make(model, nullptr, {{"type", "Strip"}, {"strip_left", true}, {"strip_right", false}}).encode("  a ", false) == Ids{0, 6});
     json regex_replace = {{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", "_"}};
     CHECK(make(model, nullptr, regex_replace).encode("a \t\n b", false) == Ids{0, 7, 1});
     json prepend = seq({{{"type", "Prepend"}, {"prepend", "x"}}, {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "_"}}});
@@ -215,7 +235,6 @@ TEST_CASE("tokenizer component errors", "[tokenizer][components]") {
     CHECK_THROWS_AS(make({{"type", "Unigram"}, {"vocab", json::array()}}), TokenizerError);
     CHECK_THROWS_AS(make(bpe({{"a", 0}}, {"a b"})), TokenizerError);
     CHECK_THROWS_AS(make(bpe({{"a", 0}}), {{"type", "NoSuchThing"}}), TokenizerError);
-    CHECK_THROWS_AS(make(bpe({{"a", 0}}), {{"type", "Split"}, {"pattern", {{"Regex", "("}}}, {"behavior", "Isolated"}}),
-                    TokenizerError);
+    CHECK_THROWS_AS(make(bpe({{"a", 0}}), {{"type", "Split"}, {"pattern", {{"Regex", "("}}}, {"behavior", "Isolated"}}), TokenizerError);
     CHECK_THROWS_AS(Tokenizer::from_file("/nonexistent/tokenizer.json"), TokenizerError);
 }

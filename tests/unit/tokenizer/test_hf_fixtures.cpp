@@ -34,8 +34,7 @@ void replay(const std::string& name) {
     fs::path fixture = fs::path(fixtures_dir()) / (name + ".json");
     json spec = read_json(fixture);
     // The tokenizer the fixture was made with: the base file with some parts replaced.
-    json tokenizer = read_json(fs::path(tokenizer_test::shared_dir()) / "tokenizers" / spec["base"].get<std::string>() /
-                               "tokenizer.json");
+    json tokenizer = read_json(fs::path(tokenizer_test::shared_dir()) / "tokenizers" / spec["base"].get<std::string>() / "tokenizer.json");
     for (auto it = spec["overrides"].begin(); it != spec["overrides"].end(); ++it) tokenizer[it.key()] = it.value();
     for (const auto& t : spec["extra_added_tokens"]) tokenizer["added_tokens"].push_back(t);
     radiance::text::Tokenizer tok = radiance::text::Tokenizer::from_json(tokenizer.dump());

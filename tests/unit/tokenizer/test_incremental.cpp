@@ -39,8 +39,7 @@ const json& fixtures() {
 Tokenizer load(const std::string& name, const json& entry) {
     if (name == "demo") return Tokenizer::from_file(RAD_DEMO_TOKENIZER);
     if (!entry.contains("base")) return tokenizer_test::reference(name);
-    std::ifstream in(fs::path(tokenizer_test::shared_dir()) / "tokenizers" / entry["base"].get<std::string>() /
-                     "tokenizer.json");
+    std::ifstream in(fs::path(tokenizer_test::shared_dir()) / "tokenizers" / entry["base"].get<std::string>() / "tokenizer.json");
     json t = json::parse(in);
     for (auto it = entry["overrides"].begin(); it != entry["overrides"].end(); ++it) t[it.key()] = it.value();
     return Tokenizer::from_json(t.dump());

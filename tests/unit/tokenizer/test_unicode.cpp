@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "regex.h"    // internal headers of rad_tokenizer
+#include "regex.h"  // internal headers of rad_tokenizer
 #include "unicode.h"
 
 namespace {
@@ -25,17 +25,24 @@ std::vector<std::string> all_matches(const Regex& re, const std::string& text) {
 
 TEST_CASE("tokenizer unicode normalisation", "[tokenizer][unicode]") {
     using unicode::Form;
-    CHECK(unicode::normalize("e\xCC\x81", Form::NFC) == "\xC3\xA9");                  // e + U+0301 -> é
+    CHECK(unicode::normalize("e\xCC\x81", Form::NFC) == "\xC3\xA9");  // e + U+0301 -> é
     CHECK(unicode::normalize("\xC3\xA9", Form::NFD) == "e\xCC\x81");
     CHECK(unicode::normalize("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8", Form::NFC) == "\xEA\xB0\x81");  // jamo -> 각
     CHECK(unicode::normalize("\xEA\xB0\x81", Form::NFD) == "\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8");
     CHECK(unicode::normalize("a\xCC\x87\xCC\xA3", Form::NFC) == "\xE1\xBA\xA1\xCC\x87");  // reordered, then ạ + dot
-    CHECK(unicode::normalize("\xE2\x84\xA6", Form::NFC) == "\xCE\xA9");               // ohm sign -> omega
+    CHECK(unicode::normalize("\xE2\x84\xA6", Form::NFC) == "\xCE\xA9");                   // ohm sign -> omega
     CHECK(unicode::normalize("\xEF\xAC\x81", Form::NFKC) == "fi");
     CHECK(unicode::normalize("\xEF\xAC\x81", Form::NFC) == "\xEF\xAC\x81");
     CHECK(unicode::normalize("plain ascii", Form::NFKD) == "plain ascii");
-    CHECK(unicode::normalize("\xCC\x81" "abc", Form::NFC) == "\xCC\x81" "abc");       // leading combining mark stays
-    CHECK(unicode::lowercase("\xC4\xB0" "ABC\xCE\xA3") == "i\xCC\x87" "abc\xCF\x83");  // İ -> i + dot, Σ -> σ
+    CHECK(unicode::normalize("\xCC\x81"
+                             "abc",
+                             Form::NFC) ==
+          "\xCC\x81"
+          "abc");  // leading combining mark stays
+    CHECK(unicode::lowercase("\xC4\xB0"
+                             "ABC\xCE\xA3") ==
+          "i\xCC\x87"
+          "abc\xCF\x83");  // İ -> i + dot, Σ -> σ
 }
 
 TEST_CASE("tokenizer unicode UTF-8 repair", "[tokenizer][unicode]") {
@@ -47,11 +54,11 @@ TEST_CASE("tokenizer unicode UTF-8 repair", "[tokenizer][unicode]") {
     const std::string fffd = "\xEF\xBF\xBD";
     CHECK(lossy("abc") == "abc");
     CHECK(lossy("\x80") == fffd);
-    CHECK(lossy("\xE4\xBD") == fffd);                            // one maximal subpart
-    CHECK(lossy("\xE0\x80") == fffd + fffd);                     // E0 80 is never valid: two
-    CHECK(lossy("\xED\xA0\x80") == fffd + fffd + fffd);          // a surrogate
+    CHECK(lossy("\xE4\xBD") == fffd);                               // one maximal subpart
+    CHECK(lossy("\xE0\x80") == fffd + fffd);                        // E0 80 is never valid: two
+    CHECK(lossy("\xED\xA0\x80") == fffd + fffd + fffd);             // a surrogate
     CHECK(lossy("\xF4\x90\x80\x80") == fffd + fffd + fffd + fffd);  // above U+10FFFF
-    CHECK(lossy("\xC0\xAF") == fffd + fffd);                     // overlong
+    CHECK(lossy("\xC0\xAF") == fffd + fffd);                        // overlong
     CHECK(unicode::is_valid_utf8("\xF0\x9F\x98\x80 ok"));
     CHECK_FALSE(unicode::is_valid_utf8("ok \xF0\x9F\x98"));
 }
@@ -59,8 +66,11 @@ TEST_CASE("tokenizer unicode UTF-8 repair", "[tokenizer][unicode]") {
 TEST_CASE("tokenizer regex follows Oniguruma's classes", "[tokenizer][unicode]") {
     Regex space("\\s+", false);
     // U+0085 and U+3000 are White_Space; U+180E (Mongolian vowel separator) is not any more.
-    CHECK(all_matches(space, "a\xC2\x85" "b\xE3\x80\x80" "c\xE1\xA0\x8E" "d") ==
-          std::vector<std::string>{"\xC2\x85", "\xE3\x80\x80"});
+    CHECK(all_matches(space,
+                      "a\xC2\x85"
+                      "b\xE3\x80\x80"
+                      "c\xE1\xA0\x8E"
+                      "d") == std::vector<std::string>{"\xC2\x85", "\xE3\x80\x80"});
     Regex not_space("[^\\s\\p{L}]+", false);
     CHECK(all_matches(not_space, "a\xE1\xA0\x8E!") == std::vector<std::string>{"\xE1\xA0\x8E!"});
     Regex word("\\w+", false);

@@ -38,10 +38,12 @@ TEST_CASE("row pool: every row once, on more than one thread, run after run", "[
 TEST_CASE("row pool: a throwing row surfaces in the caller after the other rows ran", "[worker]") {
     RowPool pool(2);
     std::atomic<int> ran{0};
-    CHECK_THROWS_WITH(pool.run(50, [&](size_t i) {
-        ran++;
-        if (i == 17) throw std::runtime_error("row 17 failed");
-    }), "row 17 failed");
+    CHECK_THROWS_WITH(pool.run(50,
+                               [&](size_t i) {
+                                   ran++;
+                                   if (i == 17) throw std::runtime_error("row 17 failed");
+                               }),
+                      "row 17 failed");
     CHECK(ran == 50);
     ran = 0;
     pool.run(10, [&](size_t) { ran++; });  // and the pool still works

@@ -16,6 +16,6 @@ using TestFn = bool (*)(Evaluator& ev, const Value& input, const Args& args);
 FilterFn find_filter(std::string_view name);  // null when unknown
 // Filters Jinja passes the render context (map, select, ...): never constant-folded.
 bool filter_needs_context(std::string_view name);
-TestFn find_test(std::string_view name);      // null when unknown
+TestFn find_test(std::string_view name);  // null when unknown
 
 }  // namespace radiance::jinja::detail

@@ -11,9 +11,9 @@
 namespace radiance::jinja::detail {
 
 struct Param {
-  const char* name;
-  Value default_value;  // used when the argument is missing
-  bool required = false;
+    const char* name;
+    Value default_value;  // used when the argument is missing
+    bool required = false;
 };
 
 // Returns one value per parameter. Throws a runtime Error for too many positional

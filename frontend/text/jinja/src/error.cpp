@@ -4,14 +4,14 @@ namespace radiance::jinja {
 
 namespace {
 std::string format_what(Error::Kind kind, const std::string& message, int line) {
-  std::string prefix;
-  switch (kind) {
+    std::string prefix;
+    switch (kind) {
     case Error::Kind::Syntax: prefix = "template syntax error"; break;
     case Error::Kind::Runtime: prefix = "template error"; break;
     case Error::Kind::Raised: prefix = "template raised exception"; break;
-  }
-  if (line > 0) prefix += " at line " + std::to_string(line);
-  return prefix + ": " + message;
+    }
+    if (line > 0) prefix += " at line " + std::to_string(line);
+    return prefix + ": " + message;
 }
 }  // namespace
 

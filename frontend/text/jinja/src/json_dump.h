@@ -10,11 +10,11 @@
 namespace radiance::jinja::detail {
 
 struct JsonDumpOptions {
-  bool ensure_ascii = false;
-  std::optional<std::string> indent;  // nullopt: one line
-  std::string item_separator = ", ";
-  std::string key_separator = ": ";
-  bool sort_keys = false;
+    bool ensure_ascii = false;
+    std::optional<std::string> indent;  // nullopt: one line
+    std::string item_separator = ", ";
+    std::string key_separator = ": ";
+    bool sort_keys = false;
 };
 
 std::string py_json_dumps(const Value& v, const JsonDumpOptions& opts);

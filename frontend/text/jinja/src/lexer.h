@@ -15,17 +15,17 @@ namespace radiance::jinja::detail {
 enum class TokenType { Data, VariableBegin, VariableEnd, BlockBegin, BlockEnd, Name, String, Integer, Float, Operator, Eof };
 
 struct Token {
-  TokenType type;
-  std::string text;  // data, name, operator text, or the unescaped string literal
-  int64_t int_value = 0;
-  double float_value = 0.0;
-  int line = 1;
+    TokenType type;
+    std::string text;  // data, name, operator text, or the unescaped string literal
+    int64_t int_value = 0;
+    double float_value = 0.0;
+    int line = 1;
 };
 
 struct LexerOptions {
-  bool trim_blocks = true;
-  bool lstrip_blocks = true;
-  bool keep_trailing_newline = false;
+    bool trim_blocks = true;
+    bool lstrip_blocks = true;
+    bool keep_trailing_newline = false;
 };
 
 // Throws Error(Syntax) with a line number on malformed input. The last token is Eof.

@@ -15,8 +15,8 @@
 namespace radiance::jinja::detail {
 
 struct ParserOptions {
-  LexerOptions lexer;
-  bool enable_do = false;
+    LexerOptions lexer;
+    bool enable_do = false;
 };
 
 // Throws Error(Syntax) with the template line on any syntax error.

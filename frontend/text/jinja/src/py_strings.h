@@ -13,8 +13,7 @@ class Evaluator;
 
 // str.replace(old, new, count); count < 0 replaces all. An empty `old` inserts `new`
 // between characters, as Python does.
-std::string py_replace(Evaluator& ev, const std::string& s, const std::string& old, const std::string& repl,
-                       int64_t count);
+std::string py_replace(Evaluator& ev, const std::string& s, const std::string& old, const std::string& repl, int64_t count);
 // fmt % args: args is a tuple (several values), a dict (%(name)s) or a single value.
 std::string py_percent_format(Evaluator& ev, const std::string& fmt, const Value& args);
 // fmt.format(*args, **kwargs)

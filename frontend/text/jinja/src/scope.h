@@ -13,29 +13,29 @@
 namespace radiance::jinja::detail {
 
 class Scope {
- public:
-  explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
+public:
+    explicit Scope(std::shared_ptr<Scope> parent = nullptr) : parent_(std::move(parent)) {}
 
-  // Looks the name up here, then in the enclosing scopes; null when unbound.
-  const Value* find(const std::string& name) const {
-    for (const Scope* s = this; s; s = s->parent_.get())
-      for (const auto& [n, v] : s->vars_)
-        if (n == name) return &v;
-    return nullptr;
-  }
+    // Looks the name up here, then in the enclosing scopes; null when unbound.
+    const Value* find(const std::string& name) const {
+        for (const Scope* s = this; s; s = s->parent_.get())
+            for (const auto& [n, v] : s->vars_)
+                if (n == name) return &v;
+        return nullptr;
+    }
 
-  void set(const std::string& name, Value value) {
-    for (auto& [n, v] : vars_)
-      if (n == name) {
-        v = std::move(value);
-        return;
-      }
-    vars_.emplace_back(name, std::move(value));
-  }
+    void set(const std::string& name, Value value) {
+        for (auto& [n, v] : vars_)
+            if (n == name) {
+                v = std::move(value);
+                return;
+            }
+        vars_.emplace_back(name, std::move(value));
+    }
 
- private:
-  std::shared_ptr<Scope> parent_;
-  std::vector<std::pair<std::string, Value>> vars_;  // a handful per scope: a vector beats a map
+private:
+    std::shared_ptr<Scope> parent_;
+    std::vector<std::pair<std::string, Value>> vars_;  // a handful per scope: a vector beats a map
 };
 
 using ScopePtr = std::shared_ptr<Scope>;

@@ -127,7 +127,8 @@ void AddedVocabulary::split(std::string_view text, bool normalized_pass, std::ve
         const AddedToken& token = tokens_[index];
         if (token.single_word) {
             bool space_before = start == 0 || !is_word_char(last_char(text.substr(0, start)));
-            bool space_after = stop == text.size() || !is_word_char(text.substr(stop, unicode::sequence_length(static_cast<unsigned char>(text[stop]))));
+            bool space_after =
+                stop == text.size() || !is_word_char(text.substr(stop, unicode::sequence_length(static_cast<unsigned char>(text[stop]))));
             if (!space_before || !space_after) continue;
         }
         if (token.lstrip) start = std::max(trailing_space_start(text.substr(0, start)), start_offset);

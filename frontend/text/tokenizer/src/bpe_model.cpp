@@ -17,8 +17,8 @@
 namespace radiance::text {
 namespace {
 
-constexpr size_t kMaxCachedWord = 255;       // longer words are rare and not worth keeping
-constexpr size_t kCutAtMetaspaceAbove = 48;  // shorter words gain nothing from cutting
+constexpr size_t kMaxCachedWord = 255;                   // longer words are rare and not worth keeping
+constexpr size_t kCutAtMetaspaceAbove = 48;              // shorter words gain nothing from cutting
 constexpr std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581 "▁"
 
 std::atomic<uint64_t> next_instance_id{1};
@@ -38,9 +38,7 @@ struct Candidate {
 
 // Heap order: the lowest rank on top, then the leftmost position.
 struct CandidateOrder {
-    bool operator()(const Candidate& a, const Candidate& b) const {
-        return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
-    }
+    bool operator()(const Candidate& a, const Candidate& b) const { return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos; }
 };
 
 struct ThreadScratch {
@@ -76,8 +74,8 @@ void add_symbol(std::vector<Symbol>& sym, int32_t id, uint32_t len) {
 
 }  // namespace
 
-BpeModel::BpeModel(std::vector<std::pair<std::string, int32_t>> vocab,
-                   const std::vector<std::pair<std::string, std::string>>& merges, Options options)
+BpeModel::BpeModel(std::vector<std::pair<std::string, int32_t>> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+                   Options options)
     : options_(std::move(options)), instance_id_(next_instance_id.fetch_add(1)) {
     int32_t max_id = -1;
     for (const auto& [token, id] : vocab) {
@@ -131,8 +129,8 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int32_t>> vocab,
             }
         }
     }
-    cut_before_metaspace_ = !crossing && !options_.ignore_merges && options_.continuing_subword_prefix.empty() &&
-                            options_.end_of_word_suffix.empty();
+    cut_before_metaspace_ =
+        !crossing && !options_.ignore_merges && options_.continuing_subword_prefix.empty() && options_.end_of_word_suffix.empty();
 }
 
 int32_t BpeModel::char_id(std::string_view ch, bool first, bool last) const {
@@ -153,10 +151,8 @@ void BpeModel::encode(std::string_view word, std::vector<int32_t>& out) const {
         return;
     }
     size_t start = 0;
-    for (size_t at = word.find(kMetaspace, 1); at != std::string_view::npos;
-         at = word.find(kMetaspace, at + kMetaspace.size())) {
-        bool after_metaspace =
-            at >= kMetaspace.size() && word.compare(at - kMetaspace.size(), kMetaspace.size(), kMetaspace) == 0;
+    for (size_t at = word.find(kMetaspace, 1); at != std::string_view::npos; at = word.find(kMetaspace, at + kMetaspace.size())) {
+        bool after_metaspace = at >= kMetaspace.size() && word.compare(at - kMetaspace.size(), kMetaspace.size(), kMetaspace) == 0;
         if (after_metaspace || at == start) continue;
         encode_one(word.substr(start, at - start), out);
         start = at;
@@ -197,8 +193,7 @@ void BpeModel::encode_byte_level(std::string_view raw, std::vector<int32_t>& out
     int32_t whole = options_.ignore_merges ? vocab_.find(mapped) : -1;
     if (whole >= 0) {
         out.push_back(whole);
-    } else if (byte_level_complete_ && options_.continuing_subword_prefix.empty() &&
-               options_.end_of_word_suffix.empty()) {
+    } else if (byte_level_complete_ && options_.continuing_subword_prefix.empty() && options_.end_of_word_suffix.empty()) {
         // One symbol per byte, straight from the table.
         std::vector<Symbol>& sym = scratch().symbols;
         sym.clear();
@@ -246,8 +241,7 @@ void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out)
             }
         }
         if (!options_.unk_token) continue;  // the library drops the character silently
-        if (unk_id_ < 0)
-            throw TokenizerError("unk_token \"" + *options_.unk_token + "\" is not in the vocabulary");
+        if (unk_id_ < 0) throw TokenizerError("unk_token \"" + *options_.unk_token + "\" is not in the vocabulary");
         if (unk_pending && options_.fuse_unk) {
             unk_len += static_cast<uint32_t>(n);
         } else {
@@ -262,8 +256,10 @@ void BpeModel::encode_uncached(std::string_view word, std::vector<int32_t>& out)
 
 void BpeModel::merge(std::vector<int32_t>& out) const {
     std::vector<Symbol>& sym = scratch().symbols;
-    if (sym.size() > options_.heap_above) merge_with_heap();
-    else if (sym.size() > 1) merge_linear();
+    if (sym.size() > options_.heap_above)
+        merge_with_heap();
+    else if (sym.size() > 1)
+        merge_linear();
     for (const Symbol& s : sym)
         if (s.len != 0) out.push_back(s.id);
 }
@@ -348,8 +344,7 @@ namespace {
 
 BpeModel::Options parse_options(const nlohmann::json& j, size_t heap_above) {
     std::string type = json_util::get_string(j, "type", "BPE");
-    if (type != "BPE")
-        throw TokenizerError("unsupported model type \"" + type + "\" (only BPE is implemented)");
+    if (type != "BPE") throw TokenizerError("unsupported model type \"" + type + "\" (only BPE is implemented)");
     BpeModel::Options o;
     if (auto it = j.find("unk_token"); it != j.end() && it->is_string()) o.unk_token = it->get<std::string>();
     o.continuing_subword_prefix = json_util::get_string(j, "continuing_subword_prefix");
@@ -376,8 +371,10 @@ BpeModel parse_bpe_model(const nlohmann::json& j, size_t heap_above) {
     if (auto it = j.find("merges"); it != j.end() && !it->is_null()) {
         merges.reserve(it->size());
         for (const auto& m : *it) {
-            if (m.is_array() && m.size() == 2) merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
-            else merges.push_back(split_merge_line(m.get<std::string>()));
+            if (m.is_array() && m.size() == 2)
+                merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+            else
+                merges.push_back(split_merge_line(m.get<std::string>()));
         }
     }
     return BpeModel(std::move(vocab), merges, std::move(options));

@@ -29,8 +29,8 @@ public:
         size_t heap_above = 32;
     };
 
-    BpeModel(std::vector<std::pair<std::string, int32_t>> vocab,
-             const std::vector<std::pair<std::string, std::string>>& merges, Options options);
+    BpeModel(std::vector<std::pair<std::string, int32_t>> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+             Options options);
 
     // Appends the ids of one pre-tokenized word.
     void encode(std::string_view word, std::vector<int32_t>& out) const;
@@ -43,7 +43,7 @@ public:
     const std::string* id_to_token(int32_t id) const {
         return id >= 0 && static_cast<size_t>(id) < tokens_.size() && has_token_[id] ? &tokens_[id] : nullptr;
     }
-    size_t id_space() const { return tokens_.size(); }  // max id + 1
+    size_t id_space() const { return tokens_.size(); }    // max id + 1
     size_t vocab_count() const { return vocab_.size(); }  // distinct tokens
 
 private:
@@ -68,7 +68,7 @@ private:
     // No token contains "▁" right after another character, so no merge can cross the start
     // of a "▁" run: long SentencePiece inputs (no pre-tokenizer) are cut there, exactly.
     bool cut_before_metaspace_ = false;
-    uint64_t instance_id_;               // keys the per-thread word cache
+    uint64_t instance_id_;  // keys the per-thread word cache
 };
 
 // The "model" object of tokenizer.json (type BPE). heap_above: see Options (tests set it).

@@ -16,9 +16,7 @@ struct Table {
     std::array<int16_t, 512> bytes{};  // code point (< 0x200) -> byte, -1 when none
 
     Table() {
-        auto printable = [](int b) {
-            return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-        };
+        auto printable = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); };
         bytes.fill(-1);
         int n = 0;
         for (int b = 0; b < 256; ++b) {

@@ -91,17 +91,14 @@ public:
 // Removes up to `start` leading and `stop` trailing copies of one character, per token.
 class StripDecoder final : public Decoder {
 public:
-    StripDecoder(std::string content, size_t start, size_t stop)
-        : content_(std::move(content)), start_(start), stop_(stop) {}
+    StripDecoder(std::string content, size_t start, size_t stop) : content_(std::move(content)), start_(start), stop_(stop) {}
     void decode_chain(std::vector<std::string>& tokens, bool continuation) const override {
         for (std::string& t : tokens) {
             size_t begin = 0, end = t.size();
             size_t start = continuation ? 0 : start_;
-            for (size_t k = 0; k < start && t.compare(begin, content_.size(), content_) == 0 && begin < end; ++k)
-                begin += content_.size();
-            for (size_t k = 0; k < stop_ && end >= begin + content_.size() &&
-                               t.compare(end - content_.size(), content_.size(), content_) == 0;
-                 ++k)
+            for (size_t k = 0; k < start && t.compare(begin, content_.size(), content_) == 0 && begin < end; ++k) begin += content_.size();
+            for (size_t k = 0;
+                 k < stop_ && end >= begin + content_.size() && t.compare(end - content_.size(), content_.size(), content_) == 0; ++k)
                 end -= content_.size();
             t = t.substr(begin, end - begin);
         }
@@ -115,8 +112,10 @@ private:
 class ReplaceDecoder final : public Decoder {
 public:
     ReplaceDecoder(const json_util::Pattern& p, std::string content) : content_(std::move(content)) {
-        if (p.literal) literal_ = p.text;
-        else regex_ = std::make_unique<Regex>(p.text, false);
+        if (p.literal)
+            literal_ = p.text;
+        else
+            regex_ = std::make_unique<Regex>(p.text, false);
     }
     void decode_chain(std::vector<std::string>& tokens, bool) const override {
         for (std::string& t : tokens) {
@@ -153,8 +152,7 @@ private:
 // pre-tokenizer never prepends one).
 class MetaspaceDecoder final : public Decoder {
 public:
-    MetaspaceDecoder(std::string replacement, bool drop_in_first)
-        : replacement_(std::move(replacement)), drop_in_first_(drop_in_first) {}
+    MetaspaceDecoder(std::string replacement, bool drop_in_first) : replacement_(std::move(replacement)), drop_in_first_(drop_in_first) {}
     void decode_chain(std::vector<std::string>& tokens, bool continuation) const override {
         for (size_t i = 0; i < tokens.size(); ++i) {
             std::string& t = tokens[i];
@@ -217,10 +215,8 @@ std::unique_ptr<Decoder> parse(const json& j, DecoderTraits& traits, bool& joine
     }
     if (type == "Metaspace") {
         std::string scheme = json_util::get_string(j, "prepend_scheme", "always");
-        if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() && !j["add_prefix_space"].get<bool>())
-            scheme = "never";
-        return std::make_unique<MetaspaceDecoder>(json_util::get_char(j, "replacement", "Metaspace decoder"),
-                                                  scheme != "never");
+        if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() && !j["add_prefix_space"].get<bool>()) scheme = "never";
+        return std::make_unique<MetaspaceDecoder>(json_util::get_char(j, "replacement", "Metaspace decoder"), scheme != "never");
     }
     if (type == "Sequence") {
         std::vector<std::unique_ptr<Decoder>> items;

@@ -153,9 +153,7 @@ private:
         uint64_t key = kEmptyKey;
         Value value{};
     };
-    static uint64_t pack(int32_t a, int32_t b) {
-        return (uint64_t{static_cast<uint32_t>(a)} << 32) | static_cast<uint32_t>(b);
-    }
+    static uint64_t pack(int32_t a, int32_t b) { return (uint64_t{static_cast<uint32_t>(a)} << 32) | static_cast<uint32_t>(b); }
     void grow() {
         std::vector<Slot> old = std::move(slots_);
         slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
@@ -182,10 +180,11 @@ public:
         for (size_t i = h32 & mask;; i = (i + 1) & mask) {
             const Slot& s = slots_[i];
             if (s.id_count == 0) return false;
-            if (s.hash == h32 && s.key_length == word.size() &&
-                std::memcmp(keys_.data() + s.key_offset, word.data(), word.size()) == 0) {
-                if (s.id_count == 1) out.push_back(s.ids);
-                else out.insert(out.end(), ids_.begin() + s.ids, ids_.begin() + s.ids + s.id_count);
+            if (s.hash == h32 && s.key_length == word.size() && std::memcmp(keys_.data() + s.key_offset, word.data(), word.size()) == 0) {
+                if (s.id_count == 1)
+                    out.push_back(s.ids);
+                else
+                    out.insert(out.end(), ids_.begin() + s.ids, ids_.begin() + s.ids + s.id_count);
                 return true;
             }
         }
@@ -196,8 +195,8 @@ public:
         if (n == 0 || n > UINT16_MAX || word.size() > UINT16_MAX) return;
         if (size_ >= max_entries_) clear();
         if ((size_ + 1) * 2 > slots_.size()) grow();
-        Slot s{static_cast<uint32_t>(h), static_cast<uint32_t>(keys_.size()), static_cast<uint16_t>(word.size()),
-               static_cast<uint16_t>(n), ids[0]};
+        Slot s{static_cast<uint32_t>(h), static_cast<uint32_t>(keys_.size()), static_cast<uint16_t>(word.size()), static_cast<uint16_t>(n),
+               ids[0]};
         if (n > 1) {
             s.ids = static_cast<int32_t>(ids_.size());
             ids_.insert(ids_.end(), ids, ids + n);

@@ -53,8 +53,7 @@ inline std::string get_char(const json& j, const char* key, const char* what) {
     std::string s = require(j, key, what).get<std::string>();
     size_t i = 0;
     if (!s.empty()) (void)unicode::next_code_point(s, i);
-    if (s.empty() || i != s.size())
-        throw TokenizerError(std::string(what) + ": \"" + key + "\" must be one character");
+    if (s.empty() || i != s.size()) throw TokenizerError(std::string(what) + ": \"" + key + "\" must be one character");
     return s;
 }
 

@@ -65,8 +65,7 @@ void apply_config(detail::TokenizerImpl& impl, const json& config, const LoadOpt
     impl.eos_token = config_token(config, "eos_token");
     if (impl.bos_token) impl.bos_id = impl.token_to_id(*impl.bos_token);
     if (impl.eos_token) impl.eos_id = impl.token_to_id(*impl.eos_token);
-    if (!options.apply_config_bos_eos || (!config.contains("add_bos_token") && !config.contains("add_eos_token")))
-        return;
+    if (!options.apply_config_bos_eos || (!config.contains("add_bos_token") && !config.contains("add_eos_token"))) return;
     bool add_bos = json_util::get_bool(config, "add_bos_token", false);
     bool add_eos = json_util::get_bool(config, "add_eos_token", false);
     if (add_bos && !impl.bos_id) throw TokenizerError("tokenizer_config.json sets add_bos_token but has no usable bos_token");
@@ -148,8 +147,8 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
     impl->normalizer = parse_normalizer(field("normalizer"));
     impl->pre_tokenizer = parse_pre_tokenizer(field("pre_tokenizer"));
     const json& model = json_util::require(j, "model", "tokenizer.json");
-    impl->model = std::make_unique<BpeModel>(parts.has_vocab ? build_bpe_model(model, std::move(parts.vocab), parts.merges)
-                                                             : parse_bpe_model(model));
+    impl->model =
+        std::make_unique<BpeModel>(parts.has_vocab ? build_bpe_model(model, std::move(parts.vocab), parts.merges) : parse_bpe_model(model));
     impl->post_processor = parse_post_processor(field("post_processor"));
     impl->decoder = parse_decoder(field("decoder"), impl->decoder_traits);
     if (options.fast_paths) {
@@ -165,8 +164,7 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
     return Tokenizer(std::move(impl));
 }
 
-Tokenizer Tokenizer::from_file(const std::string& tokenizer_json_path, const std::string& config_json_path,
-                               const LoadOptions& options) {
+Tokenizer Tokenizer::from_file(const std::string& tokenizer_json_path, const std::string& config_json_path, const LoadOptions& options) {
     std::string config = config_json_path.empty() ? std::string() : read_file(config_json_path);
     try {
         return from_json(read_file(tokenizer_json_path), config, options);

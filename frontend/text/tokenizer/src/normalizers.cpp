@@ -76,8 +76,7 @@ private:
 
 class Replace final : public Normalizer {
 public:
-    Replace(const json_util::Pattern& p, std::string content)
-        : literal_(p.literal ? p.text : std::string()), content_(std::move(content)) {
+    Replace(const json_util::Pattern& p, std::string content) : literal_(p.literal ? p.text : std::string()), content_(std::move(content)) {
         if (!p.literal) regex_ = std::make_unique<Regex>(p.text, false);
     }
     void normalize(std::string& s) const override {
@@ -142,10 +141,8 @@ std::unique_ptr<Normalizer> parse_normalizer(const nlohmann::json& j) {
     if (type == "Lowercase") return std::make_unique<Lowercase>();
     if (type == "StripAccents") return std::make_unique<StripAccents>();
     if (type == "Strip")
-        return std::make_unique<Strip>(json_util::get_bool(j, "strip_left", true),
-                                       json_util::get_bool(j, "strip_right", true));
-    if (type == "Prepend")
-        return std::make_unique<Prepend>(json_util::require(j, "prepend", "Prepend").get<std::string>());
+        return std::make_unique<Strip>(json_util::get_bool(j, "strip_left", true), json_util::get_bool(j, "strip_right", true));
+    if (type == "Prepend") return std::make_unique<Prepend>(json_util::require(j, "prepend", "Prepend").get<std::string>());
     if (type == "Replace")
         return std::make_unique<Replace>(json_util::get_pattern(j, "Replace normalizer"),
                                          json_util::require(j, "content", "Replace").get<std::string>());

@@ -5,7 +5,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-
 namespace radiance::text {
 
 class Normalizer {

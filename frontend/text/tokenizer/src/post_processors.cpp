@@ -13,8 +13,7 @@ namespace {
 using json_util::json;
 
 void concatenate(std::vector<std::vector<int32_t>>& encodings) {
-    for (size_t i = 1; i < encodings.size(); ++i)
-        encodings[0].insert(encodings[0].end(), encodings[i].begin(), encodings[i].end());
+    for (size_t i = 1; i < encodings.size(); ++i) encodings[0].insert(encodings[0].end(), encodings[i].begin(), encodings[i].end());
     encodings.resize(std::min<size_t>(encodings.size(), 1));
 }
 
@@ -31,8 +30,7 @@ public:
         int sequence;              // 0 for A, 1 for B
         std::vector<int32_t> ids;  // for special tokens
     };
-    TemplateProcessing(std::vector<Piece> single, std::vector<Piece> pair)
-        : single_(std::move(single)), pair_(std::move(pair)) {}
+    TemplateProcessing(std::vector<Piece> single, std::vector<Piece> pair) : single_(std::move(single)), pair_(std::move(pair)) {}
 
     void process(std::vector<std::vector<int32_t>>& encodings, bool add_special_tokens) const override {
         const std::vector<Piece>& tmpl = encodings.size() == 2 ? pair_ : single_;
@@ -120,9 +118,8 @@ std::unique_ptr<PostProcessor> parse_post_processor(const nlohmann::json& j) {
     if (type == "TemplateProcessing") {
         static const json kEmpty = json::object();
         const json& specials = j.contains("special_tokens") ? j["special_tokens"] : kEmpty;
-        return std::make_unique<TemplateProcessing>(
-            parse_template(json_util::require(j, "single", "TemplateProcessing"), specials),
-            parse_template(json_util::require(j, "pair", "TemplateProcessing"), specials));
+        return std::make_unique<TemplateProcessing>(parse_template(json_util::require(j, "single", "TemplateProcessing"), specials),
+                                                    parse_template(json_util::require(j, "pair", "TemplateProcessing"), specials));
     }
     if (type == "BertProcessing")
         return std::make_unique<ClsSepProcessing>(pair_id(j, "cls", "BertProcessing"), pair_id(j, "sep", "BertProcessing"), false);

@@ -80,8 +80,10 @@ void apply_behavior(const std::vector<Cut>& cuts, Behavior behavior, std::vector
     case Behavior::Contiguous: {
         bool previous = false;
         for (const Cut& c : cuts) {
-            if (c.is_match == previous && !kept.empty()) kept.back().end = c.end;
-            else kept.push_back({c.start, c.end, false});
+            if (c.is_match == previous && !kept.empty())
+                kept.back().end = c.end;
+            else
+                kept.push_back({c.start, c.end, false});
             previous = c.is_match;
         }
         break;
@@ -89,8 +91,10 @@ void apply_behavior(const std::vector<Cut>& cuts, Behavior behavior, std::vector
     case Behavior::MergedWithPrevious: {
         bool previous = false;
         for (const Cut& c : cuts) {
-            if (c.is_match && !previous && !kept.empty()) kept.back().end = c.end;
-            else kept.push_back({c.start, c.end, false});
+            if (c.is_match && !previous && !kept.empty())
+                kept.back().end = c.end;
+            else
+                kept.push_back({c.start, c.end, false});
             previous = c.is_match;
         }
         break;
@@ -99,8 +103,10 @@ void apply_behavior(const std::vector<Cut>& cuts, Behavior behavior, std::vector
         bool previous = false;
         for (size_t k = cuts.size(); k-- > 0;) {
             const Cut& c = cuts[k];
-            if (c.is_match && !previous && !kept.empty()) kept.back().start = c.start;
-            else kept.push_back({c.start, c.end, false});
+            if (c.is_match && !previous && !kept.empty())
+                kept.back().start = c.start;
+            else
+                kept.push_back({c.start, c.end, false});
             previous = c.is_match;
         }
         std::reverse(kept.begin(), kept.end());
@@ -177,8 +183,7 @@ public:
 // the Rust regex crate's \w, which the library uses here).
 class Whitespace final : public PreTokenizer {
 public:
-    Whitespace()
-        : regex_("[" + std::string(kRustWordClass) + "]+|[^" + std::string(kRustWordClass) + "\\s]+", false) {}
+    Whitespace() : regex_("[" + std::string(kRustWordClass) + "]+|[^" + std::string(kRustWordClass) + "\\s]+", false) {}
     void pre_tokenize(PieceList& list) const override {
         std::vector<PieceList::Piece> out;
         std::vector<Match> matches;
@@ -200,8 +205,7 @@ private:
 class ByteLevel final : public PreTokenizer {
 public:
     ByteLevel(bool add_prefix_space, bool use_regex)
-        : add_prefix_space_(add_prefix_space),
-          gpt2_(use_regex ? std::make_unique<Regex>(kGpt2Pattern, false) : nullptr) {}
+        : add_prefix_space_(add_prefix_space), gpt2_(use_regex ? std::make_unique<Regex>(kGpt2Pattern, false) : nullptr) {}
 
     void pre_tokenize(PieceList& list) const override {
         PieceList out;
@@ -247,8 +251,7 @@ enum class PrependScheme { Always, First, Never };
 PrependScheme parse_prepend_scheme(const json& j) {
     // Old files only have add_prefix_space; the library then defaults to "always".
     std::string scheme = json_util::get_string(j, "prepend_scheme", "always");
-    if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() && !j["add_prefix_space"].get<bool>())
-        scheme = "never";
+    if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() && !j["add_prefix_space"].get<bool>()) scheme = "never";
     if (scheme == "always") return PrependScheme::Always;
     if (scheme == "first") return PrependScheme::First;
     if (scheme == "never") return PrependScheme::Never;
@@ -269,12 +272,14 @@ public:
             std::string_view s = list.view(p);
             size_t begin = out.text.size();
             bool starts_with_replacement = s.front() == ' ' || s.substr(0, replacement_.size()) == replacement_;
-            bool prepend = !starts_with_replacement &&
-                           (scheme_ == PrependScheme::Always || (scheme_ == PrependScheme::First && p.at_input_start));
+            bool prepend =
+                !starts_with_replacement && (scheme_ == PrependScheme::Always || (scheme_ == PrependScheme::First && p.at_input_start));
             if (prepend) out.text.append(replacement_);
             for (char c : s) {
-                if (c == ' ') out.text.append(replacement_);
-                else out.text.push_back(c);
+                if (c == ' ')
+                    out.text.append(replacement_);
+                else
+                    out.text.push_back(c);
             }
             size_t end = out.text.size();
             if (!split_) {
@@ -320,11 +325,10 @@ std::unique_ptr<PreTokenizer> parse_pre_tokenizer(const nlohmann::json& j) {
                                        parse_behavior(json_util::require(j, "behavior", "Split").get<std::string>()),
                                        json_util::get_bool(j, "invert", false));
     if (type == "ByteLevel")
-        return std::make_unique<ByteLevel>(json_util::get_bool(j, "add_prefix_space", true),
-                                           json_util::get_bool(j, "use_regex", true));
+        return std::make_unique<ByteLevel>(json_util::get_bool(j, "add_prefix_space", true), json_util::get_bool(j, "use_regex", true));
     if (type == "Metaspace")
-        return std::make_unique<Metaspace>(json_util::get_char(j, "replacement", "Metaspace"),
-                                           parse_prepend_scheme(j), json_util::get_bool(j, "split", true));
+        return std::make_unique<Metaspace>(json_util::get_char(j, "replacement", "Metaspace"), parse_prepend_scheme(j),
+                                           json_util::get_bool(j, "split", true));
     if (type == "Digits") return std::make_unique<Digits>(json_util::get_bool(j, "individual_digits", false));
     if (type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
     if (type == "Whitespace") return std::make_unique<Whitespace>();

@@ -32,8 +32,7 @@ struct PieceList {
 };
 
 // The split GPT-2 (and ByteLevel with use_regex) applies before mapping bytes.
-inline constexpr std::string_view kGpt2Pattern =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+inline constexpr std::string_view kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
 class PreTokenizer {
 public:

@@ -68,8 +68,10 @@ size_t rewrite_property(std::string_view p, size_t i, bool in_class, std::string
     std::string extra = new_characters(name);
     if (extra.empty() || (in_class && negated)) return 0;
     std::string property = "\\p{" + std::string(name) + "}";
-    if (in_class) out += property + extra;
-    else out += (negated ? "[^" : "[") + property + extra + "]";
+    if (in_class)
+        out += property + extra;
+    else
+        out += (negated ? "[^" : "[") + property + extra + "]";
     return end - i;
 }
 
@@ -111,9 +113,7 @@ std::string onig_pattern_to_pcre2(std::string_view p) {
                     continue;
                 }
             }
-            std::string_view body = (d == 's' || d == 'S') ? kSpaceBody
-                                    : (d == 'w' || d == 'W') ? kWordBody
-                                                             : std::string_view{};
+            std::string_view body = (d == 's' || d == 'S') ? kSpaceBody : (d == 'w' || d == 'W') ? kWordBody : std::string_view{};
             bool negated = d == 'S' || d == 'W';
             if (!body.empty() && !(in_class && negated)) {
                 if (in_class) {
@@ -160,11 +160,9 @@ Regex::Regex(std::string_view pattern, bool literal) : source_(pattern) {
     uint32_t options = PCRE2_UTF | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : PCRE2_UCP);
     int err = 0;
     PCRE2_SIZE err_offset = 0;
-    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(compiled.data()), compiled.size(),
-                                     options, &err, &err_offset, nullptr);
+    pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(compiled.data()), compiled.size(), options, &err, &err_offset, nullptr);
     if (!code)
-        throw TokenizerError("cannot compile regex '" + source_ + "' at offset " +
-                             std::to_string(err_offset) + ": " + error_text(err));
+        throw TokenizerError("cannot compile regex '" + source_ + "' at offset " + std::to_string(err_offset) + ": " + error_text(err));
     code_ = code;
     jit_ = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
 }
@@ -178,8 +176,7 @@ bool Regex::search(std::string_view text, Match* m) const {
     int rc = jit_ ? pcre2_jit_match(code, subject, text.size(), 0, 0, st.data, st.context)
                   : pcre2_match(code, subject, text.size(), 0, PCRE2_NO_UTF_CHECK, st.data, st.context);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
-        rc = pcre2_match(code, subject, text.size(), 0, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, st.data,
-                         st.context);
+        rc = pcre2_match(code, subject, text.size(), 0, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, st.data, st.context);
     if (rc == PCRE2_ERROR_NOMATCH) return false;
     if (rc < 0) throw TokenizerError("regex '" + source_ + "' failed: " + error_text(rc));
     if (m) {
@@ -198,20 +195,16 @@ void Regex::find_all(std::string_view text, std::vector<Match>& out) const {
     size_t last_match_end = 0;
     while (last_end <= text.size()) {
         int rc = jit_ ? pcre2_jit_match(code, subject, text.size(), last_end, 0, st.data, st.context)
-                      : pcre2_match(code, subject, text.size(), last_end, PCRE2_NO_UTF_CHECK, st.data,
-                                    st.context);
+                      : pcre2_match(code, subject, text.size(), last_end, PCRE2_NO_UTF_CHECK, st.data, st.context);
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
-            rc = pcre2_match(code, subject, text.size(), last_end, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
-                             st.data, st.context);
+            rc = pcre2_match(code, subject, text.size(), last_end, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, st.data, st.context);
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) throw TokenizerError("regex '" + source_ + "' failed: " + error_text(rc));
         PCRE2_SIZE* ov = pcre2_get_ovector_pointer(st.data);
         size_t s = ov[0], e = ov[1];
         if (s == e && have_last && last_match_end == e) {
             // Oniguruma: no empty match right after the previous one; step one character.
-            last_end += last_end < text.size()
-                            ? unicode::sequence_length(static_cast<unsigned char>(text[last_end]))
-                            : 1;
+            last_end += last_end < text.size() ? unicode::sequence_length(static_cast<unsigned char>(text[last_end])) : 1;
             continue;
         }
         last_end = e;

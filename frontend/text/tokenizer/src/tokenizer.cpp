@@ -48,8 +48,7 @@ std::optional<TokenId> TokenizerImpl::token_to_id(std::string_view token) const 
 namespace {
 
 // One piece of normalised text through the pre-tokenizer and the model.
-void tokenize_piece(const TokenizerImpl& t, std::string_view text, bool at_input_start, PieceList& pieces,
-                    std::vector<TokenId>& out) {
+void tokenize_piece(const TokenizerImpl& t, std::string_view text, bool at_input_start, PieceList& pieces, std::vector<TokenId>& out) {
     if (text.empty()) return;
     if (t.byte_level_split) {
         thread_local std::vector<Match> matches;
@@ -105,14 +104,15 @@ void TokenizerImpl::encode_raw(std::string_view text, std::vector<TokenId>& out)
         inner.clear();
         added->split(piece, true, inner);
         for (const Segment& sub : inner) {
-            if (sub.token >= 0) out.push_back(tokens[sub.token].id);
-            else tokenize_piece(*this, piece.substr(sub.start, sub.end - sub.start), at_start && sub.start == 0, pieces, out);
+            if (sub.token >= 0)
+                out.push_back(tokens[sub.token].id);
+            else
+                tokenize_piece(*this, piece.substr(sub.start, sub.end - sub.start), at_start && sub.start == 0, pieces, out);
         }
     }
 }
 
-std::vector<TokenId> TokenizerImpl::post_process(std::vector<std::vector<TokenId>> encodings,
-                                                 bool add_special_tokens) const {
+std::vector<TokenId> TokenizerImpl::post_process(std::vector<std::vector<TokenId>> encodings, bool add_special_tokens) const {
     if (post_processor) post_processor->process(encodings, add_special_tokens);
     std::vector<TokenId> out = std::move(encodings[0]);
     for (size_t i = 1; i < encodings.size(); ++i) out.insert(out.end(), encodings[i].begin(), encodings[i].end());
@@ -138,8 +138,7 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special_t
     return impl_->post_process(std::move(encodings), add_special_tokens);
 }
 
-std::vector<TokenId> Tokenizer::encode_pair(std::string_view first, std::string_view second,
-                                            bool add_special_tokens) const {
+std::vector<TokenId> Tokenizer::encode_pair(std::string_view first, std::string_view second, bool add_special_tokens) const {
     std::vector<std::vector<TokenId>> encodings(2);
     impl_->encode_raw(first, encodings[0]);
     impl_->encode_raw(second, encodings[1]);
@@ -184,9 +183,7 @@ std::optional<std::string> Tokenizer::id_to_token(TokenId id) const {
     return s ? std::optional<std::string>(*s) : std::nullopt;
 }
 
-bool Tokenizer::is_special(TokenId id) const {
-    return id >= 0 && static_cast<size_t>(id) < impl_->id_space && impl_->special[id];
-}
+bool Tokenizer::is_special(TokenId id) const { return id >= 0 && static_cast<size_t>(id) < impl_->id_space && impl_->special[id]; }
 
 std::vector<TokenId> Tokenizer::special_token_ids() const {
     std::vector<TokenId> out;

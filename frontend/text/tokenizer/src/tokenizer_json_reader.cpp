@@ -34,16 +34,10 @@ public:
 
     bool string(string_t& s) {
         switch (mode_) {
-        case Mode::None:
-            return tree_.string(s);
-        case Mode::Merges:
-            out_.merges.push_back(split_merge_line(s));
-            return true;
-        case Mode::MergePair:
-            pair_.push_back(std::move(s));
-            return true;
-        case Mode::Vocab:
-            return fail("a string");
+        case Mode::None: return tree_.string(s);
+        case Mode::Merges: out_.merges.push_back(split_merge_line(s)); return true;
+        case Mode::MergePair: pair_.push_back(std::move(s)); return true;
+        case Mode::Vocab: return fail("a string");
         }
         return false;
     }
@@ -107,8 +101,7 @@ public:
     }
 
     bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
-        throw TokenizerError("tokenizer.json is not valid JSON at byte " + std::to_string(position) + " near '" +
-                             token + "': " + e.what());
+        throw TokenizerError("tokenizer.json is not valid JSON at byte " + std::to_string(position) + " near '" + token + "': " + e.what());
     }
 
 private:
@@ -116,9 +109,7 @@ private:
 
     bool capturing() const { return mode_ != Mode::None; }
     // The value about to start is root[a][b].
-    bool at(const char* a, const char* b) const {
-        return keys_.size() == 2 && keys_[0] == a && keys_[1] == b;
-    }
+    bool at(const char* a, const char* b) const { return keys_.size() == 2 && keys_[0] == a && keys_[1] == b; }
     bool add_vocab(number_integer_t id) {
         if (id < 0 || id > INT32_MAX) return fail("an id out of range");
         out_.vocab.emplace_back(std::move(vocab_key_), static_cast<int32_t>(id));

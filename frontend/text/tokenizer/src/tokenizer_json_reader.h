@@ -16,7 +16,7 @@ struct TokenizerJson {
     // The whole document, except that model.vocab (when an object) and model.merges are null.
     nlohmann::json document;
     bool has_vocab = false, has_merges = false;
-    std::vector<std::pair<std::string, int32_t>> vocab;  // file order
+    std::vector<std::pair<std::string, int32_t>> vocab;       // file order
     std::vector<std::pair<std::string, std::string>> merges;  // rank order
 };
 

@@ -13,8 +13,7 @@ namespace {
 
 // Hangul syllables compose and decompose algorithmically (Unicode 3.12).
 constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
-constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount,
-                   kSCount = kLCount * kNCount;
+constexpr char32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
 
 struct Scan {
     size_t length;  // bytes that belong to the sequence (0: invalid lead byte)
@@ -61,24 +60,21 @@ const T* find_cp(const T* table, size_t size, char32_t cp) {
 
 bool in_ranges(const tables::Range* table, size_t size, char32_t cp) {
     const tables::Range* end = table + size;
-    const tables::Range* it =
-        std::upper_bound(table, end, cp, [](char32_t c, const tables::Range& r) { return c < r.lo; });
+    const tables::Range* it = std::upper_bound(table, end, cp, [](char32_t c, const tables::Range& r) { return c < r.lo; });
     return it != table && cp <= (it - 1)->hi;
 }
 
 uint8_t combining_class(char32_t cp) {
     if (cp < 0x300) return 0;
     const tables::CccRange* end = tables::ccc_ranges + tables::ccc_ranges_size;
-    const tables::CccRange* it = std::upper_bound(
-        tables::ccc_ranges, end, cp, [](char32_t c, const tables::CccRange& r) { return c < r.lo; });
+    const tables::CccRange* it =
+        std::upper_bound(tables::ccc_ranges, end, cp, [](char32_t c, const tables::CccRange& r) { return c < r.lo; });
     if (it == tables::ccc_ranges) return 0;
     --it;
     return cp <= it->hi ? it->ccc : 0;
 }
 
-bool nfc_unstable(char32_t cp) {
-    return cp >= 0x300 && in_ranges(tables::nfc_unstable, tables::nfc_unstable_size, cp);
-}
+bool nfc_unstable(char32_t cp) { return cp >= 0x300 && in_ranges(tables::nfc_unstable, tables::nfc_unstable_size, cp); }
 
 void decompose(char32_t cp, bool compat, std::u32string& out) {
     if (cp >= kSBase && cp < kSBase + kSCount) {
@@ -108,14 +104,11 @@ void decompose(char32_t cp, bool compat, std::u32string& out) {
 char32_t compose_pair(char32_t a, char32_t b) {
     if (a >= kLBase && a < kLBase + kLCount && b >= kVBase && b < kVBase + kVCount)
         return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
-    if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase &&
-        b < kTBase + kTCount)
-        return a + (b - kTBase);
+    if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 && b > kTBase && b < kTBase + kTCount) return a + (b - kTBase);
     uint64_t key = (uint64_t{a} << 21) | b;
     const tables::Composition* end = tables::compositions + tables::compositions_size;
-    const tables::Composition* it = std::lower_bound(
-        tables::compositions, end, key,
-        [](const tables::Composition& c, uint64_t k) { return c.key < k; });
+    const tables::Composition* it =
+        std::lower_bound(tables::compositions, end, key, [](const tables::Composition& c, uint64_t k) { return c.key < k; });
     return it != end && it->key == key ? it->composite : 0;
 }
 
@@ -190,9 +183,9 @@ bool is_ascii(std::string_view s) { return ascii_prefix(s) == s.size(); }
 // other code point are normalised.
 std::string nfc(std::string_view s) {
     std::string out;
-    size_t copied = 0;     // s[0, copied) is already in out
-    size_t segment = 0;    // start of the piece that began with the last stable code point
-    bool dirty = false;    // that piece holds a code point that may change
+    size_t copied = 0;   // s[0, copied) is already in out
+    size_t segment = 0;  // start of the piece that began with the last stable code point
+    bool dirty = false;  // that piece holds a code point that may change
     for (size_t i = 0; i < s.size();) {
         auto lead = static_cast<unsigned char>(s[i]);
         if (lead < 0x80 && !dirty) {  // ASCII is stable: skip a run of it at once
@@ -310,8 +303,8 @@ std::string strip_combining_marks(std::string_view s) {
 bool is_whitespace(char32_t c) {
     if (c <= 0x20) return c == 0x20 || (c >= 0x09 && c <= 0x0D);
     if (c < 0x85) return false;
-    return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-           c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+    return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+           c == 0x205F || c == 0x3000;
 }
 
 bool is_numeric(char32_t c) {
@@ -319,8 +312,6 @@ bool is_numeric(char32_t c) {
     return in_ranges(tables::numeric, tables::numeric_size, c);
 }
 
-bool is_combining_mark(char32_t c) {
-    return c >= 0x300 && in_ranges(tables::combining_marks, tables::combining_marks_size, c);
-}
+bool is_combining_mark(char32_t c) { return c >= 0x300 && in_ranges(tables::combining_marks, tables::combining_marks_size, c); }
 
 }  // namespace radiance::text::unicode

@@ -26,22 +26,19 @@ inline char32_t next_code_point(std::string_view s, size_t& i) {
         return c;
     }
     if (b < 0xF0) {
-        char32_t c = ((b & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
-                     (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+        char32_t c =
+            ((b & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
         i += 3;
         return c;
     }
     char32_t c = ((b & 0x07u) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 12) |
-                 ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) |
-                 (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
+                 ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
     i += 4;
     return c;
 }
 
 // Byte length of the UTF-8 sequence that starts with this (valid) lead byte.
-inline size_t sequence_length(unsigned char lead) {
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-}
+inline size_t sequence_length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 
 using util::append_utf8;  // radiance/util/utf8.h
 

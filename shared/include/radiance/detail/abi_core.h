@@ -5,6 +5,7 @@
  * own (bumped on any shape change in a header a plugin compiles against) or whose layout
  * fingerprint (rad_abi_layout.h: sizes and offsets of every ABI struct, computed by the compiler
  * that built the plugin) differs, naming the plugin and both values. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_DETAIL_ABI_CORE_H
 #define RADIANCE_DETAIL_ABI_CORE_H
 
@@ -33,8 +34,8 @@ typedef enum RadPluginKind {
 } RadPluginKind;
 
 typedef struct RadPluginInfo {
-    int32_t kind;             /* RadPluginKind */
-    const char* name;         /* unique among loaded plugins */
+    int32_t kind;     /* RadPluginKind */
+    const char* name; /* unique among loaded plugins */
     const char* version;
     const char* description;
     const char* build_target; /* printed, not trusted: "host", "sm_90a", "gfx1100", "" */
@@ -43,9 +44,9 @@ typedef struct RadPluginInfo {
 /* What the engine measured about the machine, handed to rad_plugin_open. */
 typedef struct RadMachine {
     uint32_t struct_size;
-    int32_t n_devices;      /* GPUs visible to this process (0 on a host-only machine) */
-    int32_t device_kind;    /* 0 none, 1 CUDA, 2 HIP */
-    int32_t device_cc;      /* compute capability as major*10+minor (90 for sm_90), or gfx number */
+    int32_t n_devices;   /* GPUs visible to this process (0 on a host-only machine) */
+    int32_t device_kind; /* 0 none, 1 CUDA, 2 HIP */
+    int32_t device_cc;   /* compute capability as major*10+minor (90 for sm_90), or gfx number */
     int32_t host_cores;
     int32_t device_ordinal; /* the card this process should bind (a rank's); a library takes it mod its count */
     int32_t reserved[7];

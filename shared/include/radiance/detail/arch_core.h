@@ -7,6 +7,7 @@
  *
  * The plugin links nothing of the engine: RadBuilder and RadCtx carry function tables, and the
  * inline wrappers below (rad_decl_weight, rad_issue, ...) call through them. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_DETAIL_ARCH_CORE_H
 #define RADIANCE_DETAIL_ARCH_CORE_H
 
@@ -35,7 +36,7 @@ typedef struct RadModelMeta {
     int64_t n_embd;
     int64_t n_head;
     int64_t n_head_kv;
-    int64_t head_dim;   /* read, never derived: hidden / heads is wrong on several families */
+    int64_t head_dim; /* read, never derived: hidden / heads is wrong on several families */
     int64_t n_ff;
     int64_t n_vocab;
     int64_t n_ctx_train;
@@ -55,9 +56,7 @@ static inline const char* rad_meta_gets(const RadModelMeta* m, const char* key, 
         if (strcmp(m->kv_key[i], key) == 0) return m->kv_val[i];
     return dflt;
 }
-static inline int rad_meta_has(const RadModelMeta* m, const char* key) {
-    return rad_meta_gets(m, key, 0) != 0;
-}
+static inline int rad_meta_has(const RadModelMeta* m, const char* key) { return rad_meta_gets(m, key, 0) != 0; }
 static inline int64_t rad_meta_geti(const RadModelMeta* m, const char* key, int64_t dflt) {
     const char* s = rad_meta_gets(m, key, 0);
     if (!s || !*s) return dflt;
@@ -78,10 +77,10 @@ static inline double rad_meta_getf(const RadModelMeta* m, const char* key, doubl
 typedef struct RadBuildCtx {
     uint32_t struct_size;
     int32_t rank;
-    int32_t world_size;   /* dimensions a plugin declares per rank are already divided by it */
-    int32_t max_tok;      /* tokens in one step */
-    int32_t max_seqs;     /* sequences in one step */
-    int32_t max_ctx;      /* longest context a sequence may reach */
+    int32_t world_size; /* dimensions a plugin declares per rank are already divided by it */
+    int32_t max_tok;    /* tokens in one step */
+    int32_t max_seqs;   /* sequences in one step */
+    int32_t max_ctx;    /* longest context a sequence may reach */
     int32_t max_mixed_tok;
     int32_t kv_dtype;     /* RadDType of the attention cache */
     int32_t shape_probe;  /* a sizing declare: must not touch state the real declare wrote */
@@ -107,21 +106,21 @@ typedef enum RadShard {
 } RadShard;
 
 typedef struct RadWeightDecl {
-    int32_t dtype;        /* dtype the ops read; a wider one than stored is an exact widening */
+    int32_t dtype; /* dtype the ops read; a wider one than stored is an exact widening */
     int32_t rank;
     int64_t shape[RAD_MAX_RANK]; /* the full logical shape; the core slices per rank */
-    int32_t access;       /* RadAccess */
-    int32_t shard;        /* RadShard */
-    int32_t group;        /* unit of movement (a layer, an expert) */
-    int32_t optional;     /* absent from the container is not an error */
-    int32_t n_row_parts;  /* SHARD_ROW of a stack: the widths of the stacked parts */
-    int32_t row_unit;     /* SHARD_ROW: rows per unit (a head's rows; 0 = single rows). Units are never
+    int32_t access;              /* RadAccess */
+    int32_t shard;               /* RadShard */
+    int32_t group;               /* unit of movement (a layer, an expert) */
+    int32_t optional;            /* absent from the container is not an error */
+    int32_t n_row_parts;         /* SHARD_ROW of a stack: the widths of the stacked parts */
+    int32_t row_unit;            /* SHARD_ROW: rows per unit (a head's rows; 0 = single rows). Units are never
                            * split: a part of U >= world units gives rank r units [r*U/world,
                            * (r+1)*U/world); a part of fewer units than ranks (world % U == 0) is
                            * replicated, rank r taking unit r*U/world (kv heads under wide TP). */
     const int64_t* row_parts;
-    const char* source;   /* view of another stored weight; NULL = the weight of its own name */
-    const char* planes;   /* planes of `source` to take; NULL = all */
+    const char* source; /* view of another stored weight; NULL = the weight of its own name */
+    const char* planes; /* planes of `source` to take; NULL = all */
 } RadWeightDecl;
 
 typedef enum RadBufKind {
@@ -148,45 +147,49 @@ typedef enum RadKvKind {
 } RadKvKind;
 
 typedef struct RadKvGroupDecl {
-    int32_t kind;      /* RadKvKind */
+    int32_t kind; /* RadKvKind */
     int32_t dtype;
     int32_t n_head_kv; /* on this rank */
     int32_t head_dim;
-    int32_t window;    /* RAD_KV_WINDOW: tokens kept */
-    int32_t n_planes;  /* 2 for K and V */
+    int32_t window;   /* RAD_KV_WINDOW: tokens kept */
+    int32_t n_planes; /* 2 for K and V */
     int32_t reserved[6];
 } RadKvGroupDecl;
 
 typedef enum RadMapKind {
-    RAD_MAP_COPY = 1,      /* several sources: the first present wins (a tied lm_head) */
-    RAD_MAP_CONCAT = 2,    /* stack all sources along dim 0 */
+    RAD_MAP_COPY = 1,   /* several sources: the first present wins (a tied lm_head) */
+    RAD_MAP_CONCAT = 2, /* stack all sources along dim 0 */
     RAD_MAP_TRANSPOSE = 3,
     RAD_MAP_ROWS = 4,
     RAD_MAP_COLS = 5
 } RadMapKind;
 
 typedef struct RadNameMapEntry {
-    const char* target;          /* the declared weight's name */
-    int32_t kind;                /* RadMapKind */
+    const char* target; /* the declared weight's name */
+    int32_t kind;       /* RadMapKind */
     int32_t n_sources;
-    const char* const* sources;  /* checkpoint tensor names */
+    const char* const* sources; /* checkpoint tensor names */
 } RadNameMapEntry;
 
 /* An op parameter at declare: a fixed value, or the one ranged extent [i, hi] per op. */
 typedef struct RadParamDecl {
     const char* name;
-    int32_t type;     /* RadParamType */
-    int32_t ranged;   /* 1: [i, hi] is the range this parameter takes at issue */
+    int32_t type;   /* RadParamType */
+    int32_t ranged; /* 1: [i, hi] is the range this parameter takes at issue */
     int64_t i;
     int64_t hi;
     double f;
     const char* s;
 } RadParamDecl;
 
-#define RAD_INT(k, v) {(k), RAD_P_INT, 0, (int64_t)(v), 0, 0.0, 0}
-#define RAD_RANGE(k, lo, hi) {(k), RAD_P_INT, 1, (int64_t)(lo), (int64_t)(hi), 0.0, 0}
-#define RAD_F64(k, v) {(k), RAD_P_F64, 0, 0, 0, (double)(v), 0}
-#define RAD_STR(k, v) {(k), RAD_P_STR, 0, 0, 0, 0.0, (v)}
+#define RAD_INT(k, v) \
+    { (k), RAD_P_INT, 0, (int64_t)(v), 0, 0.0, 0 }
+#define RAD_RANGE(k, lo, hi) \
+    { (k), RAD_P_INT, 1, (int64_t)(lo), (int64_t)(hi), 0.0, 0 }
+#define RAD_F64(k, v) \
+    { (k), RAD_P_F64, 0, 0, 0, (double)(v), 0 }
+#define RAD_STR(k, v) \
+    { (k), RAD_P_STR, 0, 0, 0, 0.0, (v) }
 
 typedef struct RadBuilder RadBuilder;
 
@@ -196,8 +199,7 @@ typedef struct RadBuilderApi {
     rad_buf (*decl_buffer)(RadBuilder* b, const char* name, const RadBufDecl* d);
     rad_kv (*decl_kv_group)(RadBuilder* b, const char* name, const RadKvGroupDecl* d);
     int (*bind_layer_kv)(RadBuilder* b, rad_kv kv, int layer);
-    rad_op (*decl_op)(RadBuilder* b, const char* op, const RadParamDecl* params, int n_params,
-                      const rad_weight* weights, int n_weights);
+    rad_op (*decl_op)(RadBuilder* b, const char* op, const RadParamDecl* params, int n_params, const rad_weight* weights, int n_weights);
     void (*op_reads)(RadBuilder* b, rad_op op, const rad_buf* bufs, int n);
     void (*op_writes)(RadBuilder* b, rad_op op, const rad_buf* bufs, int n);
     int (*op_resolved)(RadBuilder* b, rad_op op);
@@ -219,37 +221,24 @@ struct RadBuilder {
 static inline rad_weight rad_decl_weight(RadBuilder* b, const char* name, const RadWeightDecl* d) {
     return b->api->decl_weight(b, name, d);
 }
-static inline rad_buf rad_decl_buffer(RadBuilder* b, const char* name, const RadBufDecl* d) {
-    return b->api->decl_buffer(b, name, d);
-}
+static inline rad_buf rad_decl_buffer(RadBuilder* b, const char* name, const RadBufDecl* d) { return b->api->decl_buffer(b, name, d); }
 static inline rad_kv rad_decl_kv_group(RadBuilder* b, const char* name, const RadKvGroupDecl* d) {
     return b->api->decl_kv_group(b, name, d);
 }
-static inline int rad_bind_layer_kv(RadBuilder* b, rad_kv kv, int layer) {
-    return b->api->bind_layer_kv(b, kv, layer);
-}
-static inline rad_op rad_decl_op(RadBuilder* b, const char* op, const RadParamDecl* p, int np,
-                                 const rad_weight* w, int nw) {
+static inline int rad_bind_layer_kv(RadBuilder* b, rad_kv kv, int layer) { return b->api->bind_layer_kv(b, kv, layer); }
+static inline rad_op rad_decl_op(RadBuilder* b, const char* op, const RadParamDecl* p, int np, const rad_weight* w, int nw) {
     return b->api->decl_op(b, op, p, np, w, nw);
 }
-static inline void rad_op_reads(RadBuilder* b, rad_op op, const rad_buf* bufs, int n) {
-    b->api->op_reads(b, op, bufs, n);
-}
-static inline void rad_op_writes(RadBuilder* b, rad_op op, const rad_buf* bufs, int n) {
-    b->api->op_writes(b, op, bufs, n);
-}
+static inline void rad_op_reads(RadBuilder* b, rad_op op, const rad_buf* bufs, int n) { b->api->op_reads(b, op, bufs, n); }
+static inline void rad_op_writes(RadBuilder* b, rad_op op, const rad_buf* bufs, int n) { b->api->op_writes(b, op, bufs, n); }
 static inline int rad_op_resolved(RadBuilder* b, rad_op op) { return b->api->op_resolved(b, op); }
 static inline int rad_op_declared(RadBuilder* b, const char* op) { return b->api->op_declared(b, op); }
-static inline int rad_decl_name_map(RadBuilder* b, const RadNameMapEntry* e, int n) {
-    return b->api->name_map(b, e, n);
-}
+static inline int rad_decl_name_map(RadBuilder* b, const RadNameMapEntry* e, int n) { return b->api->name_map(b, e, n); }
 static inline void rad_declare_logits(RadBuilder* b, rad_buf logits) { b->api->declare_logits(b, logits); }
 static inline void rad_note(RadBuilder* b, const char* text) { b->api->note(b, text); }
 static inline void rad_decl_fail(RadBuilder* b, const char* why) { b->api->fail(b, why); }
 static inline int rad_kv_block_size(RadBuilder* b, rad_kv kv) { return b->api->kv_block_size(b, kv); }
-static inline int rad_weight_encoding(RadBuilder* b, rad_weight w, RadEncoding* out) {
-    return b->api->weight_encoding(b, w, out);
-}
+static inline int rad_weight_encoding(RadBuilder* b, rad_weight w, RadEncoding* out) { return b->api->weight_encoding(b, w, out); }
 
 /* ---- the step ---------------------------------------------------------------------------- */
 
@@ -263,19 +252,19 @@ typedef enum RadPhase { RAD_PHASE_PREFILL = 1, RAD_PHASE_DECODE = 2, RAD_PHASE_M
  * contents. */
 typedef struct RadBatch {
     uint32_t struct_size;
-    int32_t phase;          /* RadPhase */
+    int32_t phase; /* RadPhase */
     int32_t n_tok;
     int32_t n_seq;
-    int32_t n_seq_decode;   /* the first n_seq_decode sequences carry one token each */
-    int32_t n_out;          /* rows whose logits are wanted; 0: do not run the head */
-    const int32_t* token_ids;   /* [n_tok] */
-    const int32_t* positions;   /* [n_tok] */
-    const int32_t* cu_seqlens;  /* [n_seq + 1] */
-    const int32_t* seq_ids;     /* [n_seq] */
-    const int32_t* out_ids;     /* [n_out]: row indices into the step's tokens */
-    const int32_t* q_lens;      /* [n_seq]: new tokens per sequence */
-    const int32_t* ctx_lens;    /* [n_seq]: tokens in the cache after this step */
-    const int32_t* block_tables;/* [n_seq][block_table_stride] KV block ids */
+    int32_t n_seq_decode;        /* the first n_seq_decode sequences carry one token each */
+    int32_t n_out;               /* rows whose logits are wanted; 0: do not run the head */
+    const int32_t* token_ids;    /* [n_tok] */
+    const int32_t* positions;    /* [n_tok] */
+    const int32_t* cu_seqlens;   /* [n_seq + 1] */
+    const int32_t* seq_ids;      /* [n_seq] */
+    const int32_t* out_ids;      /* [n_out]: row indices into the step's tokens */
+    const int32_t* q_lens;       /* [n_seq]: new tokens per sequence */
+    const int32_t* ctx_lens;     /* [n_seq]: tokens in the cache after this step */
+    const int32_t* block_tables; /* [n_seq][block_table_stride] KV block ids */
     int32_t block_table_stride;
     int32_t max_q_len;
     int32_t max_ctx_len;
@@ -292,37 +281,67 @@ typedef enum RadOperandKind {
 } RadOperandKind;
 
 typedef struct RadOperandRef {
-    int32_t kind;   /* RadOperandKind */
-    int32_t handle; /* buffer / weight / kv group */
-    int64_t rows;   /* BUF: rows; RAW: elements, or rows of a 2-D array when cols > 0 */
-    int64_t col0;   /* BUF: first column (a view of a wide buffer); KV: the plane (0 = K, 1 = V) */
-    int64_t cols;   /* BUF: columns of the view (0 = all); RAW: columns of a 2-D array */
-    int32_t dtype;  /* RAW: element type */
-    int32_t layer;  /* KV: which layer */
-    const void* ptr;/* RAW */
+    int32_t kind;    /* RadOperandKind */
+    int32_t handle;  /* buffer / weight / kv group */
+    int64_t rows;    /* BUF: rows; RAW: elements, or rows of a 2-D array when cols > 0 */
+    int64_t col0;    /* BUF: first column (a view of a wide buffer); KV: the plane (0 = K, 1 = V) */
+    int64_t cols;    /* BUF: columns of the view (0 = all); RAW: columns of a 2-D array */
+    int32_t dtype;   /* RAW: element type */
+    int32_t layer;   /* KV: which layer */
+    const void* ptr; /* RAW */
 } RadOperandRef;
 
 static inline RadOperandRef rad_brows(rad_buf b, int64_t rows) {
-    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_BUF; r.handle = b; r.rows = rows; return r;
+    RadOperandRef r;
+    memset(&r, 0, sizeof r);
+    r.kind = RAD_OPND_BUF;
+    r.handle = b;
+    r.rows = rows;
+    return r;
 }
 static inline RadOperandRef rad_bview(rad_buf b, int64_t rows, int64_t col0, int64_t cols) {
-    RadOperandRef r = rad_brows(b, rows); r.col0 = col0; r.cols = cols; return r;
+    RadOperandRef r = rad_brows(b, rows);
+    r.col0 = col0;
+    r.cols = cols;
+    return r;
 }
 static inline RadOperandRef rad_w(rad_weight w) {
-    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_WEIGHT; r.handle = w; return r;
+    RadOperandRef r;
+    memset(&r, 0, sizeof r);
+    r.kind = RAD_OPND_WEIGHT;
+    r.handle = w;
+    return r;
 }
 static inline RadOperandRef rad_raw(const void* p, int dtype, int64_t n) {
-    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_RAW; r.ptr = p; r.dtype = dtype; r.rows = n; return r;
+    RadOperandRef r;
+    memset(&r, 0, sizeof r);
+    r.kind = RAD_OPND_RAW;
+    r.ptr = p;
+    r.dtype = dtype;
+    r.rows = n;
+    return r;
 }
 static inline RadOperandRef rad_raw2(const void* p, int dtype, int64_t rows, int64_t cols) {
-    RadOperandRef r = rad_raw(p, dtype, rows); r.cols = cols; return r;
+    RadOperandRef r = rad_raw(p, dtype, rows);
+    r.cols = cols;
+    return r;
 }
 /* Plane `plane` (0 = K, 1 = V) of layer `layer`'s state in KV group `g`. */
 static inline RadOperandRef rad_kvref(rad_kv g, int layer, int plane) {
-    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_KV; r.handle = g; r.layer = layer; r.col0 = plane; return r;
+    RadOperandRef r;
+    memset(&r, 0, sizeof r);
+    r.kind = RAD_OPND_KV;
+    r.handle = g;
+    r.layer = layer;
+    r.col0 = plane;
+    return r;
 }
 static inline RadOperandRef rad_none(void) {
-    RadOperandRef r; memset(&r, 0, sizeof r); r.kind = RAD_OPND_NONE; r.handle = RAD_NULL_HANDLE; return r;
+    RadOperandRef r;
+    memset(&r, 0, sizeof r);
+    r.kind = RAD_OPND_NONE;
+    r.handle = RAD_NULL_HANDLE;
+    return r;
 }
 
 typedef struct RadCtx RadCtx;
@@ -359,8 +378,7 @@ typedef void (*RadArchStepFn)(RadCtx* c, const RadBatch* batch);
 }
 /* C++ conveniences for plugins: RAD_ISSUE(c, op, rows, operands...) */
 #include <initializer_list>
-static inline int rad_issue_list(RadCtx* c, rad_op op, int64_t rows,
-                                 std::initializer_list<RadOperandRef> opds) {
+static inline int rad_issue_list(RadCtx* c, rad_op op, int64_t rows, std::initializer_list<RadOperandRef> opds) {
     return rad_issue(c, op, opds.begin(), (int)opds.size(), rows);
 }
 #define RAD_ISSUE_N(c, op, rows, ...) rad_issue_list((c), (op), (rows), {__VA_ARGS__})
@@ -368,19 +386,18 @@ static inline int rad_issue_list(RadCtx* c, rad_op op, int64_t rows,
 /* Emits every export of an architecture plugin. NS must provide
  *   int  NS::declare(RadBuilder*, const RadModelMeta*, const RadBuildCtx*);
  *   void NS::step(RadCtx*, const RadBatch*);                                                   */
-#define RAD_ARCH_PLUGIN(NS, NAME, ID, QUANT, VERSION, DESC)                                        \
-    RAD_PLUGIN_ABI_VERSION_EXPORT                                                                  \
-    RAD_PLUGIN_ABI_LAYOUT_EXPORT                                                                   \
-    extern "C" RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {                             \
-        static const RadPluginInfo info = {RAD_PLUGIN_ARCH, NAME, VERSION, DESC, ""};              \
-        return &info;                                                                              \
-    }                                                                                              \
-    extern "C" RAD_EXPORT const char* rad_arch_id(void) { return ID; }                             \
-    extern "C" RAD_EXPORT const char* rad_arch_quant(void) { return QUANT; }                       \
-    extern "C" RAD_EXPORT int rad_arch_declare(RadBuilder* b, const RadModelMeta* m,               \
-                                               const RadBuildCtx* x) {                             \
-        return NS::declare(b, m, x);                                                               \
-    }                                                                                              \
+#define RAD_ARCH_PLUGIN(NS, NAME, ID, QUANT, VERSION, DESC)                                                  \
+    RAD_PLUGIN_ABI_VERSION_EXPORT                                                                            \
+    RAD_PLUGIN_ABI_LAYOUT_EXPORT                                                                             \
+    extern "C" RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {                                       \
+        static const RadPluginInfo info = {RAD_PLUGIN_ARCH, NAME, VERSION, DESC, ""};                        \
+        return &info;                                                                                        \
+    }                                                                                                        \
+    extern "C" RAD_EXPORT const char* rad_arch_id(void) { return ID; }                                       \
+    extern "C" RAD_EXPORT const char* rad_arch_quant(void) { return QUANT; }                                 \
+    extern "C" RAD_EXPORT int rad_arch_declare(RadBuilder* b, const RadModelMeta* m, const RadBuildCtx* x) { \
+        return NS::declare(b, m, x);                                                                         \
+    }                                                                                                        \
     extern "C" RAD_EXPORT void rad_arch_step(RadCtx* c, const RadBatch* batch) { NS::step(c, batch); }
 #endif
 

@@ -11,6 +11,7 @@
  * engine starts on a machine without a GPU: such a library is declined and the plan stays on the
  * host. Every call below returns RAD_OK or an error; `last_error` names what failed. Copies and
  * memsets are queued on the stream and never synchronise; `sync` does. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_DETAIL_DEVICE_CORE_H
 #define RADIANCE_DETAIL_DEVICE_CORE_H
 
@@ -24,17 +25,17 @@ typedef enum RadCopyKind { RAD_COPY_H2D = 1, RAD_COPY_D2H = 2, RAD_COPY_D2D = 3 
 
 typedef struct RadDeviceApi {
     uint32_t struct_size;
-    int32_t ordinal;           /* the card this process bound */
-    const char* runtime;       /* "cuda" or "hip" */
-    const char* name;          /* the card's marketing name */
-    int32_t cc;                /* compute capability major*10+minor, or the gfx number */
+    int32_t ordinal;     /* the card this process bound */
+    const char* runtime; /* "cuda" or "hip" */
+    const char* name;    /* the card's marketing name */
+    int32_t cc;          /* compute capability major*10+minor, or the gfx number */
     int32_t multiprocessors;
-    uint64_t memory_bytes;     /* total memory of the card */
+    uint64_t memory_bytes; /* total memory of the card */
     /* memory */
     int (*mem_free)(uint64_t* free_bytes);
-    void* (*alloc)(uint64_t bytes);        /* device memory, 256-byte aligned; NULL when out */
+    void* (*alloc)(uint64_t bytes); /* device memory, 256-byte aligned; NULL when out */
     void (*release)(void* p);
-    void* (*alloc_host)(uint64_t bytes);   /* page-locked host memory for fast copies */
+    void* (*alloc_host)(uint64_t bytes); /* page-locked host memory for fast copies */
     void (*release_host)(void* p);
     /* queues */
     RadStream (*stream_create)(void);
@@ -52,14 +53,14 @@ typedef struct RadDeviceApi {
     /* cards 0..peer_cards-1 of this process's view reach each other's memory (peer access); the
      * engine reports device.p2p = 1 when its rank group fits in them (rank r binds card r) */
     int32_t peer_cards;
-    int32_t cards;             /* cards this process sees (rank r binds card r mod cards) */
+    int32_t cards; /* cards this process sees (rank r binds card r mod cards) */
     /* marks in a queue, optional (null: the engine waits with `sync`): the host waits for the work
      * queued before a mark without waiting for what was queued after it, so a step can be queued
      * behind the one running (pipelined decode) */
     void* (*mark_create)(void);
     void (*mark_destroy)(void* mark);
     int (*mark_record)(void* mark, RadStream s);
-    int (*mark_wait)(void* mark);  /* until the work before its last record is done */
+    int (*mark_wait)(void* mark); /* until the work before its last record is done */
     void* reserved[3];
 } RadDeviceApi;
 

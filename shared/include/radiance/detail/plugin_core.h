@@ -11,6 +11,7 @@
  *
  * The numeric contract of the reference: f32 accumulation, IEEE round-to-nearest-even narrowing,
  * no FMA and no reassociation. The conversions below define that narrowing. */
+/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
 #ifndef RADIANCE_DETAIL_PLUGIN_CORE_H
 #define RADIANCE_DETAIL_PLUGIN_CORE_H
 
@@ -79,17 +80,22 @@ typedef struct RadConstraint {
     const char* set; /* RAD_C_IN: words separated by spaces or commas */
 } RadConstraint;
 
-#define RAD_CEQ(k, v) {(k), RAD_C_EQ, (int64_t)(v), 0}
-#define RAD_CLE(k, v) {(k), RAD_C_LE, (int64_t)(v), 0}
-#define RAD_CGE(k, v) {(k), RAD_C_GE, (int64_t)(v), 0}
-#define RAD_CDIV(k, v) {(k), RAD_C_DIV, (int64_t)(v), 0}
-#define RAD_CIN(k, s) {(k), RAD_C_IN, 0, (s)}
+#define RAD_CEQ(k, v) \
+    { (k), RAD_C_EQ, (int64_t)(v), 0 }
+#define RAD_CLE(k, v) \
+    { (k), RAD_C_LE, (int64_t)(v), 0 }
+#define RAD_CGE(k, v) \
+    { (k), RAD_C_GE, (int64_t)(v), 0 }
+#define RAD_CDIV(k, v) \
+    { (k), RAD_C_DIV, (int64_t)(v), 0 }
+#define RAD_CIN(k, s) \
+    { (k), RAD_C_IN, 0, (s) }
 
 /* Facts the engine measured about the ranks' machines; matched by constraints, never by params. */
-#define RAD_FACT_P2P "device.p2p"         /* 1: every rank's card reaches every other's memory */
-#define RAD_FACT_GPU "device.gpu"         /* 1: rows run on a GPU of this process */
-#define RAD_FACT_CC "device.cc"           /* compute capability, major*10+minor */
-#define RAD_FACT_WORLD "device.world"     /* ranks in the tensor-parallel group */
+#define RAD_FACT_P2P "device.p2p"           /* 1: every rank's card reaches every other's memory */
+#define RAD_FACT_GPU "device.gpu"           /* 1: rows run on a GPU of this process */
+#define RAD_FACT_CC "device.cc"             /* compute capability, major*10+minor */
+#define RAD_FACT_WORLD "device.world"       /* ranks in the tensor-parallel group */
 #define RAD_FACT_DISTINCT "device.distinct" /* 1: every rank of the group has a card of its own */
 
 typedef enum RadDomain { RAD_DOMAIN_HOST = 1, RAD_DOMAIN_DEVICE = 2 } RadDomain;
@@ -104,12 +110,12 @@ typedef struct RadComm {
     uint32_t struct_size;
     int32_t rank;
     int32_t world;
-    int32_t p2p;            /* device.p2p: 1 when the ranks' cards reach each other's memory */
+    int32_t p2p; /* device.p2p: 1 when the ranks' cards reach each other's memory */
     void* staging;
     uint64_t slot_bytes;
     int (*barrier)(struct RadComm* c);
-    void* engine;           /* the engine's own state behind barrier */
-    void* device_comm;      /* a device library's communicator (NCCL), when one was set up */
+    void* engine;      /* the engine's own state behind barrier */
+    void* device_comm; /* a device library's communicator (NCCL), when one was set up */
     /* Nonzero once this generation of the group is torn down (a peer died); never blocks. A
      * device row whose sums run on the card polls it while the host waits for the queue, and
      * aborts its own transport (NCCL, peer memory) so the step fails instead of hanging. */
@@ -130,17 +136,17 @@ typedef struct RadParam {
 
 typedef struct RadArgs {
     const RadOpSchema* schema;
-    RadTensor* t;         /* operands, positional in the schema's order */
+    RadTensor* t; /* operands, positional in the schema's order */
     int32_t n_t;
     int32_t n_p;
-    const RadParam* p;    /* parameters; the ranged one holds this launch's extent */
-    void* instance;       /* what the row's init hook returned */
-    void* scratch;        /* the row's scratch hook's bytes */
+    const RadParam* p; /* parameters; the ranged one holds this launch's extent */
+    void* instance;    /* what the row's init hook returned */
+    void* scratch;     /* the row's scratch hook's bytes */
     uint64_t scratch_bytes;
-    RadStream stream;     /* the engine's queue on a device; NULL on the host */
+    RadStream stream; /* the engine's queue on a device; NULL on the host */
     int32_t rank;
     int32_t world_size;
-    void* comm;           /* the engine's collective context for collective rows */
+    void* comm; /* the engine's collective context for collective rows */
     void* reserved[4];
 } RadArgs;
 
@@ -152,12 +158,12 @@ typedef uint64_t (*RadScratchFn)(const RadArgs* geom);
 /* Layout hook: RAD_OK (own form; relayout produces it), RAD_E_UNSUPPORTED (stored as is),
  * RAD_E_DTYPE (not my encoding), RAD_E_SHAPE, or RAD_LAYOUT_ANY. */
 typedef int (*RadLayoutFn)(const RadEncoding* enc, int operand, const RadArgs* geom);
-typedef int (*RadRelayoutFn)(const RadEncoding* enc, int operand, const void* const* planes,
-                             void* out, uint64_t out_bytes, const RadArgs* geom);
+typedef int (*RadRelayoutFn)(const RadEncoding* enc, int operand, const void* const* planes, void* out, uint64_t out_bytes,
+                             const RadArgs* geom);
 
 typedef struct RadKernelInfo {
     const char* name;
-    const char* op;       /* the schema it implements */
+    const char* op; /* the schema it implements */
     const char* family;
     const char* computes; /* for a human */
     const char* shape;    /* for a human: the band it serves */
@@ -199,32 +205,22 @@ static inline int64_t rad_args_geti_or(const RadArgs* a, const char* name, int64
     if (!p) return dflt;
     return p->type == RAD_P_F64 ? (int64_t)p->f : p->i;
 }
-static inline int64_t rad_args_geti(const RadArgs* a, const char* name) {
-    return rad_args_geti_or(a, name, 0);
-}
+static inline int64_t rad_args_geti(const RadArgs* a, const char* name) { return rad_args_geti_or(a, name, 0); }
 static inline double rad_args_getf_or(const RadArgs* a, const char* name, double dflt) {
     const RadParam* p = rad_args_find(a, name);
     if (!p) return dflt;
     return p->type == RAD_P_INT ? (double)p->i : p->f;
 }
-static inline double rad_args_getf(const RadArgs* a, const char* name) {
-    return rad_args_getf_or(a, name, 0.0);
-}
+static inline double rad_args_getf(const RadArgs* a, const char* name) { return rad_args_getf_or(a, name, 0.0); }
 static inline const char* rad_args_gets_or(const RadArgs* a, const char* name, const char* dflt) {
     const RadParam* p = rad_args_find(a, name);
     return (p && p->type == RAD_P_STR && p->s) ? p->s : dflt;
 }
 /* Operand i, or NULL when absent (optional operands arrive with null data). */
-static inline const RadTensor* rad_arg_in(const RadArgs* a, int i) {
-    return (i >= 0 && i < a->n_t && a->t[i].data) ? &a->t[i] : 0;
-}
-static inline RadTensor* rad_arg_out(const RadArgs* a, int i) {
-    return (i >= 0 && i < a->n_t && a->t[i].data) ? &a->t[i] : 0;
-}
+static inline const RadTensor* rad_arg_in(const RadArgs* a, int i) { return (i >= 0 && i < a->n_t && a->t[i].data) ? &a->t[i] : 0; }
+static inline RadTensor* rad_arg_out(const RadArgs* a, int i) { return (i >= 0 && i < a->n_t && a->t[i].data) ? &a->t[i] : 0; }
 static inline int64_t rad_tensor_rows(const RadTensor* t) { return t->rank > 0 ? t->shape[0] : 1; }
-static inline int64_t rad_tensor_lastdim(const RadTensor* t) {
-    return t->rank > 0 ? t->shape[t->rank - 1] : 1;
-}
+static inline int64_t rad_tensor_lastdim(const RadTensor* t) { return t->rank > 0 ? t->shape[t->rank - 1] : 1; }
 static inline int64_t rad_tensor_elems(const RadTensor* t) {
     int64_t n = 1;
     for (int i = 0; i < t->rank; ++i) n *= t->shape[i];
@@ -240,8 +236,16 @@ static inline int64_t rad_tensor_row_pitch(const RadTensor* t) {
 
 /* ---- conversions: the reference narrowing is IEEE round-to-nearest-even ------------------ */
 
-static inline uint32_t rad_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float rad_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t rad_f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float rad_bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 
 static inline float rad_bf16_to_f32(uint16_t h) { return rad_bits_f32((uint32_t)h << 16); }
 static inline uint16_t rad_f32_to_bf16(float f) {
@@ -314,7 +318,10 @@ static inline void rad_store_bits(int dt, void* row, int64_t i, uint32_t v) {
         uint64_t bit = (uint64_t)i * (uint64_t)bits + (uint64_t)b;
         uint8_t* p = (uint8_t*)row + bit / 8;
         uint8_t m = (uint8_t)(1u << (bit % 8));
-        if ((v >> b) & 1u) *p |= m; else *p &= (uint8_t)~m;
+        if ((v >> b) & 1u)
+            *p |= m;
+        else
+            *p &= (uint8_t)~m;
     }
 }
 

@@ -135,9 +135,8 @@ inline void report() {
     std::sort(rows.rbegin(), rows.rend());
     for (auto& [ns, name] : rows) {
         const auto& v = by_name[name];
-        std::fprintf(stderr, "[timeline] %-100.100s %9llu %10.2f %11.3f %6.1f%%\n", name.c_str(),
-                     static_cast<unsigned long long>(v.first), ns / 1e3 / static_cast<double>(v.first), ns / 1e6,
-                     total > 0 ? 100.0 * ns / total : 0.0);
+        std::fprintf(stderr, "[timeline] %-100.100s %9llu %10.2f %11.3f %6.1f%%\n", name.c_str(), static_cast<unsigned long long>(v.first),
+                     ns / 1e3 / static_cast<double>(v.first), ns / 1e6, total > 0 ? 100.0 * ns / total : 0.0);
     }
 }
 

@@ -136,9 +136,9 @@ static inline int rad_compose_gemm_add(const RadArgs* a, RadLaunchFn gemm, RadLa
     RadParam ap[2];
     rad_compose_int(&ap[0], "n", M);
     rad_compose_int(&ap[1], "dim", N);
-    t[1] = t[3];     /* b: the product */
-    t[0] = a->t[3];  /* a: y */
-    t[2] = a->t[3];  /* y, in place */
+    t[1] = t[3];    /* b: the product */
+    t[0] = a->t[3]; /* a: y */
+    t[2] = a->t[3]; /* y, in place */
     s.n_t = 3;
     s.p = ap;
     s.n_p = 2;

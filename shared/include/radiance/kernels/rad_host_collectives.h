@@ -12,15 +12,14 @@ static inline int rad_host_all_reduce_f32(const RadArgs* a) {
     if (!x || x->dtype != RAD_F32) return RAD_E_DTYPE;
     RadComm* c = (RadComm*)a->comm;
     const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
-    if (!c || c->world <= 1) return RAD_OK;  /* one rank: nothing to add */
+    if (!c || c->world <= 1) return RAD_OK; /* one rank: nothing to add */
     if (!c->staging || !c->barrier || c->slot_bytes < (uint64_t)dim * 4) return RAD_E_UNSUPPORTED;
     const int64_t rows_per_chunk = (int64_t)(c->slot_bytes / ((uint64_t)dim * 4));
     const int64_t pitch = rad_tensor_row_pitch(x);
     for (int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
         const int64_t rows = n - r0 < rows_per_chunk ? n - r0 : rows_per_chunk;
         float* mine = (float*)((char*)c->staging + (uint64_t)c->rank * c->slot_bytes);
-        for (int64_t i = 0; i < rows; ++i)
-            memcpy(mine + i * dim, (char*)x->data + (r0 + i) * pitch, (size_t)dim * 4);
+        for (int64_t i = 0; i < rows; ++i) memcpy(mine + i * dim, (char*)x->data + (r0 + i) * pitch, (size_t)dim * 4);
         int rc = c->barrier(c);
         if (rc != RAD_OK) return rc;
         for (int64_t i = 0; i < rows; ++i) {
@@ -60,15 +59,13 @@ static inline int rad_host_all_gather_f32(const RadArgs* a) {
     for (int64_t r0 = 0; r0 < n; r0 += rows_per_chunk) {
         const int64_t rows = n - r0 < rows_per_chunk ? n - r0 : rows_per_chunk;
         float* mine = (float*)((char*)c->staging + (uint64_t)r * c->slot_bytes);
-        for (int64_t i = 0; i < rows; ++i)
-            memcpy(mine + i * width, (const char*)x->data + (r0 + i) * xp, (size_t)width * 4);
+        for (int64_t i = 0; i < rows; ++i) memcpy(mine + i * width, (const char*)x->data + (r0 + i) * xp, (size_t)width * 4);
         int rc = c->barrier(c);
         if (rc != RAD_OK) return rc;
         for (int32_t k = 0; k < W; ++k) {
             const int64_t klo = (int64_t)k * total / W, kw = ((int64_t)k + 1) * total / W - klo;
             const float* slot = (const float*)((const char*)c->staging + (uint64_t)k * c->slot_bytes);
-            for (int64_t i = 0; i < rows; ++i)
-                memcpy((char*)y->data + (r0 + i) * yp + klo * 4, slot + i * kw, (size_t)kw * 4);
+            for (int64_t i = 0; i < rows; ++i) memcpy((char*)y->data + (r0 + i) * yp + klo * 4, slot + i * kw, (size_t)kw * 4);
         }
         rc = c->barrier(c);
         if (rc != RAD_OK) return rc;

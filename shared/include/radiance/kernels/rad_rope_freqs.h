@@ -18,8 +18,7 @@ struct RadRopeFreqs {
 };
 
 inline float rad_yarn_correction_dim(double rotations, int64_t dim, double base, double max_pos) {
-    return static_cast<float>((static_cast<double>(dim) * std::log(max_pos / (rotations * 2.0 * M_PI))) /
-                              (2.0 * std::log(base)));
+    return static_cast<float>((static_cast<double>(dim) * std::log(max_pos / (rotations * 2.0 * M_PI))) / (2.0 * std::log(base)));
 }
 
 inline bool rad_rope_freqs(const RadArgs* a, int64_t rot, RadRopeFreqs* f) {
@@ -78,6 +77,5 @@ inline bool rad_rope_freqs(const RadArgs* a, int64_t rot, RadRopeFreqs* f) {
     }
     return false;
 }
-
 
 #endif

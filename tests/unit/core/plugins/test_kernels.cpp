@@ -20,15 +20,13 @@ namespace {
 int noop_launch(const RadArgs*) { return RAD_OK; }
 
 const RadParamSpec gemm_params[] = {
-    {"M", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE},
-    {"N", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE},
+    {"M", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE},     {"N", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE},
 #ifdef TK_SCHEMA_OTHER
     {"K", RAD_P_F64, RAD_REQUIRED, RAD_PROLE_NONE},
 #else
     {"K", RAD_P_INT, RAD_REQUIRED, RAD_PROLE_NONE},
 #endif
-    {"dtype", RAD_P_STR, RAD_REQUIRED, RAD_PROLE_NONE},
-    {"split", RAD_P_INT, RAD_DERIVED, RAD_PROLE_NONE},
+    {"dtype", RAD_P_STR, RAD_REQUIRED, RAD_PROLE_NONE}, {"split", RAD_P_INT, RAD_DERIVED, RAD_PROLE_NONE},
 };
 const RadOperandSpec gemm_opds[] = {{"x", RAD_OPD_IN, 0}, {"w", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
 const RadOpSchema schemas[] = {{"t_gemm", gemm_params, 5, gemm_opds, 3, "y = x . w^T (test op)"}};
@@ -88,5 +86,4 @@ RAD_EXPORT int rad_kernel_schema_count(void) { return 1; }
 RAD_EXPORT const RadOpSchema* rad_kernel_schema_at(int i) { return i == 0 ? &schemas[0] : nullptr; }
 RAD_EXPORT int rad_kernel_count(void) { return static_cast<int>(sizeof rows / sizeof rows[0]); }
 RAD_EXPORT const RadKernelInfo* rad_kernel_at(int i) { return &rows[i]; }
-
 }

@@ -25,10 +25,30 @@ struct MetaValue {
     double f = 0;
     std::string s;
 
-    static MetaValue of_int(int64_t v) { MetaValue m; m.type = MetaType::Int; m.i = v; return m; }
-    static MetaValue of_f64(double v) { MetaValue m; m.type = MetaType::F64; m.f = v; return m; }
-    static MetaValue of_str(std::string v) { MetaValue m; m.type = MetaType::Str; m.s = std::move(v); return m; }
-    static MetaValue of_bool(bool v) { MetaValue m; m.type = MetaType::Bool; m.i = v; return m; }
+    static MetaValue of_int(int64_t v) {
+        MetaValue m;
+        m.type = MetaType::Int;
+        m.i = v;
+        return m;
+    }
+    static MetaValue of_f64(double v) {
+        MetaValue m;
+        m.type = MetaType::F64;
+        m.f = v;
+        return m;
+    }
+    static MetaValue of_str(std::string v) {
+        MetaValue m;
+        m.type = MetaType::Str;
+        m.s = std::move(v);
+        return m;
+    }
+    static MetaValue of_bool(bool v) {
+        MetaValue m;
+        m.type = MetaType::Bool;
+        m.i = v;
+        return m;
+    }
     std::string to_string() const;  // as text, the way RadModelMeta's kv table carries it
 };
 
@@ -42,11 +62,11 @@ struct TensorInfo {
     std::string name;
     uint32_t encoding = 0;  // index into encodings()
     std::vector<int64_t> shape;
-    int32_t dtype = 0;      // the logical dtype the checkpoint had
+    int32_t dtype = 0;  // the logical dtype the checkpoint had
     std::vector<PlaneRef> planes;
 
-    int64_t rows() const;   // product of all dims but the last (1 for rank 1)
-    int64_t cols() const;   // the last dim
+    int64_t rows() const;  // product of all dims but the last (1 for rank 1)
+    int64_t cols() const;  // the last dim
 };
 
 struct SectionInfo {
@@ -111,8 +131,8 @@ public:
     uint32_t add_encoding(const RadEncoding& e);  // returns its index; equal encodings share one
     // Writes one tensor's planes now. planes[k] must hold exactly the bytes the encoding's plane k
     // needs for `shape` (rad_plane_bytes); a mismatch throws naming the tensor and plane.
-    void add_tensor(const std::string& name, uint32_t encoding, const std::vector<int64_t>& shape,
-                    int32_t dtype, const std::vector<std::span<const uint8_t>>& planes);
+    void add_tensor(const std::string& name, uint32_t encoding, const std::vector<int64_t>& shape, int32_t dtype,
+                    const std::vector<std::span<const uint8_t>>& planes);
     void set_blob(Section kind, std::string bytes);
     // Writes the directory and the header; the file is complete only after this returns.
     void finish();

@@ -11,12 +11,12 @@ inline constexpr uint32_t kVersion = 1;
 inline constexpr uint32_t kHeaderBytes = 64;
 inline constexpr uint32_t kSectionEntryBytes = 32;
 inline constexpr uint32_t kMetaEntryBytes = 16;
-inline constexpr uint32_t kEncodingBytes = 568;   // 24 + 24 + 4 + 4 + 8 * 64
-inline constexpr uint32_t kPlaneDescBytes = 64;   // 24 + 4 + 4 + 4 * 8
+inline constexpr uint32_t kEncodingBytes = 568;  // 24 + 24 + 4 + 4 + 8 * 64
+inline constexpr uint32_t kPlaneDescBytes = 64;  // 24 + 4 + 4 + 4 * 8
 inline constexpr uint32_t kTensorBytes = 64;
 inline constexpr uint32_t kPlaneRefBytes = 24;
-inline constexpr uint64_t kPlanesAlign = 4096;    // the PLANES section starts on a page
-inline constexpr uint64_t kPlaneAlign = 256;      // each plane starts on 256 bytes: usable in place
+inline constexpr uint64_t kPlanesAlign = 4096;  // the PLANES section starts on a page
+inline constexpr uint64_t kPlaneAlign = 256;    // each plane starts on 256 bytes: usable in place
 
 enum class Section : uint32_t {
     Strings = 1,

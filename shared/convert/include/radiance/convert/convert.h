@@ -10,10 +10,10 @@
 namespace radiance::convert {
 
 struct ConvertOptions {
-    std::string src;           // a folder with config.json and *.safetensors (config.json alone with random_weights)
-    std::string out;           // the .rad to write (ignored with plan_only)
-    std::string arch;          // override the architecture id ("" = from model_type)
-    bool plan_only = false;    // declare, resolve every op and check every weight; write nothing
+    std::string src;         // a folder with config.json and *.safetensors (config.json alone with random_weights)
+    std::string out;         // the .rad to write (ignored with plan_only)
+    std::string arch;        // override the architecture id ("" = from model_type)
+    bool plan_only = false;  // declare, resolve every op and check every weight; write nothing
     bool verbose = false;
     // Draw the weights instead of reading them (random_weights.h): only config.json is needed, and
     // the container has the model's real geometry and metadata; optional weights are left out.

@@ -15,7 +15,6 @@ std::string arch_id_of(const nlohmann::json& config);
 // Metadata: the model.* and rope.* keys the engine reads, plus every config entry flattened under
 // hf.* (nested keys joined with '.', list elements as .0, .1, ...). Throws radiance::Error naming
 // a missing required key.
-std::map<std::string, container::MetaValue> metadata_from_config(const nlohmann::json& config,
-                                                                 const std::string& model_name);
+std::map<std::string, container::MetaValue> metadata_from_config(const nlohmann::json& config, const std::string& model_name);
 
 }  // namespace radiance::convert

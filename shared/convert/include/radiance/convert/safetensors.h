@@ -12,7 +12,7 @@ namespace radiance::convert {
 struct StTensor {
     std::string name;
     std::string file;
-    int32_t dtype = 0;             // RadDType
+    int32_t dtype = 0;  // RadDType
     std::vector<int64_t> shape;
     const uint8_t* data = nullptr;  // in the mapping
     uint64_t bytes = 0;

@@ -28,7 +28,10 @@ public:
     Plugin& operator=(const Plugin&) = delete;
 
     void* symbol(const char* name) const;  // nullptr if absent
-    template <typename F> F fn(const char* name) const { return reinterpret_cast<F>(symbol(name)); }
+    template <typename F>
+    F fn(const char* name) const {
+        return reinterpret_cast<F>(symbol(name));
+    }
 
     std::string path;
     std::string name, version, description, build_target;
@@ -43,11 +46,11 @@ struct KernelLibrary;
 struct KernelRow {
     const RadKernelInfo* info = nullptr;
     const KernelLibrary* lib = nullptr;
-    int index = 0;          // declaration order within the library
-    bool reference = false; // an oracle row
+    int index = 0;           // declaration order within the library
+    bool reference = false;  // an oracle row
     bool concurrent = false;
     int collective = 0;
-    bool queued = false;    // rad_kernel_queued: all its work stays on the device queue (graph-safe)
+    bool queued = false;  // rad_kernel_queued: all its work stays on the device queue (graph-safe)
 };
 
 struct KernelLibrary {
@@ -55,7 +58,7 @@ struct KernelLibrary {
     bool reference = false;  // rad_plugin_reference(): the whole library is an oracle
     std::vector<const RadOpSchema*> schemas;
     std::vector<KernelRow> rows;
-    int rank = 0;            // position in the hierarchy, 0 first
+    int rank = 0;                          // position in the hierarchy, 0 first
     const RadDeviceApi* device = nullptr;  // rad_kernel_device(): the card its device rows run on
 };
 
@@ -76,14 +79,14 @@ struct PluginRecord {
     PluginFile file;
     std::string name, version, kind, build_target;
     enum class Status { Loaded, Refused, Declined, Shadowed, NotSelected } status = Status::Loaded;
-    std::string why;           // for anything but Loaded
+    std::string why;  // for anything but Loaded
     bool reference = false;
     std::string declarations;  // a one-line summary of what it declares
 };
 
 struct LoadOptions {
-    std::vector<std::string> homes;                  // resolve_homes() if empty
-    std::optional<std::vector<std::string>> kernels; // --kernels / $RADIANCE_KERNELS order
+    std::vector<std::string> homes;                   // resolve_homes() if empty
+    std::optional<std::vector<std::string>> kernels;  // --kernels / $RADIANCE_KERNELS order
     RadMachine machine{};                             // handed to rad_plugin_open
 };
 

@@ -20,9 +20,23 @@ struct ParamValue {
     int64_t i = 0;
     double f = 0;
     std::string s;
-    static ParamValue of_int(int64_t v) { ParamValue p; p.i = v; return p; }
-    static ParamValue of_f64(double v) { ParamValue p; p.type = RAD_P_F64; p.f = v; return p; }
-    static ParamValue of_str(std::string v) { ParamValue p; p.type = RAD_P_STR; p.s = std::move(v); return p; }
+    static ParamValue of_int(int64_t v) {
+        ParamValue p;
+        p.i = v;
+        return p;
+    }
+    static ParamValue of_f64(double v) {
+        ParamValue p;
+        p.type = RAD_P_F64;
+        p.f = v;
+        return p;
+    }
+    static ParamValue of_str(std::string v) {
+        ParamValue p;
+        p.type = RAD_P_STR;
+        p.s = std::move(v);
+        return p;
+    }
 };
 
 // An op as declared: fixed parameters and at most one ranged extent [lo, hi].
@@ -34,8 +48,8 @@ struct Geometry {
 };
 
 struct SelectOptions {
-    std::vector<int> domains{RAD_DOMAIN_HOST};     // domains this process can run
-    std::map<std::string, int64_t> facts;           // device.* facts
+    std::vector<int> domains{RAD_DOMAIN_HOST};  // domains this process can run
+    std::map<std::string, int64_t> facts;       // device.* facts
     bool accept_reference = false;
 };
 
@@ -47,15 +61,15 @@ struct Candidate {
 struct Band {
     int64_t lo = 0, hi = 0;
     const KernelRow* winner = nullptr;
-    std::vector<Candidate> others;             // every other row of the op, and why it lost
-    std::map<std::string, int64_t> derived;    // RAD_DERIVED parameters the winner fixed (RAD_C_EQ)
+    std::vector<Candidate> others;           // every other row of the op, and why it lost
+    std::map<std::string, int64_t> derived;  // RAD_DERIVED parameters the winner fixed (RAD_C_EQ)
 };
 
 struct Resolution {
     std::string op;
     std::string ranged;
-    std::vector<Band> bands;    // adjacent bands with one winner are merged
-    std::string error;          // non-empty: some band has no servable row, or the geometry is invalid
+    std::vector<Band> bands;  // adjacent bands with one winner are merged
+    std::string error;        // non-empty: some band has no servable row, or the geometry is invalid
     bool ok() const { return error.empty(); }
     const Band* band_for(int64_t v) const;
 };

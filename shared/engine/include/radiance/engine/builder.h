@@ -14,8 +14,7 @@ namespace radiance::engine {
 
 // Answers rad_weight_encoding: the stored encoding of a tensor (nullopt if not stored). A converter
 // answers from the name map declared so far, which it receives too.
-using EncodingLookup = std::function<std::optional<RadEncoding>(const std::string& stored_name,
-                                                                const std::vector<NameMapEntry>& name_map)>;
+using EncodingLookup = std::function<std::optional<RadEncoding>(const std::string& stored_name, const std::vector<NameMapEntry>& name_map)>;
 
 struct DeclareOptions {
     RadBuildCtx ctx{};
@@ -25,7 +24,6 @@ struct DeclareOptions {
 
 // Runs `arch.declare` and returns what it declared. Throws radiance::Error when the plugin fails
 // the declare (rad_decl_fail or a non-zero return), naming the plugin and its reason.
-Declaration declare(const core::ArchPlugin& arch, const core::Registry& reg, const ModelMeta& meta,
-                    const DeclareOptions& opts);
+Declaration declare(const core::ArchPlugin& arch, const core::Registry& reg, const ModelMeta& meta, const DeclareOptions& opts);
 
 }  // namespace radiance::engine

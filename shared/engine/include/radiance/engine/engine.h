@@ -20,10 +20,10 @@ namespace radiance::engine {
 struct EngineOptions {
     int rank = 0;
     int world_size = 1;
-    int max_tok = 256;      // tokens in one step
-    int max_seqs = 16;      // sequences in one step
-    int max_ctx = 2048;     // longest context
-    int max_out_rows = 0;   // logits rows per step (0: the plugin's rule)
+    int max_tok = 256;     // tokens in one step
+    int max_seqs = 16;     // sequences in one step
+    int max_ctx = 2048;    // longest context
+    int max_out_rows = 0;  // logits rows per step (0: the plugin's rule)
     // Cache blocks per layer. 0: max_seqs sequences of max_ctx, or fewer when memory holds fewer
     // (on a card, what memory_utilization of it leaves once weights and buffers are placed;
     // on the host, half of the memory available).
@@ -55,8 +55,8 @@ struct CardDraw {
 class Engine {
 public:
     // The engine keeps the registry (and so every plugin it planned with) loaded for its lifetime.
-    static std::unique_ptr<Engine> create(std::shared_ptr<const core::Registry> reg,
-                                          std::shared_ptr<const container::Reader> model, const EngineOptions& opts);
+    static std::unique_ptr<Engine> create(std::shared_ptr<const core::Registry> reg, std::shared_ptr<const container::Reader> model,
+                                          const EngineOptions& opts);
     ~Engine();
 
     int kv_block_size() const;
@@ -81,8 +81,7 @@ public:
     // has it (sample_on_card() says). tokens[i] is -1 for a row whose logits came back instead (not
     // on_card, or sampled without a `sample` row), and tokens stays empty when no row was picked
     // (a host plan: every row's logits came back and the caller picks).
-    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws,
-              std::vector<int32_t>& tokens);
+    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws, std::vector<int32_t>& tokens);
     // Pipelined steps on a card: enqueue stages a step and queues its work without waiting, so the
     // card runs it right after the step before it while the host takes that one's tokens; collect
     // waits for the oldest queued step and returns its picked tokens (one per out row). Every out

@@ -14,17 +14,17 @@ struct AttnConfig {
     int layer = 0;
     int64_t n_embd = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
     bool qkv_bias = false;
-    bool qk_norm = false;          // Qwen3, Gemma3: RMS norm over each head of q and k
+    bool qk_norm = false;  // Qwen3, Gemma3: RMS norm over each head of q and k
     bool qk_norm_unit_offset = false;
     double eps = 1e-6;
-    int64_t window = 0;            // sliding window in tokens (0 = none)
+    int64_t window = 0;  // sliding window in tokens (0 = none)
     double softcap = 0.0;
-    double scale = 0.0;            // 0: head_dim^-0.5
+    double scale = 0.0;  // 0: head_dim^-0.5
     Rope rope;
     int64_t max_tok = 0;
-    int world = 1;                 // tensor-parallel ranks: heads are split across them
-    std::string hf_prefix;         // e.g. "model.layers.3.self_attn."
-    std::string name;              // e.g. "blk.3."
+    int world = 1;          // tensor-parallel ranks: heads are split across them
+    std::string hf_prefix;  // e.g. "model.layers.3.self_attn."
+    std::string name;       // e.g. "blk.3."
     // Decode-path fusions the model chose (it checked that a loaded library serves them): with
     // norm_w, `in` is the residual stream and the qkv projection norms it itself (rms_norm_gemm,
     // eps norm_eps); with residual_out the output projection adds into `out` (gemm_add), which
@@ -49,10 +49,9 @@ struct AttnBlock {
     AttnConfig c;
     AttnBuffers bufs{};
     rad_kv kv = RAD_NULL_HANDLE;
-    rad_weight w_qkv = RAD_NULL_HANDLE, b_qkv = RAD_NULL_HANDLE, w_qn = RAD_NULL_HANDLE, w_kn = RAD_NULL_HANDLE,
-               w_o = RAD_NULL_HANDLE;
-    rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE,
-           op_attn = RAD_NULL_HANDLE, op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
+    rad_weight w_qkv = RAD_NULL_HANDLE, b_qkv = RAD_NULL_HANDLE, w_qn = RAD_NULL_HANDLE, w_kn = RAD_NULL_HANDLE, w_o = RAD_NULL_HANDLE;
+    rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE, op_attn = RAD_NULL_HANDLE,
+           op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
 
     // This rank's heads and widths; the weights are declared at their full size and sliced by the core.
     int64_t heads() const { return c.n_head / c.world; }
@@ -65,8 +64,8 @@ struct AttnBlock {
     // Checks the split before anything is declared.
     static bool divisible(const AttnConfig& cfg, std::string* why) {
         if (cfg.n_head % cfg.world == 0 && (cfg.n_head_kv % cfg.world == 0 || cfg.world % cfg.n_head_kv == 0)) return true;
-        *why = std::to_string(cfg.n_head) + " query heads and " + std::to_string(cfg.n_head_kv) +
-               " kv heads do not split over " + std::to_string(cfg.world) +
+        *why = std::to_string(cfg.n_head) + " query heads and " + std::to_string(cfg.n_head_kv) + " kv heads do not split over " +
+               std::to_string(cfg.world) +
                " tensor-parallel ranks (query heads must divide evenly; kv heads must divide evenly or be replicated evenly)";
         return false;
     }
@@ -94,12 +93,15 @@ struct AttnBlock {
             b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
         }
         if (c.norm_w != RAD_NULL_HANDLE) {
-            op_qkv = op(b, "rms_norm_gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
-                                             RAD_F64("eps", c.norm_eps), RAD_STR("wdtype", wdtype(b, w_qkv))}, {c.norm_w, w_qkv});
+            op_qkv = op(b, "rms_norm_gemm",
+                        {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd), RAD_F64("eps", c.norm_eps),
+                         RAD_STR("wdtype", wdtype(b, w_qkv))},
+                        {c.norm_w, w_qkv});
             if (!rad_op_resolved(b, op_qkv)) rad_decl_fail(b, ("rms_norm_gemm does not resolve for " + n + "attn_qkv").c_str());
         } else {
-            op_qkv = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd),
-                                    RAD_STR("wdtype", wdtype(b, w_qkv))}, {w_qkv});
+            op_qkv = op(b, "gemm",
+                        {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_qkv))},
+                        {w_qkv});
         }
         uses(b, op_qkv, {bufs.in}, {bufs.qkv});
         if (c.qk_norm) {
@@ -114,9 +116,8 @@ struct AttnBlock {
             uses(b, op_kn, {bufs.qkv}, {bufs.qkv});
         }
         const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
-        std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", heads()),
-                                        RAD_INT("n_head_kv", kv_heads()), RAD_INT("head_dim", c.head_dim),
-                                        RAD_F64("scale", scale)};
+        std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, c.max_tok), RAD_INT("n_head", heads()), RAD_INT("n_head_kv", kv_heads()),
+                                        RAD_INT("head_dim", c.head_dim), RAD_F64("scale", scale)};
         if (c.window > 0) ap.push_back(RAD_INT("window", c.window));
         if (c.softcap > 0) ap.push_back(RAD_F64("softcap", c.softcap));
         op_rq = op_attn = RAD_NULL_HANDLE;
@@ -160,19 +161,20 @@ struct AttnBlock {
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
         }
         if (op_rq != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
-        RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw),
-                    rad_bview(bufs.qkv, n, qw + kw, kw), rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1),
-                    rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
-                    rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride), rad_brows(bufs.attn, n));
+        RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw), rad_bview(bufs.qkv, n, qw + kw, kw),
+                    rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1), rad_raw(bt->positions, RAD_I32, n),
+                    rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1), rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride),
+                    rad_brows(bufs.attn, n));
         RAD_ISSUE_N(ctx, op_o, n, rad_brows(bufs.attn, n), rad_w(w_o), rad_none(), rad_brows(bufs.out, n));
         if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }
 
 private:
     rad_op norm_op(RadBuilder* b, int64_t groups, rad_weight w) const {
-        return op(b, "rms_norm", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.head_dim), RAD_INT("groups", groups),
-                                  RAD_F64("eps", c.eps), RAD_INT("unit_offset", c.qk_norm_unit_offset ? 1 : 0),
-                                  RAD_STR("wdtype", wdtype(b, w))}, {w});
+        return op(b, "rms_norm",
+                  {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.head_dim), RAD_INT("groups", groups), RAD_F64("eps", c.eps),
+                   RAD_INT("unit_offset", c.qk_norm_unit_offset ? 1 : 0), RAD_STR("wdtype", wdtype(b, w))},
+                  {w});
     }
 };
 

@@ -57,21 +57,26 @@ struct MlpBlock {
         // SwiGLU fused into its projection where a loaded library serves it (one launch, and the
         // [gate|up] product never leaves the kernel on a card); the pair otherwise.
         if (c.norm_w != RAD_NULL_HANDLE) {
-            op_gu_act = op(b, "rms_norm_gemm_swiglu", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd),
-                                                       RAD_F64("eps", c.norm_eps), RAD_STR("wdtype", wdtype(b, w_gu))},
+            op_gu_act = op(b, "rms_norm_gemm_swiglu",
+                           {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd), RAD_F64("eps", c.norm_eps),
+                            RAD_STR("wdtype", wdtype(b, w_gu))},
                            {c.norm_w, w_gu});
             if (std::string(c.act) != "swiglu" || !rad_op_resolved(b, op_gu_act))
                 rad_decl_fail(b, ("rms_norm_gemm_swiglu does not resolve for " + n + "ffn_gate_up").c_str());
             uses(b, op_gu_act, {bufs.in}, {bufs.act});
         } else if (std::string(c.act) == "swiglu") {
-            op_gu_act = op(b, "gemm_swiglu", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd),
-                                              RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
-            if (rad_op_resolved(b, op_gu_act)) uses(b, op_gu_act, {bufs.in}, {bufs.act});
-            else op_gu_act = RAD_NULL_HANDLE;
+            op_gu_act =
+                op(b, "gemm_swiglu",
+                   {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
+            if (rad_op_resolved(b, op_gu_act))
+                uses(b, op_gu_act, {bufs.in}, {bufs.act});
+            else
+                op_gu_act = RAD_NULL_HANDLE;
         }
         if (op_gu_act == RAD_NULL_HANDLE) {
-            op_gu = op(b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * ff()), RAD_INT("K", c.n_embd),
-                                   RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
+            op_gu = op(b, "gemm",
+                       {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * ff()), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_gu))},
+                       {w_gu});
             uses(b, op_gu, {bufs.in}, {bufs.gu});
             op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
             uses(b, op_act, {bufs.gu}, {bufs.act});

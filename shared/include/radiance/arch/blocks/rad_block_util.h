@@ -46,8 +46,7 @@ inline void map(RadBuilder* b, const std::string& target, int kind, const std::v
 
 inline rad_op op(RadBuilder* b, const char* name, std::initializer_list<RadParamDecl> params,
                  std::initializer_list<rad_weight> weights = {}) {
-    return rad_decl_op(b, name, params.begin(), static_cast<int>(params.size()), weights.begin(),
-                       static_cast<int>(weights.size()));
+    return rad_decl_op(b, name, params.begin(), static_cast<int>(params.size()), weights.begin(), static_cast<int>(weights.size()));
 }
 
 inline void uses(RadBuilder* b, rad_op h, std::initializer_list<rad_buf> reads, std::initializer_list<rad_buf> writes) {
@@ -58,8 +57,8 @@ inline void uses(RadBuilder* b, rad_op h, std::initializer_list<rad_buf> reads, 
 // A layer's closing projection of `in` into `out`: a plain gemm, or with add (the model's decode
 // fusions) gemm_add, which adds into `out`, the residual stream, and must resolve (the model
 // checked that a library serves it; a layer whose weights differ fails naming `what`).
-inline rad_op out_projection(RadBuilder* b, bool add, int64_t max_tok, int64_t N, int64_t K, rad_weight w, rad_buf in,
-                             rad_buf out, const std::string& what) {
+inline rad_op out_projection(RadBuilder* b, bool add, int64_t max_tok, int64_t N, int64_t K, rad_weight w, rad_buf in, rad_buf out,
+                             const std::string& what) {
     rad_op h = op(b, add ? "gemm_add" : "gemm",
                   {RAD_RANGE("M", 1, max_tok), RAD_INT("N", N), RAD_INT("K", K), RAD_STR("wdtype", wdtype(b, w))}, {w});
     if (!add) {

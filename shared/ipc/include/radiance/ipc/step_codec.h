@@ -12,23 +12,23 @@
 
 namespace radiance::ipc {
 
-inline constexpr uint32_t kStepMagic = 0x50455453;   // "STEP"
-inline constexpr uint32_t kResultMagic = 0x544c5352; // "RSLT"
+inline constexpr uint32_t kStepMagic = 0x50455453;    // "STEP"
+inline constexpr uint32_t kResultMagic = 0x544c5352;  // "RSLT"
 
 // How rank 0 picks the token of one out row: the request's settings (its seed always set) and
 // what the penalties look at.
 struct SampleSpec {
-    step::SamplingParams params{.temperature = 0.0f};  // a default spec is greedy
-    int64_t draw = 0;          // the RNG counter: which draw of this request this is
-    std::vector<int32_t> seen_tokens;                      // prompt + generated, for the repetition penalty
-    std::vector<std::pair<int32_t, int32_t>> gen_counts;   // generated token -> count, for presence/frequency
+    step::SamplingParams params{.temperature = 0.0f};     // a default spec is greedy
+    int64_t draw = 0;                                     // the RNG counter: which draw of this request this is
+    std::vector<int32_t> seen_tokens;                     // prompt + generated, for the repetition penalty
+    std::vector<std::pair<int32_t, int32_t>> gen_counts;  // generated token -> count, for presence/frequency
 };
 
 struct StepMessage {
     uint64_t step_id = 0;
-    bool want_logits = false;         // return every out row's logits
-    std::string comm_name;            // the group's host communicator ("" with one rank)
-    uint64_t comm_generation = 0;     // a new generation: attach before running the step
+    bool want_logits = false;      // return every out row's logits
+    std::string comm_name;         // the group's host communicator ("" with one rank)
+    uint64_t comm_generation = 0;  // a new generation: attach before running the step
     step::StepBatch batch;
     std::vector<SampleSpec> samples;  // one per out row, or empty: no sampling
 };
@@ -41,10 +41,10 @@ struct Sampled {
 
 struct ResultMessage {
     uint64_t step_id = 0;
-    int32_t status = 0;               // 0 ok
+    int32_t status = 0;  // 0 ok
     std::string error;
-    std::vector<Sampled> tokens;      // per out row when the step sampled
-    std::vector<float> logits;        // out rows x vocab when asked
+    std::vector<Sampled> tokens;  // per out row when the step sampled
+    std::vector<float> logits;    // out rows x vocab when asked
 };
 
 // Exact encoded sizes without encoding (encode(m).size() == encoded_size(m)): the scheduler keeps

@@ -24,8 +24,8 @@ using step::TokenLogprob;
 
 struct SampleResult {
     int32_t token = 0;
-    float logprob = 0;               // 0 unless top_logprobs >= 0
-    std::vector<TokenLogprob> top;   // top_logprobs entries, most likely first (ties: lower id)
+    float logprob = 0;              // 0 unless top_logprobs >= 0
+    std::vector<TokenLogprob> top;  // top_logprobs entries, most likely first (ties: lower id)
 };
 
 // The request's tokens the penalties look at.
@@ -40,21 +40,19 @@ class Sampler {
 public:
     // `position`: the index of the token being sampled in its sequence (prompt length + tokens
     // generated before it); any number works as long as a recomputed request passes the same.
-    SampleResult sample(std::span<const float> logits, const SamplingParams& params,
-                        const TokenHistory& history, uint64_t position);
+    SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position);
 
 private:
     int32_t draw_token(std::span<const float> x, int32_t top, const SamplingParams& params, uint64_t position);
 
-    std::vector<float> work_;        // the adjusted logits
-    std::vector<float> probs_;       // exp(work_ - max)
-    std::vector<uint32_t> counts_;   // per-token counts, reset after each use
-    std::vector<int32_t> touched_;   // which counts_ entries are non-zero
-    std::vector<int32_t> order_;     // candidate ids
+    std::vector<float> work_;       // the adjusted logits
+    std::vector<float> probs_;      // exp(work_ - max)
+    std::vector<uint32_t> counts_;  // per-token counts, reset after each use
+    std::vector<int32_t> touched_;  // which counts_ entries are non-zero
+    std::vector<int32_t> order_;    // candidate ids
 };
 
 // Convenience for one-off calls (tests, tools): a fresh Sampler each time.
-SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history,
-                    uint64_t position);
+SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position);
 
 }  // namespace radiance::sampling

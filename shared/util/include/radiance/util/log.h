@@ -17,9 +17,21 @@ std::string cat(const A&... a) {
     (os << ... << a);
     return os.str();
 }
-template <typename... A> void debug(const A&... a) { if (level() <= Level::debug) write(Level::debug, cat(a...)); }
-template <typename... A> void info(const A&... a) { if (level() <= Level::info) write(Level::info, cat(a...)); }
-template <typename... A> void warn(const A&... a) { if (level() <= Level::warn) write(Level::warn, cat(a...)); }
-template <typename... A> void error(const A&... a) { write(Level::error, cat(a...)); }
+template <typename... A>
+void debug(const A&... a) {
+    if (level() <= Level::debug) write(Level::debug, cat(a...));
+}
+template <typename... A>
+void info(const A&... a) {
+    if (level() <= Level::info) write(Level::info, cat(a...));
+}
+template <typename... A>
+void warn(const A&... a) {
+    if (level() <= Level::warn) write(Level::warn, cat(a...));
+}
+template <typename... A>
+void error(const A&... a) {
+    write(Level::error, cat(a...));
+}
 
 }  // namespace radiance::log

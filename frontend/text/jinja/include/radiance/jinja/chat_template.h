@@ -15,16 +15,16 @@
 namespace radiance::jinja {
 
 class ChatTemplate {
- public:
-  explicit ChatTemplate(std::string_view source, Options options = {}) : template_(source, std::move(options)) {}
+public:
+    explicit ChatTemplate(std::string_view source, Options options = {}) : template_(source, std::move(options)) {}
 
-  std::string render(const Value& context) const;
-  // Pass ordered_json to keep the caller's key order in tojson output.
-  std::string render(const nlohmann::ordered_json& context) const;
-  std::string render(const nlohmann::json& context) const;
+    std::string render(const Value& context) const;
+    // Pass ordered_json to keep the caller's key order in tojson output.
+    std::string render(const nlohmann::ordered_json& context) const;
+    std::string render(const nlohmann::json& context) const;
 
- private:
-  Template template_;
+private:
+    Template template_;
 };
 
 // One-shot helpers: parse and render. Throw Error on syntax or runtime errors.

@@ -25,38 +25,38 @@ struct ParsedTemplate;
 }
 
 struct Options {
-  bool trim_blocks = true;
-  bool lstrip_blocks = true;
-  bool keep_trailing_newline = false;
-  // Jinja's `do` extension ({% do expr %}); transformers does not load it.
-  bool enable_do = false;
+    bool trim_blocks = true;
+    bool lstrip_blocks = true;
+    bool keep_trailing_newline = false;
+    // Jinja's `do` extension ({% do expr %}); transformers does not load it.
+    bool enable_do = false;
 
-  // Guards against hostile templates; exceeding one is a runtime Error, never a hang.
-  size_t max_output_bytes = size_t{64} << 20;  // also bounds every intermediate string
-  size_t max_list_items = size_t{1} << 20;     // bounds lists built by * and range()
-  uint64_t max_steps = 50'000'000;             // statements + expressions evaluated
-  int max_recursion = 100;                     // nested macro calls and recursive loops
+    // Guards against hostile templates; exceeding one is a runtime Error, never a hang.
+    size_t max_output_bytes = size_t{64} << 20;  // also bounds every intermediate string
+    size_t max_list_items = size_t{1} << 20;     // bounds lists built by * and range()
+    uint64_t max_steps = 50'000'000;             // statements + expressions evaluated
+    int max_recursion = 100;                     // nested macro calls and recursive loops
 
-  // strftime_now(format) for the template; empty means the local wall clock. Tests set
-  // it to get a fixed date.
-  std::function<std::string(const std::string& format)> strftime_now;
+    // strftime_now(format) for the template; empty means the local wall clock. Tests set
+    // it to get a fixed date.
+    std::function<std::string(const std::string& format)> strftime_now;
 };
 
 class Template {
- public:
-  // Throws Error (Kind::Syntax) with the template line when the source does not parse.
-  explicit Template(std::string_view source, Options options = {});
+public:
+    // Throws Error (Kind::Syntax) with the template line when the source does not parse.
+    explicit Template(std::string_view source, Options options = {});
 
-  // `context` must be a dict (or undefined for no variables). Throws Error on failure.
-  std::string render(const Value& context) const;
-  std::string render(const nlohmann::ordered_json& context) const;
-  std::string render(const nlohmann::json& context) const;
+    // `context` must be a dict (or undefined for no variables). Throws Error on failure.
+    std::string render(const Value& context) const;
+    std::string render(const nlohmann::ordered_json& context) const;
+    std::string render(const nlohmann::json& context) const;
 
-  const Options& options() const { return options_; }
+    const Options& options() const { return options_; }
 
- private:
-  std::shared_ptr<const detail::ParsedTemplate> parsed_;
-  Options options_;
+private:
+    std::shared_ptr<const detail::ParsedTemplate> parsed_;
+    Options options_;
 };
 
 }  // namespace radiance::jinja

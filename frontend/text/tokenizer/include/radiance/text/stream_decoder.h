@@ -21,8 +21,7 @@ namespace radiance::text {
 
 class StreamDecoder {
 public:
-    explicit StreamDecoder(Tokenizer tokenizer, bool skip_special_tokens = false,
-                           std::span<const TokenId> context = {});
+    explicit StreamDecoder(Tokenizer tokenizer, bool skip_special_tokens = false, std::span<const TokenId> context = {});
 
     std::string step(TokenId id);
     // What step(id) would return now, leaving the decoder as it is (an alternative token's

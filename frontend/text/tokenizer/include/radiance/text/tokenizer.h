@@ -52,18 +52,16 @@ bool is_valid_utf8(std::string_view bytes);
 class Tokenizer {
 public:
     // tokenizer.json (+ optional tokenizer_config.json for bos/eos and add_*_token flags).
-    static Tokenizer from_file(const std::string& tokenizer_json_path,
-                               const std::string& config_json_path = {}, const LoadOptions& options = {});
-    // The same from the files' bytes (the model container carries tokenizer.json).
-    static Tokenizer from_json(std::string_view tokenizer_json, std::string_view config_json = {},
+    static Tokenizer from_file(const std::string& tokenizer_json_path, const std::string& config_json_path = {},
                                const LoadOptions& options = {});
+    // The same from the files' bytes (the model container carries tokenizer.json).
+    static Tokenizer from_json(std::string_view tokenizer_json, std::string_view config_json = {}, const LoadOptions& options = {});
     // GPT-2's original encoder.json + vocab.bpe pair.
     static Tokenizer from_gpt2_files(const std::string& encoder_json_path, const std::string& vocab_bpe_path);
 
     // Text -> ids. add_special_tokens applies the post-processor (e.g. a BOS token).
     std::vector<TokenId> encode(std::string_view text, bool add_special_tokens = true) const;
-    std::vector<TokenId> encode_pair(std::string_view first, std::string_view second,
-                                     bool add_special_tokens = true) const;
+    std::vector<TokenId> encode_pair(std::string_view first, std::string_view second, bool add_special_tokens = true) const;
     // Ids -> text. Unknown ids are ignored, as the `tokenizers` library does.
     std::string decode(std::span<const TokenId> ids, bool skip_special_tokens = false) const;
 
@@ -79,7 +77,7 @@ public:
     std::optional<TokenId> token_to_id(std::string_view token) const;
     std::optional<std::string> id_to_token(TokenId id) const;
     bool is_special(TokenId id) const;
-    std::vector<TokenId> special_token_ids() const;  // sorted
+    std::vector<TokenId> special_token_ids() const;    // sorted
     std::vector<AddedTokenInfo> added_tokens() const;  // sorted by id
 
     // From tokenizer_config.json when one was given (GPT-2 files: <|endoftext|>).
