@@ -3,6 +3,8 @@
 # carry .devcarry). Stages:
 #   golden   rad-golden on every fixture with the plan on the card (bf16 KV, tol 2e-2, top-1 98%): prompt and
 #            teacher-forced decode logits, free-running greedy pipelined on the card
+#   makegolden tools/golden/make_golden.py for the cases of GOLDEN_CASES (names of its CASES) into $OUT/golden
+#            (commit them under tests/golden/fixtures)
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
 #   rand8b   only the .rad, its weights drawn by rad-convert --random-weights (for radiance-only calls)
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
@@ -264,6 +266,9 @@ for stage in "$@"; do
         grep -oE "rel_err=[0-9.e-]+" "/tmp/golden-$(basename "$f").log" | sort -t= -k2 -g | tail -1 | sed 's/^/largest /'; } |
         sed "s|^|$(basename "$f"): |"
     done 2>&1 | tee "$OUTD/golden.log" ;;
+  makegolden)
+    (cd "$root/tools/golden" && python3 make_golden.py "$OUTD/golden" ${GOLDEN_CASES:?names of make_golden.py cases}) 2>&1 |
+      grep -v Warning | tail -20 | tee "$OUTD/makegolden.log" ;;
   make8b)
     if [[ -s $M8.rad && -f $M8/model.safetensors ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
     python3 "$root/tools/golden/make_random_llama.py" $M8

@@ -62,6 +62,23 @@ CASES = {
     "qwen2_long_theta1000": ("qwen2", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                              num_attention_heads=4, num_key_value_heads=2,
                              rope_parameters=dict(rope_type="default", rope_theta=1000.0)), [300, 460]),
+    # Mixtures of experts (appended: a case's seed is its place here). Long prompts give every
+    # expert tokens in one prefill (140 x 2 picks over 16 experts, 200 x 8 over 64).
+    "mixtral_e16_top2": ("mixtral", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_local_experts=16,
+                         num_experts_per_tok=2, rope_parameters=dict(rope_type="default", rope_theta=1000000.0)), [9, 140]),
+    "qwen3moe_e64_top8_raw": ("qwen3_moe", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                              num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                              num_experts=64, num_experts_per_tok=8, norm_topk_prob=False,
+                              rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [7, 200]),
+    "qwen3moe_e16_top4_dense1": ("qwen3_moe", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=40,
+                                 num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                 num_experts=16, num_experts_per_tok=4, norm_topk_prob=True, mlp_only_layers=[1],
+                                 rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [12, 96]),
+    "qwen2moe_e8_shared": ("qwen2_moe", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                           shared_expert_intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                           num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, norm_topk_prob=False,
+                           rope_parameters=dict(rope_type="default", rope_theta=1000000.0)), [10, 80]),
 }
 
 

@@ -1,15 +1,18 @@
 // The llama family: Llama (incl. llama3 rope scaling, tied embeddings), Mistral (sliding window),
-// Qwen2 (q/k/v bias) and Qwen3 (per-head q/k norms, head_dim read from metadata). One source,
-// built once per architecture id; what differs is read from the metadata or fixed by the family.
+// Qwen2 (q/k/v bias) and Qwen3 (per-head q/k norms, head_dim read from metadata), and their
+// mixtures of experts: Mixtral (Mistral's attention) and Qwen3-MoE (Qwen3's), whose MLPs are
+// routed experts (rad_block_moe.h) on every layer the config makes sparse. One source, built once
+// per architecture id; what differs is read from the metadata or fixed by the family.
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
+#include <radiance/arch/blocks/rad_block_moe.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #ifndef FAMILY_ID
-#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3)"
+#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, mixtral, qwen3moe)"
 #endif
 
 namespace family {
@@ -24,7 +27,9 @@ struct Layer {
     // of the four: the blocks norm their input and add into x themselves.
     rad_op op_attn_norm = RAD_NULL_HANDLE, op_ffn_norm = RAD_NULL_HANDLE, op_add_attn = RAD_NULL_HANDLE, op_add_ffn = RAD_NULL_HANDLE;
     AttnBlock attn;
+    bool sparse = false;  // routed experts (moe) in place of the dense MLP
     MlpBlock mlp;
+    MoeBlock moe;
 };
 
 struct Model {
@@ -32,6 +37,7 @@ struct Model {
     double eps = 1e-6;
     rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE, w_out = RAD_NULL_HANDLE;
     rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits, b_logits_local = RAD_NULL_HANDLE;
+    rad_buf b_router = RAD_NULL_HANDLE, b_expert_ids = RAD_NULL_HANDLE, b_expert_w = RAD_NULL_HANDLE;  // sparse layers
     rad_kv kv = RAD_NULL_HANDLE;
     rad_op op_embed = RAD_NULL_HANDLE, op_gather = RAD_NULL_HANDLE, op_norm = RAD_NULL_HANDLE, op_head = RAD_NULL_HANDLE,
            op_vgather = RAD_NULL_HANDLE;
@@ -53,18 +59,53 @@ struct Model {
 Model m;
 
 const std::string kFamily = FAMILY_ID;
+// The mixtures of experts and the dense family whose attention they share.
+const bool kMoe = kFamily == "mixtral" || kFamily == "qwen3moe";
+const std::string kAttnFamily = kFamily == "mixtral" ? "mistral" : kFamily == "qwen3moe" ? "qwen3" : kFamily;
 
 bool qkv_bias(const RadModelMeta* meta) {
-    if (kFamily == "qwen2") return true;  // Qwen2 always carries q/k/v biases
-    if (kFamily == "mistral") return false;
+    if (kAttnFamily == "qwen2") return true;  // Qwen2 always carries q/k/v biases
+    if (kAttnFamily == "mistral") return false;
     return meta_true(meta, "hf.attention_bias");
+}
+
+// Whether layer l's MLP is routed experts: Mixtral's always; Qwen-MoE's where the layer is not in
+// mlp_only_layers and (l + 1) is a multiple of decoder_sparse_step, as transformers decides.
+bool sparse_layer(const RadModelMeta* meta, int l) {
+    if (!kMoe) return false;
+    if (kFamily == "mixtral") return true;
+    for (int i = 0;; ++i) {
+        const int64_t only = rad_meta_geti(meta, ("hf.mlp_only_layers." + std::to_string(i)).c_str(), -1);
+        if (only < 0) break;
+        if (only == l) return false;
+    }
+    const int64_t step = rad_meta_geti(meta, "hf.decoder_sparse_step", 1);
+    return meta->n_expert > 0 && step > 0 && (l + 1) % step == 0;
+}
+
+MoeConfig moe_config(const RadModelMeta* meta, int l, int world, int rank) {
+    MoeConfig mc;
+    mc.layer = l;
+    mc.n_embd = m.n_embd;
+    mc.n_ff = kFamily == "mixtral" ? meta->n_ff : rad_meta_geti(meta, "hf.moe_intermediate_size", 0);
+    mc.n_expert = meta->n_expert;
+    mc.n_used = meta->n_expert_used;
+    mc.norm_topk = kFamily == "mixtral" || meta_true(meta, "hf.norm_topk_prob");  // Mixtral always renormalises
+    mc.max_tok = m.max_tok;
+    mc.world = world;
+    mc.rank = rank;
+    const std::string hf = "model.layers." + std::to_string(l) + ".";
+    mc.hf_prefix = hf + (kFamily == "mixtral" ? "block_sparse_moe." : "mlp.");
+    mc.name = "blk." + std::to_string(l) + ".";
+    if (kFamily == "mixtral") mc.names = ExpertNames{"w1", "w3", "w2", "gate"};
+    return mc;
 }
 
 // The sliding window of layer l, 0 for full attention.
 int64_t layer_window(const RadModelMeta* meta, int l) {
     const int64_t w = rad_meta_geti(meta, "hf.sliding_window", 0);
     if (w <= 0) return 0;
-    if (kFamily == "mistral") return w;
+    if (kAttnFamily == "mistral") return w;
     const std::string kind = rad_meta_gets(meta, ("hf.layer_types." + std::to_string(l)).c_str(), "");
     if (!kind.empty()) return kind == "sliding_attention" ? w : 0;
     return meta_true(meta, "hf.use_sliding_window") ? w : 0;
@@ -201,7 +242,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     // One rank, where a library serves them: the norms into the gemvs after them, the residual
     // adds into the gemvs before them (docs/PERFORMANCE.md, session 10: batch-1 decode 231.8 /
     // 232.2 -> 238.0 / 236.5 tok/s on the 8B shape, H200)
-    m.decode_fusions = world == 1 && serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
+    // (dense MLPs only: a mixture's layers take the plain norms and adds)
+    m.decode_fusions = !kMoe && world == 1 && serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
     for (int l = 0; l < meta->n_layers; ++l) {
@@ -219,7 +261,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.n_head_kv = hkv;
         ac.head_dim = hd;
         ac.qkv_bias = qkv_bias(meta);
-        ac.qk_norm = kFamily == "qwen3";
+        ac.qk_norm = kAttnFamily == "qwen3";
         ac.eps = m.eps;
         ac.window = layer_window(meta, l);
         ac.rope = rope;
@@ -239,6 +281,25 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
         L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
         if (!m.decode_fusions && !declare_ffn_norm(b, L, l)) return RAD_E_UNSUPPORTED;
+        L.sparse = sparse_layer(meta, l);
+        if (L.sparse) {
+            const MoeConfig moe = moe_config(meta, l, world, rank);
+            if (std::string why; !MoeBlock::valid(moe, &why)) {
+                rad_decl_fail(b, why.c_str());
+                return RAD_E_ARG;
+            }
+            if (m.b_router == RAD_NULL_HANDLE) {  // one set for every sparse layer
+                d = buf2(act, m.max_tok, moe.n_expert);
+                m.b_router = rad_decl_buffer(b, "router_logits", &d);
+                d = buf2(RAD_I32, m.max_tok, moe.n_used);
+                m.b_expert_ids = rad_decl_buffer(b, "expert_ids", &d);
+                d = buf2(RAD_F32, m.max_tok, moe.n_used);
+                m.b_expert_w = rad_decl_buffer(b, "expert_w", &d);
+            }
+            L.moe.declare(b, moe, MoeBuffers{m.b_h, m.b_router, m.b_expert_ids, m.b_expert_w, m.b_tmp});
+            if (!m.fused) L.op_add_ffn = residual_add(b);
+            continue;
+        }
         MlpConfig mc;
         mc.layer = l;
         mc.n_embd = m.n_embd;
@@ -337,7 +398,10 @@ void step(RadCtx* c, const RadBatch* bt) {
             RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
             RAD_ISSUE_N(c, L.op_ffn_norm, n, rad_brows(m.b_x, n), rad_w(L.w_ffn_norm), rad_brows(m.b_h, n));
         }
-        L.mlp.step(c, bt);
+        if (L.sparse)
+            L.moe.step(c, bt);
+        else
+            L.mlp.step(c, bt);
         if (!m.fused) RAD_ISSUE_N(c, L.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     }
     if (m.fused) RAD_ISSUE_N(c, m.op_final_add, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));

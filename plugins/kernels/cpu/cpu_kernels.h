@@ -167,3 +167,5 @@ int cpu_geglu(const RadArgs* a);
 int cpu_gelu(const RadArgs* a);
 int cpu_add(const RadArgs* a);
 int cpu_gather_rows(const RadArgs* a);
+int cpu_moe_route(const RadArgs* a);
+int cpu_moe_mlp(const RadArgs* a);

@@ -4,6 +4,7 @@
 // pool. Not a reference library: it sums with FMA and in blocks, and is checked against libref
 // by rad-avx-check.
 #include <radiance/kernels/rad_compose.h>
+#include <radiance/kernels/rad_compose_moe.h>
 #include <radiance/kernels/rad_host_collectives.h>
 #include <radiance/rad_ops.h>
 
@@ -80,6 +81,10 @@ const RadKernelInfo rows[] = {
           c_float_weights, 1, rad_compose_rms_norm_gemm_swiglu_scratch, "rms_norm,gemm_swiglu"),
     CHAIN("cpu_rope_attention", "rope_attention", cpu_rope_attention, "cpu_rope on q and k then cpu_attention", "any", 0, c_block16, 1,
           nullptr, "rope,attention"),
+    ROW("cpu_moe_route", "moe_route", cpu_moe_route, "softmax top-k in libref's order", "any", 0, nullptr, 0),
+    // no chain named: the experts' sums are libcpu's gemm's (FMA, blocked), checked against libref's
+    CHAIN("cpu_moe_mlp", "moe_mlp", cpu_moe_mlp, "rows grouped by expert through cpu_gemm, cpu_swiglu, cpu_gemm", "any", 0,
+          c_float_weights, 1, rad_compose_moe_mlp_scratch, nullptr),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 
