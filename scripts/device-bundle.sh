@@ -29,10 +29,12 @@ for f in "$out"/bin/* "$out"/share/radiance/*/*.so "$out"/lib/librad_cudatrace.s
 done
 strip --strip-unneeded "$out"/lib/*.so* "$out"/bin/* 2>/dev/null || true
 # each with its teacher-forced decode references beside it, where rad-golden looks for them
-for fx in llama qwen2 qwen3 mistral_swa; do
+for fx in llama qwen2 qwen3 mistral_swa mixtral qwen3_moe; do
   [[ -d $shared/fixtures/golden/$fx ]] || continue
   cp -r "$shared/fixtures/golden/$fx" "$out/fixtures/"
-  cp "$root/tests/golden/decode_refs/$fx.safetensors" "$out/fixtures/$fx/decode.safetensors"
+  chmod -R u+w "$out/fixtures/$fx"
+  ref=$root/tests/golden/decode_refs/$fx.safetensors
+  if [[ -f $ref ]]; then cp "$ref" "$out/fixtures/$fx/decode.safetensors"; fi
 done
 # The tree that travels is capped (64 MiB with the repository): carry one compressed file.
 mkdir -p "$root/.devcarry"

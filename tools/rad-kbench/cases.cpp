@@ -211,6 +211,50 @@ void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
         n * d.vocab * 4));
 }
 
+// Mixture-of-experts routing and the routed experts' MLPs on `e` experts of width `ff`, k picked:
+// distinct experts a row, positive weights summing to one. The bytes are the routed experts'
+// weights (each read once) and the rows.
+void moe(std::vector<Case>& out, Filler& f, int64_t hidden, int64_t ff, int64_t e, int64_t k, const std::vector<int64_t>& rows) {
+    const std::string shape = " dim=" + std::to_string(hidden) + " ff=" + std::to_string(ff) + " E=" + std::to_string(e) +
+                              " k=" + std::to_string(k);
+    for (int64_t n : rows) {
+        out.push_back(make_case("moe_route", "n=" + std::to_string(n) + " E=" + std::to_string(e) + " k=" + std::to_string(k) + " norm",
+                                {pi("n", n), pi("experts", e), pi("k", k), pi("norm", 1)},
+                                {f32(f, {n, e}, false, 2.0f), Operand{RAD_I32, {n, k}, true, std::vector<uint8_t>(n * k * 4, 0xff)},
+                                 f32(f, {n, k}, true)},
+                                n * (e + 2 * k) * 4));
+        std::vector<int32_t> ids;
+        std::vector<float> w;
+        std::vector<bool> touched(static_cast<size_t>(e), false);
+        std::vector<int32_t> perm(static_cast<size_t>(e));
+        std::uniform_real_distribution<float> unit(0.1f, 1.0f);
+        for (int64_t t = 0; t < n; ++t) {
+            std::iota(perm.begin(), perm.end(), 0);
+            std::shuffle(perm.begin(), perm.end(), f.rng);
+            float sum = 0;
+            std::vector<float> row;
+            for (int64_t j = 0; j < k; ++j) {
+                ids.push_back(perm[j]);
+                touched[perm[j]] = true;
+                row.push_back(unit(f.rng));
+                sum += row.back();
+            }
+            for (float v : row) w.push_back(v / sum);
+        }
+        Operand oi{RAD_I32, {n, k}, false, f.ints(ids)}, ow{RAD_F32, {n, k}, false, std::vector<uint8_t>(w.size() * 4)};
+        std::memcpy(ow.init.data(), w.data(), ow.init.size());
+        const int64_t used = std::count(touched.begin(), touched.end(), true);
+        Case c = make_case("moe_mlp", "n=" + std::to_string(n) + shape + " bf16",
+                           {pi("n", n), pi("dim", hidden), pi("ff", ff), pi("experts", e), pi("k", k), ps("wdtype", "bf16")},
+                           {f32(f, {n, hidden}), std::move(oi), std::move(ow),
+                            wgt(f, RAD_BF16, {e * 2 * ff, hidden}, 1.0f / std::sqrt(static_cast<float>(hidden))),
+                            wgt(f, RAD_BF16, {e * hidden, ff}, 1.0f / std::sqrt(static_cast<float>(ff))), f32(f, {n, hidden}, true)},
+                           used * 3 * ff * hidden * 2 + n * hidden * 8);
+        c.flops = n * k * 6 * ff * hidden;
+        out.push_back(std::move(c));
+    }
+}
+
 }  // namespace
 
 std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
@@ -253,6 +297,12 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                 {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
                                 n * d.vocab * 4));
     }
+    // Qwen3-30B-A3B's experts (2048 wide, 128 of width 768, 8 picked); one and two rows take the
+    // card's gemvs, 64 rows its grouped tiles
+    if (small)
+        moe(out, f, 512, 256, 16, 4, {1, 2, 24});
+    else
+        moe(out, f, 2048, 768, 128, 8, {1, 2, 64});
     sampling(out, f, d, 1);
     sampling(out, f, d, small ? 24 : 64);
     attention(out, f, d, 1, 1, small ? 200 : 1000);                // one decode row

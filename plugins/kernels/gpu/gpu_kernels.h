@@ -103,6 +103,10 @@ uint64_t argmax_scratch(const RadArgs* geom);
 int sample(const RadArgs* a);
 // The pre-filter's candidates, maxima and counts (k_sample_prefilter.cu).
 uint64_t sample_scratch(const RadArgs* geom);
+// Mixtures of experts (k_moe.cu): routing, and the routed experts' MLPs.
+int moe_route(const RadArgs* a);
+int moe_mlp(const RadArgs* a);
+uint64_t moe_mlp_scratch(const RadArgs* geom);
 
 // Launch status: the last launch's error, as a RadStatus.
 int launched();
