@@ -1,7 +1,8 @@
 // The llama family: Llama (incl. llama3 rope scaling, tied embeddings), Mistral (sliding window),
 // Qwen2 (q/k/v bias) and Qwen3 (per-head q/k norms, head_dim read from metadata), and their
-// mixtures of experts: Mixtral (Mistral's attention) and Qwen3-MoE (Qwen3's), whose MLPs are
-// routed experts (rad_block_moe.h) on every layer the config makes sparse. One source, built once
+// mixtures of experts: Mixtral (Mistral's attention), Qwen3-MoE (Qwen3's) and Qwen2-MoE (Qwen2's,
+// with a gated shared expert), whose MLPs are routed experts (rad_block_moe.h) on every layer the
+// config makes sparse. One source, built once
 // per architecture id; what differs is read from the metadata or fixed by the family.
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
@@ -12,7 +13,7 @@
 #include <vector>
 
 #ifndef FAMILY_ID
-#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, mixtral, qwen3moe)"
+#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, mixtral, qwen3moe, qwen2moe)"
 #endif
 
 namespace family {
@@ -38,6 +39,7 @@ struct Model {
     rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE, w_out = RAD_NULL_HANDLE;
     rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits, b_logits_local = RAD_NULL_HANDLE;
     rad_buf b_router = RAD_NULL_HANDLE, b_expert_ids = RAD_NULL_HANDLE, b_expert_w = RAD_NULL_HANDLE;  // sparse layers
+    rad_buf b_shared_gu = RAD_NULL_HANDLE, b_shared_act = RAD_NULL_HANDLE, b_shared_out = RAD_NULL_HANDLE, b_shared_g = RAD_NULL_HANDLE;
     rad_kv kv = RAD_NULL_HANDLE;
     rad_op op_embed = RAD_NULL_HANDLE, op_gather = RAD_NULL_HANDLE, op_norm = RAD_NULL_HANDLE, op_head = RAD_NULL_HANDLE,
            op_vgather = RAD_NULL_HANDLE;
@@ -60,8 +62,11 @@ Model m;
 
 const std::string kFamily = FAMILY_ID;
 // The mixtures of experts and the dense family whose attention they share.
-const bool kMoe = kFamily == "mixtral" || kFamily == "qwen3moe";
-const std::string kAttnFamily = kFamily == "mixtral" ? "mistral" : kFamily == "qwen3moe" ? "qwen3" : kFamily;
+const bool kMoe = kFamily == "mixtral" || kFamily == "qwen3moe" || kFamily == "qwen2moe";
+const std::string kAttnFamily = kFamily == "mixtral"    ? "mistral"
+                                : kFamily == "qwen3moe" ? "qwen3"
+                                : kFamily == "qwen2moe" ? "qwen2"
+                                                        : kFamily;
 
 bool qkv_bias(const RadModelMeta* meta) {
     if (kAttnFamily == "qwen2") return true;  // Qwen2 always carries q/k/v biases
@@ -98,6 +103,7 @@ MoeConfig moe_config(const RadModelMeta* meta, int l, int world, int rank) {
     mc.hf_prefix = hf + (kFamily == "mixtral" ? "block_sparse_moe." : "mlp.");
     mc.name = "blk." + std::to_string(l) + ".";
     if (kFamily == "mixtral") mc.names = ExpertNames{"w1", "w3", "w2", "gate"};
+    if (kFamily == "qwen2moe") mc.n_shared_ff = rad_meta_geti(meta, "hf.shared_expert_intermediate_size", 0);
     return mc;
 }
 
@@ -295,8 +301,24 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
                 m.b_expert_ids = rad_decl_buffer(b, "expert_ids", &d);
                 d = buf2(RAD_F32, m.max_tok, moe.n_used);
                 m.b_expert_w = rad_decl_buffer(b, "expert_w", &d);
+                if (moe.n_shared_ff > 0) {
+                    const int64_t sff_l = MlpBlock::share(moe.n_shared_ff, rank, world);
+                    d = buf2(act, m.max_tok, 2 * sff_l);
+                    m.b_shared_gu = rad_decl_buffer(b, "shared_gate_up", &d);
+                    d = buf2(act, m.max_tok, sff_l);
+                    m.b_shared_act = rad_decl_buffer(b, "shared_act", &d);
+                    d = buf2(act, m.max_tok, m.n_embd);
+                    m.b_shared_out = rad_decl_buffer(b, "shared_out", &d);
+                    d = buf2(act, m.max_tok, 1);
+                    m.b_shared_g = rad_decl_buffer(b, "shared_gate", &d);
+                }
             }
-            L.moe.declare(b, moe, MoeBuffers{m.b_h, m.b_router, m.b_expert_ids, m.b_expert_w, m.b_tmp});
+            MoeBuffers mb{m.b_h, m.b_router, m.b_expert_ids, m.b_expert_w, m.b_tmp};
+            mb.shared_gu = m.b_shared_gu;
+            mb.shared_act = m.b_shared_act;
+            mb.shared_out = m.b_shared_out;
+            mb.shared_g = m.b_shared_g;
+            L.moe.declare(b, moe, mb);
             if (!m.fused) L.op_add_ffn = residual_add(b);
             continue;
         }

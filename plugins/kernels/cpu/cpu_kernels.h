@@ -169,3 +169,4 @@ int cpu_add(const RadArgs* a);
 int cpu_gather_rows(const RadArgs* a);
 int cpu_moe_route(const RadArgs* a);
 int cpu_moe_mlp(const RadArgs* a);
+int cpu_gated_add(const RadArgs* a);

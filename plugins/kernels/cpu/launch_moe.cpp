@@ -1,4 +1,4 @@
-// launch_moe.cpp: the mixture-of-experts rows. Routing is a sliver of a layer (experts x rows
+// launch_moe.cpp: the mixture-of-experts rows (and gated_add, a shared expert's join). Routing is a sliver of a layer (experts x rows
 // exponentials), so it runs in libref's order and gives libref's bytes (this file is built without
 // FMA contraction); the experts' MLPs are the chain of libcpu's own gemm and swiglu rows over the
 // rows grouped by expert (rad_compose_moe.h), so prefill runs blocked GEMMs per expert.
@@ -50,3 +50,20 @@ int cpu_moe_route(const RadArgs* a) {
 }
 
 int cpu_moe_mlp(const RadArgs* a) { return rad_compose_moe_mlp(a, cpu_gemm, cpu_swiglu); }
+
+// A shared expert's gated join: a row's worth of work per token, in libref's order.
+int cpu_gated_add(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *g = rad_arg_in(a, 1);
+    RadTensor* y = rad_arg_out(a, 2);
+    if (!is_f32(x) || !is_f32(g) || !is_f32(y)) return RAD_E_DTYPE;
+    const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
+    const RowsIn xs = rows_in(x), gs = rows_in(g);
+    const RowsOut ys = rows_out(y);
+    for (int64_t i = 0; i < n; ++i) {
+        const float s = 1.0f / (1.0f + std::exp(-gs.row(i)[0]));
+        const float* p = xs.row(i);
+        float* o = ys.row(i);
+        for (int64_t j = 0; j < dim; ++j) o[j] = o[j] + s * p[j];
+    }
+    return RAD_OK;
+}

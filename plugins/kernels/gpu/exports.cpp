@@ -96,6 +96,7 @@ const RadKernelInfo rows[] = {
     ROW("gpu_moe_mlp", "moe_mlp", gpu::moe_mlp,
         "routed rows only: gemvs per (row, pick) for few pairs, else pairs sorted by expert and grouped tiles; ordered combine",
         "k <= 16", 0, c_moe, 2, nullptr, gpu::moe_mlp_scratch),
+    ROW("gpu_gated_add", "gated_add", gpu::gated_add, "block per row", "any", 0, nullptr, 0, nullptr, nullptr),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);
 

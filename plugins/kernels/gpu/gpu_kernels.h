@@ -107,6 +107,7 @@ uint64_t sample_scratch(const RadArgs* geom);
 int moe_route(const RadArgs* a);
 int moe_mlp(const RadArgs* a);
 uint64_t moe_mlp_scratch(const RadArgs* geom);
+int gated_add(const RadArgs* a);
 
 // Launch status: the last launch's error, as a RadStatus.
 int launched();

@@ -1,4 +1,4 @@
-// k_moe.cu: the mixture-of-experts rows (docs/OPS.md moe_route, moe_mlp) on the card.
+// k_moe.cu: the mixture-of-experts rows (docs/OPS.md moe_route, moe_mlp, gated_add) on the card.
 //
 // moe_route: a thread per row (experts are few: a row is a few hundred exponentials), picking in
 // the order libref does: the largest (p, -id) below the previous pick, k times.
@@ -269,6 +269,14 @@ __global__ void k_moe_combine(const float* out, const int32_t* ids, int64_t pi, 
     }
 }
 
+__global__ void k_gated_add(const float* x, int64_t px, const float* g, int64_t pg, float* y, int64_t py, int64_t dim) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t t = blockIdx.x;
+    const float s = 1.0f / (1.0f + expf(-g[t * pg]));
+    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) y[t * py + c] = y[t * py + c] + s * x[t * px + c];
+}
+
 struct MoeScratch {
     int *start, *tiles, *cursor, *sorted;
     float *act, *out;
@@ -333,6 +341,17 @@ int moe_route(const RadArgs* a) {
     gpu_launch(k_moe_route, static_cast<unsigned>(ceil_div(n, 128)), 128, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                static_cast<int32_t*>(ids->data), pitch_elems(ids), static_cast<float*>(w->data), pitch_elems(w), n, static_cast<int>(E),
                static_cast<int>(k), static_cast<int>(rad_args_geti_or(a, "norm", 0)));
+    return launched();
+}
+
+int gated_add(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *g = rad_arg_in(a, 1);
+    RadTensor* y = rad_arg_out(a, 2);
+    if (!x || !g || !y || x->dtype != RAD_F32 || g->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
+    const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
+    if (n <= 0) return RAD_OK;
+    gpu_launch(k_gated_add, static_cast<unsigned>(n), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
+               static_cast<const float*>(g->data), pitch_elems(g), static_cast<float*>(y->data), pitch_elems(y), dim);
     return launched();
 }
 

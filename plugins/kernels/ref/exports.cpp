@@ -47,6 +47,7 @@ const RadKernelInfo rows[] = {
     ROW("ref_sample", "sample", ref_sample, nullptr, 0),
     ROW("ref_moe_route", "moe_route", ref_moe_route, nullptr, 0),
     ROW("ref_moe_mlp", "moe_mlp", ref_moe_mlp, c_float_weights, 1),
+    ROW("ref_gated_add", "gated_add", ref_gated_add, nullptr, 0),
     {"ref_add_rms_norm", "add_rms_norm", "add_rms_norm", "reference add then rms_norm", "any", "f32 activations", RAD_DOMAIN_HOST, 0,
      c_float_weights, 1, 0, ref_add_rms_norm, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
     {"ref_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "reference gemm then swiglu", "any", "f32 activations", RAD_DOMAIN_HOST, 0,

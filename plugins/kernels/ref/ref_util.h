@@ -37,3 +37,4 @@ int ref_argmax(const RadArgs* a);
 int ref_sample(const RadArgs* a);
 int ref_moe_route(const RadArgs* a);
 int ref_moe_mlp(const RadArgs* a);
+int ref_gated_add(const RadArgs* a);

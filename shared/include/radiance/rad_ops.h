@@ -151,6 +151,9 @@ static const RadOperandSpec rad_op_moe_mlp_opds[] = {
     {"x", RAD_OPD_IN, 0}, {"ids", RAD_OPD_IN, 0}, {"w", RAD_OPD_IN, 0},
     {"gate_up", RAD_OPD_WEIGHT, 0}, {"down", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
 
+static const RadParamSpec rad_op_gated_add_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_gated_add_opds[] = {{"x", RAD_OPD_IN, 0}, {"g", RAD_OPD_IN, 0}, {"y", RAD_OPD_INOUT, 0}};
+
 /* The vocabulary, in the order docs/OPS.md lists it. */
 static const RadOpSchema rad_ops_conventional[] = {
     {"embed", rad_op_embed_params, RAD_N_OF(rad_op_embed_params), rad_op_embed_opds, RAD_N_OF(rad_op_embed_opds),
@@ -198,6 +201,8 @@ static const RadOpSchema rad_ops_conventional[] = {
      "ids, w = the k most probable experts of softmax(logits) and their probabilities (renormalised over the k with norm)"},
     {"moe_mlp", rad_op_moe_mlp_params, RAD_N_OF(rad_op_moe_mlp_params), rad_op_moe_mlp_opds, RAD_N_OF(rad_op_moe_mlp_opds),
      "y = sum over the picked experts e of w * down_e(swiglu(gate_up_e . x)): the routed experts' MLPs, weighted"},
+    {"gated_add", rad_op_gated_add_params, RAD_N_OF(rad_op_gated_add_params), rad_op_gated_add_opds, RAD_N_OF(rad_op_gated_add_opds),
+     "y = y + sigmoid(g) * x, one gate a row (a shared expert joining the routed ones)"},
 };
 #define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
 

@@ -1,5 +1,7 @@
 // rad_block_moe.h: a mixture-of-experts MLP: the router's projection, moe_route (softmax top-k,
-// renormalised or not) and moe_mlp over the experts' weights stacked by expert (docs/OPS.md).
+// renormalised or not) and moe_mlp over the experts' weights stacked by expert (docs/OPS.md);
+// optionally Qwen2-MoE's shared expert, a dense MLP every token runs, joining the routed sum
+// through a one-output sigmoid gate (gated_add).
 #pragma once
 #include <string>
 #include <vector>
@@ -24,6 +26,7 @@ struct MoeConfig {
     std::string hf_prefix;  // e.g. "model.layers.3.mlp." (the experts are under "experts.<e>.")
     std::string name;       // e.g. "blk.3."
     ExpertNames names;
+    int64_t n_shared_ff = 0;  // > 0: a shared expert of this full width ("shared_expert." under hf_prefix)
 };
 
 struct MoeBuffers {
@@ -32,6 +35,8 @@ struct MoeBuffers {
     rad_buf ids;     // [max_tok, n_used] i32
     rad_buf w;       // [max_tok, n_used] f32
     rad_buf out;     // [max_tok, n_embd]
+    // with a shared expert: its [gate|up], activation and output, and its gate ([max_tok, 1])
+    rad_buf shared_gu = RAD_NULL_HANDLE, shared_act = RAD_NULL_HANDLE, shared_out = RAD_NULL_HANDLE, shared_g = RAD_NULL_HANDLE;
 };
 
 struct MoeBlock {
@@ -39,6 +44,9 @@ struct MoeBlock {
     MoeBuffers bufs{};
     rad_weight w_router = RAD_NULL_HANDLE, w_gu = RAD_NULL_HANDLE, w_down = RAD_NULL_HANDLE;
     rad_op op_router = RAD_NULL_HANDLE, op_route = RAD_NULL_HANDLE, op_experts = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
+    MlpBlock shared;
+    rad_weight w_shared_gate = RAD_NULL_HANDLE;
+    rad_op op_shared_gate = RAD_NULL_HANDLE, op_join = RAD_NULL_HANDLE;
 
     int64_t ff() const { return MlpBlock::share(c.n_ff, c.rank, c.world); }
 
@@ -93,6 +101,31 @@ struct MoeBlock {
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});
         }
+        if (c.n_shared_ff > 0) declare_shared(b);
+    }
+
+    // out += sigmoid(gate . in) * shared_mlp(in), after the routed sum (transformers' order).
+    void declare_shared(RadBuilder* b) {
+        MlpConfig sc;
+        sc.layer = c.layer;
+        sc.n_embd = c.n_embd;
+        sc.n_ff = c.n_shared_ff;
+        sc.max_tok = c.max_tok;
+        sc.world = c.world;
+        sc.rank = c.rank;
+        sc.hf_prefix = c.hf_prefix + "shared_expert.";
+        sc.name = c.name + "shexp.";
+        shared.declare(b, sc, MlpBuffers{bufs.in, bufs.shared_gu, bufs.shared_act, bufs.shared_out});
+        const std::string n = c.name + "ffn_gate_inp_shexp.weight";
+        map(b, n, RAD_MAP_COPY, {c.hf_prefix + "shared_expert_gate.weight"});
+        RadWeightDecl wg = weight(1, c.n_embd, RAD_SHARD_NONE, c.layer);
+        w_shared_gate = rad_decl_weight(b, n.c_str(), &wg);
+        op_shared_gate = op(b, "gemm",
+                            {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 1), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_shared_gate))},
+                            {w_shared_gate});
+        uses(b, op_shared_gate, {bufs.in}, {bufs.shared_g});
+        op_join = op(b, "gated_add", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
+        uses(b, op_join, {bufs.shared_out, bufs.shared_g, bufs.out}, {bufs.out});
     }
 
     void step(RadCtx* ctx, const RadBatch* bt) const {
@@ -102,6 +135,10 @@ struct MoeBlock {
         RAD_ISSUE_N(ctx, op_experts, n, rad_brows(bufs.in, n), rad_brows(bufs.ids, n), rad_brows(bufs.w, n), rad_w(w_gu), rad_w(w_down),
                     rad_brows(bufs.out, n));
         if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
+        if (c.n_shared_ff <= 0) return;
+        shared.step(ctx, bt);
+        RAD_ISSUE_N(ctx, op_shared_gate, n, rad_brows(bufs.in, n), rad_w(w_shared_gate), rad_none(), rad_brows(bufs.shared_g, n));
+        RAD_ISSUE_N(ctx, op_join, n, rad_brows(bufs.shared_out, n), rad_brows(bufs.shared_g, n), rad_brows(bufs.out, n));
     }
 };
 
