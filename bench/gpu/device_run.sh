@@ -5,6 +5,8 @@
 #            teacher-forced decode logits, free-running greedy pipelined on the card
 #   makegolden tools/golden/make_golden.py for the cases of GOLDEN_CASES (names of its CASES) into $OUT/golden
 #            (commit them under tests/golden/fixtures)
+#   moebench rad-enginebench on Qwen3-30B-A3B's shape (bench/gpu/configs/qwen3-30b-a3b.json, MOE_LAYERS layers,
+#            default 12 of 48, weights drawn by rad-convert --random-weights): prefill 512, decode 1 / 64
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
 #   rand8b   only the .rad, its weights drawn by rad-convert --random-weights (for radiance-only calls)
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
@@ -269,6 +271,13 @@ for stage in "$@"; do
   makegolden)
     (cd "$root/tools/golden" && python3 make_golden.py "$OUTD/golden" ${GOLDEN_CASES:?names of make_golden.py cases}) 2>&1 |
       grep -v Warning | tail -20 | tee "$OUTD/makegolden.log" ;;
+  moebench)
+    d=/tmp/a3b; mkdir -p $d
+    python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layers']=int(sys.argv[2]); json.dump(c,open(sys.argv[3],'w'))" \
+      "$root/bench/gpu/configs/qwen3-30b-a3b.json" "${MOE_LAYERS:-12}" $d/config.json
+    [[ -f $d.rad ]] || LD_LIBRARY_PATH=$B/lib:$cuda_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-convert" $d -o $d.rad --random-weights 1 2>&1 | tail -1
+    LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-enginebench" $d.rad --placement device \
+      ${MOEBENCH_ARGS:---prefill 512 --decode 1,64 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill|model|case)" | tee -a "$OUTD/moebench.log" ;;
   make8b)
     if [[ -s $M8.rad && -f $M8/model.safetensors ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
     python3 "$root/tools/golden/make_random_llama.py" $M8

@@ -215,14 +215,14 @@ void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
 // distinct experts a row, positive weights summing to one. The bytes are the routed experts'
 // weights (each read once) and the rows.
 void moe(std::vector<Case>& out, Filler& f, int64_t hidden, int64_t ff, int64_t e, int64_t k, const std::vector<int64_t>& rows) {
-    const std::string shape = " dim=" + std::to_string(hidden) + " ff=" + std::to_string(ff) + " E=" + std::to_string(e) +
-                              " k=" + std::to_string(k);
+    const std::string shape =
+        " dim=" + std::to_string(hidden) + " ff=" + std::to_string(ff) + " E=" + std::to_string(e) + " k=" + std::to_string(k);
     for (int64_t n : rows) {
-        out.push_back(make_case("moe_route", "n=" + std::to_string(n) + " E=" + std::to_string(e) + " k=" + std::to_string(k) + " norm",
-                                {pi("n", n), pi("experts", e), pi("k", k), pi("norm", 1)},
-                                {f32(f, {n, e}, false, 2.0f), Operand{RAD_I32, {n, k}, true, std::vector<uint8_t>(n * k * 4, 0xff)},
-                                 f32(f, {n, k}, true)},
-                                n * (e + 2 * k) * 4));
+        out.push_back(make_case(
+            "moe_route", "n=" + std::to_string(n) + " E=" + std::to_string(e) + " k=" + std::to_string(k) + " norm",
+            {pi("n", n), pi("experts", e), pi("k", k), pi("norm", 1)},
+            {f32(f, {n, e}, false, 2.0f), Operand{RAD_I32, {n, k}, true, std::vector<uint8_t>(n * k * 4, 0xff)}, f32(f, {n, k}, true)},
+            n * (e + 2 * k) * 4));
         std::vector<int32_t> ids;
         std::vector<float> w;
         std::vector<bool> touched(static_cast<size_t>(e), false);

@@ -83,8 +83,8 @@ const RadKernelInfo rows[] = {
           nullptr, "rope,attention"),
     ROW("cpu_moe_route", "moe_route", cpu_moe_route, "softmax top-k in libref's order", "any", 0, nullptr, 0),
     // no chain named: the experts' sums are libcpu's gemm's (FMA, blocked), checked against libref's
-    CHAIN("cpu_moe_mlp", "moe_mlp", cpu_moe_mlp, "rows grouped by expert through cpu_gemm, cpu_swiglu, cpu_gemm", "any", 0,
-          c_float_weights, 1, rad_compose_moe_mlp_scratch, nullptr),
+    CHAIN("cpu_moe_mlp", "moe_mlp", cpu_moe_mlp, "rows grouped by expert through cpu_gemm, cpu_swiglu, cpu_gemm", "any", 0, c_float_weights,
+          1, rad_compose_moe_mlp_scratch, nullptr),
     ROW("cpu_gated_add", "gated_add", cpu_gated_add, "sigmoid-gated row add in libref's order", "any", 0, nullptr, 0),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);

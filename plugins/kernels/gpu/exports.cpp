@@ -20,6 +20,7 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
+const RadConstraint c_route[] = {RAD_CLE("k", 32)};  // a lane per pick's weight
 const RadConstraint c_moe[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("k", 16)};
 const RadConstraint c_peers[] = {RAD_CEQ(RAD_FACT_P2P, 1), RAD_CLE(RAD_FACT_WORLD, 8)};
 const RadConstraint c_distinct[] = {RAD_CEQ(RAD_FACT_DISTINCT, 1)};  // NCCL refuses two ranks on one card
@@ -91,11 +92,11 @@ const RadKernelInfo rows[] = {
         nullptr, 0, nullptr, gpu::argmax_scratch),
     ROW("gpu_sample", "sample", gpu::sample, "block per row: radix-select thresholds for top_k / top_p, min_p, a prefix-sum draw", "any", 0,
         nullptr, 0, nullptr, gpu::sample_scratch),
-    ROW("gpu_moe_route", "moe_route", gpu::moe_route, "thread per row: softmax, the k largest in libref's order", "any", 0, nullptr, 0,
+    ROW("gpu_moe_route", "moe_route", gpu::moe_route, "warp per row: softmax, the k largest in libref's order", "k <= 32", 0, c_route, 1,
         nullptr, nullptr),
     ROW("gpu_moe_mlp", "moe_mlp", gpu::moe_mlp,
-        "routed rows only: gemvs per (row, pick) for few pairs, else pairs sorted by expert and grouped tiles; ordered combine",
-        "k <= 16", 0, c_moe, 2, nullptr, gpu::moe_mlp_scratch),
+        "routed rows only: gemvs per (row, pick) for few pairs, else pairs sorted by expert and grouped tiles; ordered combine", "k <= 16",
+        0, c_moe, 2, nullptr, gpu::moe_mlp_scratch),
     ROW("gpu_gated_add", "gated_add", gpu::gated_add, "block per row", "any", 0, nullptr, 0, nullptr, nullptr),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);

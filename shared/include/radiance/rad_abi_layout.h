@@ -5,7 +5,7 @@
  * against different headers (another tree, another packing) disagree here, and the loader
  * refuses the plugin with both values printed. Every public ABI header is this file plus its own part,
  * so the list below always sees every struct. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_RAD_ABI_LAYOUT_H
 #define RADIANCE_RAD_ABI_LAYOUT_H
 

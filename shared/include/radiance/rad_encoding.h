@@ -13,7 +13,7 @@
  *
  * Fixed-size character fields keep the struct self-contained, so it is stored in a container
  * byte for byte and crosses the plugin boundary without ownership questions. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_RAD_ENCODING_H
 #define RADIANCE_RAD_ENCODING_H
 

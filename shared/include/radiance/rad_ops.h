@@ -7,7 +7,7 @@
  * Conventions: activations are row-major with a row pitch (RadTensor.row_pitch); the ranged
  * parameter is the row count of the step (`n`, or `M` for gemm); every op reads f32 activations
  * and writes f32 unless its `act` parameter says otherwise. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_RAD_OPS_H
 #define RADIANCE_RAD_OPS_H
 
@@ -140,16 +140,15 @@ static const RadOperandSpec rad_op_rope_attention_opds[] = {
     {"k_cache", RAD_OPD_INOUT, 0}, {"v_cache", RAD_OPD_INOUT, 0},   {"pos", RAD_OPD_IN, 0},
     {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
-static const RadParamSpec rad_op_moe_route_params[] = {
-    RAD_PI("n", RAD_REQUIRED), RAD_PI("experts", RAD_REQUIRED), RAD_PI("k", RAD_REQUIRED), RAD_PI("norm", RAD_OPTIONAL)};
+static const RadParamSpec rad_op_moe_route_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("experts", RAD_REQUIRED),
+                                                       RAD_PI("k", RAD_REQUIRED), RAD_PI("norm", RAD_OPTIONAL)};
 static const RadOperandSpec rad_op_moe_route_opds[] = {{"logits", RAD_OPD_IN, 0}, {"ids", RAD_OPD_OUT, 0}, {"w", RAD_OPD_OUT, 0}};
 
-static const RadParamSpec rad_op_moe_mlp_params[] = {
-    RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PI("ff", RAD_REQUIRED), RAD_PI("experts", RAD_REQUIRED),
-    RAD_PI("k", RAD_REQUIRED), RAD_PS("wdtype", RAD_REQUIRED)};
-static const RadOperandSpec rad_op_moe_mlp_opds[] = {
-    {"x", RAD_OPD_IN, 0}, {"ids", RAD_OPD_IN, 0}, {"w", RAD_OPD_IN, 0},
-    {"gate_up", RAD_OPD_WEIGHT, 0}, {"down", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
+static const RadParamSpec rad_op_moe_mlp_params[] = {RAD_PI("n", RAD_REQUIRED),  RAD_PI("dim", RAD_REQUIRED),
+                                                     RAD_PI("ff", RAD_REQUIRED), RAD_PI("experts", RAD_REQUIRED),
+                                                     RAD_PI("k", RAD_REQUIRED),  RAD_PS("wdtype", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_moe_mlp_opds[] = {{"x", RAD_OPD_IN, 0},           {"ids", RAD_OPD_IN, 0},      {"w", RAD_OPD_IN, 0},
+                                                     {"gate_up", RAD_OPD_WEIGHT, 0}, {"down", RAD_OPD_WEIGHT, 0}, {"y", RAD_OPD_OUT, 0}};
 
 static const RadParamSpec rad_op_gated_add_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_gated_add_opds[] = {{"x", RAD_OPD_IN, 0}, {"g", RAD_OPD_IN, 0}, {"y", RAD_OPD_INOUT, 0}};

@@ -3,7 +3,7 @@
  * Plain C so any compiler can build a plugin against it. Every struct here is part of the ABI:
  * its size and field offsets enter the layout fingerprint (rad_abi.h), so a change to one
  * without a bump of RAD_ABI_VERSION is still caught at load. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_RAD_TYPES_H
 #define RADIANCE_RAD_TYPES_H
 

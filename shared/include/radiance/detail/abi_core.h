@@ -5,7 +5,7 @@
  * own (bumped on any shape change in a header a plugin compiles against) or whose layout
  * fingerprint (rad_abi_layout.h: sizes and offsets of every ABI struct, computed by the compiler
  * that built the plugin) differs, naming the plugin and both values. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_DETAIL_ABI_CORE_H
 #define RADIANCE_DETAIL_ABI_CORE_H
 

@@ -7,7 +7,7 @@
  *
  * The plugin links nothing of the engine: RadBuilder and RadCtx carry function tables, and the
  * inline wrappers below (rad_decl_weight, rad_issue, ...) call through them. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_DETAIL_ARCH_CORE_H
 #define RADIANCE_DETAIL_ARCH_CORE_H
 

@@ -11,7 +11,7 @@
  * engine starts on a machine without a GPU: such a library is declined and the plan stays on the
  * host. Every call below returns RAD_OK or an error; `last_error` names what failed. Copies and
  * memsets are queued on the stream and never synchronise; `sync` does. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_DETAIL_DEVICE_CORE_H
 #define RADIANCE_DETAIL_DEVICE_CORE_H
 

@@ -11,7 +11,7 @@
  *
  * The numeric contract of the reference: f32 accumulation, IEEE round-to-nearest-even narrowing,
  * no FMA and no reassociation. The conversions below define that narrowing. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_DETAIL_PLUGIN_CORE_H
 #define RADIANCE_DETAIL_PLUGIN_CORE_H
 

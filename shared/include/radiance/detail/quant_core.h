@@ -6,7 +6,7 @@
  * For each weight a recipe rule picks: `encoding` says what would be written, the architecture
  * declares against it, then the weight arrives in row blocks (so a huge table streams) and
  * `quantize` writes canonical planes only. Two plugins naming one quantiser are refused. */
-/* clang-format off: a C header of the plugin ABI, laid out by hand (fields, tables and their comments aligned) */
+/* Plain C: every plugin compiles this header, whatever its own language. */
 #ifndef RADIANCE_DETAIL_QUANT_CORE_H
 #define RADIANCE_DETAIL_QUANT_CORE_H
 

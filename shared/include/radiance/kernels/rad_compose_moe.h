@@ -44,8 +44,8 @@ static inline int rad_compose_moe_mlp(const RadArgs* a, RadLaunchFn gemm, RadLau
     const RadTensor *x = &a->t[0], *ids = &a->t[1], *w = &a->t[2], *gu = &a->t[3], *down = &a->t[4];
     RadTensor* y = &a->t[5];
     if (x->dtype != RAD_F32 || ids->dtype != RAD_I32 || w->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
-    const int64_t n = rad_args_geti(a, "n"), d = rad_args_geti(a, "dim"), F = rad_args_geti(a, "ff"),
-                  E = rad_args_geti(a, "experts"), k = rad_args_geti(a, "k");
+    const int64_t n = rad_args_geti(a, "n"), d = rad_args_geti(a, "dim"), F = rad_args_geti(a, "ff"), E = rad_args_geti(a, "experts"),
+                  k = rad_args_geti(a, "k");
     if (n <= 0 || d <= 0 || F <= 0 || E <= 0 || k <= 0 || k > E) return RAD_E_ARG;
     if (gu->rank != 2 || gu->shape[0] != E * 2 * F || gu->shape[1] != d) return RAD_E_SHAPE;
     if (down->rank != 2 || down->shape[0] != E * d || down->shape[1] != F) return RAD_E_SHAPE;

@@ -85,9 +85,10 @@ struct MoeBlock {
         RadWeightDecl wd = weight(c.n_expert * c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer, RAD_ACCESS_CONDITIONAL);
         w_down = rad_decl_weight(b, (n + "ffn_down_exps.weight").c_str(), &wd);
 
-        op_router = op(b, "gemm",
-                       {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_expert), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_router))},
-                       {w_router});
+        op_router =
+            op(b, "gemm",
+               {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_expert), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_router))},
+               {w_router});
         uses(b, op_router, {bufs.in}, {bufs.logits});
         op_route = op(b, "moe_route",
                       {RAD_RANGE("n", 1, c.max_tok), RAD_INT("experts", c.n_expert), RAD_INT("k", c.n_used), RAD_INT("norm", c.norm_topk)});
@@ -120,9 +121,9 @@ struct MoeBlock {
         map(b, n, RAD_MAP_COPY, {c.hf_prefix + "shared_expert_gate.weight"});
         RadWeightDecl wg = weight(1, c.n_embd, RAD_SHARD_NONE, c.layer);
         w_shared_gate = rad_decl_weight(b, n.c_str(), &wg);
-        op_shared_gate = op(b, "gemm",
-                            {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 1), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_shared_gate))},
-                            {w_shared_gate});
+        op_shared_gate = op(
+            b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 1), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_shared_gate))},
+            {w_shared_gate});
         uses(b, op_shared_gate, {bufs.in}, {bufs.shared_g});
         op_join = op(b, "gated_add", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
         uses(b, op_join, {bufs.shared_out, bufs.shared_g, bufs.out}, {bufs.out});
