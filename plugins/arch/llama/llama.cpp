@@ -289,6 +289,15 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         if (!m.decode_fusions && !declare_ffn_norm(b, L, l)) return RAD_E_UNSUPPORTED;
         L.sparse = sparse_layer(meta, l);
         if (L.sparse) {
+            // Routers other than softmax top-k (DeepSeek's sigmoid scores, grouped top-k) are not
+            // served: refuse them by name rather than route differently from the checkpoint.
+            for (const char* key : {"hf.scoring_func", "hf.topk_method"}) {
+                const std::string v = rad_meta_gets(meta, key, "");
+                if (!v.empty() && v != "softmax" && v != "greedy") {
+                    rad_decl_fail(b, (std::string(key + 3) + " = " + v + " is not served (softmax top-k routing only)").c_str());
+                    return RAD_E_UNSUPPORTED;
+                }
+            }
             const MoeConfig moe = moe_config(meta, l, world, rank);
             if (std::string why; !MoeBlock::valid(moe, &why)) {
                 rad_decl_fail(b, why.c_str());
