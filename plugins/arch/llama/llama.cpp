@@ -2,8 +2,8 @@
 // Qwen2 (q/k/v bias) and Qwen3 (per-head q/k norms, head_dim read from metadata), and their
 // mixtures of experts: Mixtral (Mistral's attention), Qwen3-MoE (Qwen3's) and Qwen2-MoE (Qwen2's,
 // with a gated shared expert), whose MLPs are routed experts (rad_block_moe.h) on every layer the
-// config makes sparse. One source, built once
-// per architecture id; what differs is read from the metadata or fixed by the family.
+// config makes sparse. One source, built once per architecture id; what differs is read from the
+// metadata or fixed by the family.
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
 #include <radiance/arch/blocks/rad_block_moe.h>
@@ -180,6 +180,52 @@ bool declare_ffn_norm(RadBuilder* b, Layer& L, int l) {
     return true;
 }
 
+// Layer l's routed experts (and a shared expert where the family has one), reading h and writing
+// tmp as the dense MLP does; RAD_OK, or the declaration failed naming what is not served.
+int declare_sparse_mlp(RadBuilder* b, const RadModelMeta* meta, Layer& L, int l, int world, int rank, int act) {
+    RadBufDecl d;
+    // Routers other than softmax top-k (DeepSeek's sigmoid scores, grouped top-k) are not
+    // served: refuse them by name rather than route differently from the checkpoint.
+    for (const char* key : {"hf.scoring_func", "hf.topk_method"}) {
+        const std::string v = rad_meta_gets(meta, key, "");
+        if (!v.empty() && v != "softmax" && v != "greedy") {
+            rad_decl_fail(b, (std::string(key + 3) + " = " + v + " is not served (softmax top-k routing only)").c_str());
+            return RAD_E_UNSUPPORTED;
+        }
+    }
+    const MoeConfig moe = moe_config(meta, l, world, rank);
+    if (std::string why; !MoeBlock::valid(moe, &why)) {
+        rad_decl_fail(b, why.c_str());
+        return RAD_E_ARG;
+    }
+    if (m.b_router == RAD_NULL_HANDLE) {  // one set for every sparse layer
+        d = buf2(act, m.max_tok, moe.n_expert);
+        m.b_router = rad_decl_buffer(b, "router_logits", &d);
+        d = buf2(RAD_I32, m.max_tok, moe.n_used);
+        m.b_expert_ids = rad_decl_buffer(b, "expert_ids", &d);
+        d = buf2(RAD_F32, m.max_tok, moe.n_used);
+        m.b_expert_w = rad_decl_buffer(b, "expert_w", &d);
+        if (moe.n_shared_ff > 0) {
+            const int64_t sff_l = MlpBlock::share(moe.n_shared_ff, rank, world);
+            d = buf2(act, m.max_tok, 2 * sff_l);
+            m.b_shared_gu = rad_decl_buffer(b, "shared_gate_up", &d);
+            d = buf2(act, m.max_tok, sff_l);
+            m.b_shared_act = rad_decl_buffer(b, "shared_act", &d);
+            d = buf2(act, m.max_tok, m.n_embd);
+            m.b_shared_out = rad_decl_buffer(b, "shared_out", &d);
+            d = buf2(act, m.max_tok, 1);
+            m.b_shared_g = rad_decl_buffer(b, "shared_gate", &d);
+        }
+    }
+    MoeBuffers mb{m.b_h, m.b_router, m.b_expert_ids, m.b_expert_w, m.b_tmp};
+    mb.shared_gu = m.b_shared_gu;
+    mb.shared_act = m.b_shared_act;
+    mb.shared_out = m.b_shared_out;
+    mb.shared_g = m.b_shared_g;
+    L.moe.declare(b, moe, mb);
+    return RAD_OK;
+}
+
 int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m = Model{};
     if (meta->n_layers <= 0 || meta->n_embd <= 0 || meta->n_head <= 0 || meta->head_dim <= 0 || meta->n_vocab <= 0) {
@@ -289,45 +335,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         if (!m.decode_fusions && !declare_ffn_norm(b, L, l)) return RAD_E_UNSUPPORTED;
         L.sparse = sparse_layer(meta, l);
         if (L.sparse) {
-            // Routers other than softmax top-k (DeepSeek's sigmoid scores, grouped top-k) are not
-            // served: refuse them by name rather than route differently from the checkpoint.
-            for (const char* key : {"hf.scoring_func", "hf.topk_method"}) {
-                const std::string v = rad_meta_gets(meta, key, "");
-                if (!v.empty() && v != "softmax" && v != "greedy") {
-                    rad_decl_fail(b, (std::string(key + 3) + " = " + v + " is not served (softmax top-k routing only)").c_str());
-                    return RAD_E_UNSUPPORTED;
-                }
-            }
-            const MoeConfig moe = moe_config(meta, l, world, rank);
-            if (std::string why; !MoeBlock::valid(moe, &why)) {
-                rad_decl_fail(b, why.c_str());
-                return RAD_E_ARG;
-            }
-            if (m.b_router == RAD_NULL_HANDLE) {  // one set for every sparse layer
-                d = buf2(act, m.max_tok, moe.n_expert);
-                m.b_router = rad_decl_buffer(b, "router_logits", &d);
-                d = buf2(RAD_I32, m.max_tok, moe.n_used);
-                m.b_expert_ids = rad_decl_buffer(b, "expert_ids", &d);
-                d = buf2(RAD_F32, m.max_tok, moe.n_used);
-                m.b_expert_w = rad_decl_buffer(b, "expert_w", &d);
-                if (moe.n_shared_ff > 0) {
-                    const int64_t sff_l = MlpBlock::share(moe.n_shared_ff, rank, world);
-                    d = buf2(act, m.max_tok, 2 * sff_l);
-                    m.b_shared_gu = rad_decl_buffer(b, "shared_gate_up", &d);
-                    d = buf2(act, m.max_tok, sff_l);
-                    m.b_shared_act = rad_decl_buffer(b, "shared_act", &d);
-                    d = buf2(act, m.max_tok, m.n_embd);
-                    m.b_shared_out = rad_decl_buffer(b, "shared_out", &d);
-                    d = buf2(act, m.max_tok, 1);
-                    m.b_shared_g = rad_decl_buffer(b, "shared_gate", &d);
-                }
-            }
-            MoeBuffers mb{m.b_h, m.b_router, m.b_expert_ids, m.b_expert_w, m.b_tmp};
-            mb.shared_gu = m.b_shared_gu;
-            mb.shared_act = m.b_shared_act;
-            mb.shared_out = m.b_shared_out;
-            mb.shared_g = m.b_shared_g;
-            L.moe.declare(b, moe, mb);
+            if (const int rc = declare_sparse_mlp(b, meta, L, l, world, rank, act); rc != RAD_OK) return rc;
             if (!m.fused) L.op_add_ffn = residual_add(b);
             continue;
         }
