@@ -17,6 +17,7 @@
 #include <climits>
 
 #include "k_common.h"
+#include "k_paged.h"
 
 namespace gpu {
 namespace {
@@ -194,15 +195,7 @@ __global__ void __launch_bounds__(256)
     __shared__ float ws[GLU ? 2 : 1][kBN][kBK + 1];
     const int b = blockIdx.x;
     if (b >= tiles[E]) return;
-    int lo = 0, hi = E;  // the expert whose tiles hold b: the last e with tiles[e] <= b
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (tiles[mid] <= b)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const int e = lo;
+    const int e = seq_of_row(tiles, E, b);  // the expert whose tiles hold b: the last e with tiles[e] <= b
     const int m0 = start[e] + (b - tiles[e]) * kBM, rows = min(kBM, start[e + 1] - m0);
     const int64_t n0 = static_cast<int64_t>(blockIdx.y) * kBN;
     const W* wg = wbase + (GLU ? static_cast<int64_t>(e) * 2 * F : static_cast<int64_t>(e) * N) * K;
