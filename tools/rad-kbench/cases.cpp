@@ -299,8 +299,12 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
     }
     // Qwen3-30B-A3B's experts (2048 wide, 128 of width 768, 8 picked); one and two rows take the
     // card's gemvs, 64 rows its grouped tiles
-    if (small)
+    if (small) {
         moe(out, f, 512, 256, 16, 4, {1, 2, 24});
+        // ~300 rows an expert: the host chain's chunks of 256 and the card's many tiles an expert
+        // (a chain that stopped after its first chunk failed here at 0.40)
+        moe(out, f, 64, 32, 2, 1, {600});
+    }
     else
         moe(out, f, 2048, 768, 128, 8, {1, 2, 64});
     sampling(out, f, d, 1);
