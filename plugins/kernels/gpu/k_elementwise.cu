@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "k_common.h"
+#include "k_vec.h"
 
 namespace gpu {
 namespace {
@@ -52,7 +53,6 @@ __global__ void k_add(const float* a, int64_t pa, const float* b, int64_t pb, fl
         y[i * py + d] = a[i * pa + d] + b[i * pb + d];
 }
 
-__device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 __device__ __forceinline__ float gelu_tanh(float v) {
     const float c = 0.7978845608028654f;  // sqrt(2 / pi)
     return 0.5f * v * (1.0f + tanhf(c * (v + 0.044715f * v * v * v)));

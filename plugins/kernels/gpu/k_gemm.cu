@@ -9,40 +9,10 @@
 
 #include "k_common.h"
 #include "k_phase.h"
+#include "k_vec.h"
 
 namespace gpu {
 namespace {
-
-template <typename W>
-struct Vec;  // 16 bytes of weights
-template <>
-struct Vec<gpu_bf16> {
-    static constexpr int kN = 8;
-};
-template <>
-struct Vec<gpu_f16> {
-    static constexpr int kN = 8;
-};
-template <>
-struct Vec<float> {
-    static constexpr int kN = 4;
-};
-
-template <typename W>
-__device__ __forceinline__ void widen16(const uint4& raw, float* out) {
-    if constexpr (sizeof(W) == 4) {
-        out[0] = __uint_as_float(raw.x);
-        out[1] = __uint_as_float(raw.y);
-        out[2] = __uint_as_float(raw.z);
-        out[3] = __uint_as_float(raw.w);
-    } else {
-        const W* h = reinterpret_cast<const W*>(&raw);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) out[e] = gpu_to_f32(h[e]);
-    }
-}
-
-__device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 
 // The R weight rows streamed for the columns from n0: rows n0.., or for GLU R/2 gate rows n0..
 // and their up rows N + n0..; past the last column they repeat row N - 1 (its results are dropped).

@@ -18,6 +18,7 @@
 
 #include "k_common.h"
 #include "k_paged.h"
+#include "k_vec.h"
 
 namespace gpu {
 namespace {
@@ -26,8 +27,6 @@ constexpr int kChunkRows = 1024;  // rows a pass of the kernels below takes
 constexpr int kMaxPick = 16;      // picks a row at most (the combine's sort)
 constexpr int kGemvPairs = 16;    // pairs at most for the gemv path
 constexpr int kBM = 32, kBN = 64, kBK = 32;
-
-__device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 
 // A warp per row: lane l holds experts l, l + 32, ...; each of the k rounds takes the largest
 // (p, -id) below the previous pick, reduced over the warp.
@@ -77,18 +76,6 @@ __global__ void k_moe_route(const float* x, int64_t px, int32_t* ids, int64_t pi
     if (lane < k) w[t * pw + lane] = norm ? mine / picked : mine;
 }
 
-template <typename W>
-struct Vec16 {
-    static constexpr int kN = 16 / sizeof(W);
-};
-
-template <typename W>
-__device__ __forceinline__ void widen(const uint4& raw, float* out) {
-    const W* h = reinterpret_cast<const W*>(&raw);
-#pragma unroll
-    for (int e = 0; e < Vec16<W>::kN; ++e) out[e] = gpu_to_f32(h[e]);
-}
-
 // The pair's expert, or -1 for an id outside [0, E) (that pair adds nothing).
 __device__ __forceinline__ int expert_of(const int32_t* ids, int64_t pi, int k, int64_t pair, int E) {
     const int e = ids[(pair / k) * pi + pair % k];
@@ -101,7 +88,7 @@ __global__ void __launch_bounds__(256)
     k_moe_gemv_gu(const float* x, int64_t px, const int32_t* ids, int64_t pi, const W* gu, float* act, int64_t d, int64_t F, int E, int k) {
     gpu_grid_wait();
     gpu_grid_release();
-    constexpr int V = Vec16<W>::kN;
+    constexpr int V = Vec<W>::kN;
     const int64_t pair = blockIdx.x, f = static_cast<int64_t>(blockIdx.y) * 8 + threadIdx.x / kWarpSize;
     const int lane = threadIdx.x % kWarpSize;
     const int e = expert_of(ids, pi, k, pair, E);
@@ -111,8 +98,8 @@ __global__ void __launch_bounds__(256)
     const W* u = g + F * d;
     float sg = 0.0f, su = 0.0f, wg[V], wu[V];
     for (int64_t c = static_cast<int64_t>(lane) * V; c < d; c += kWarpSize * V) {
-        widen<W>(*reinterpret_cast<const uint4*>(g + c), wg);
-        widen<W>(*reinterpret_cast<const uint4*>(u + c), wu);
+        widen16<W>(*reinterpret_cast<const uint4*>(g + c), wg);
+        widen16<W>(*reinterpret_cast<const uint4*>(u + c), wu);
 #pragma unroll
         for (int q = 0; q < V; ++q) {
             sg += xr[c + q] * wg[q];
@@ -130,7 +117,7 @@ __global__ void __launch_bounds__(256) k_moe_gemv_down(const float* act, const i
                                                        const W* down, float* out, int64_t d, int64_t F, int E, int k) {
     gpu_grid_wait();
     gpu_grid_release();
-    constexpr int V = Vec16<W>::kN;
+    constexpr int V = Vec<W>::kN;
     const int64_t pair = blockIdx.x, c = static_cast<int64_t>(blockIdx.y) * 8 + threadIdx.x / kWarpSize;
     const int lane = threadIdx.x % kWarpSize;
     const int e = expert_of(ids, pi, k, pair, E);
@@ -139,7 +126,7 @@ __global__ void __launch_bounds__(256) k_moe_gemv_down(const float* act, const i
     const W* r = down + (static_cast<int64_t>(e) * d + c) * F;
     float s = 0.0f, wv[V];
     for (int64_t f = static_cast<int64_t>(lane) * V; f < F; f += kWarpSize * V) {
-        widen<W>(*reinterpret_cast<const uint4*>(r + f), wv);
+        widen16<W>(*reinterpret_cast<const uint4*>(r + f), wv);
 #pragma unroll
         for (int q = 0; q < V; ++q) s += a[f + q] * wv[q];
     }
@@ -292,11 +279,13 @@ struct MoeScratch {
     float *act, *out;
 };
 
-// Scratch for chunks of up to `rows` rows: ints (3 (E + 1) + pairs) then act [pairs, F] and out [pairs, d].
+// Scratch for chunks of up to `rows` rows: ints (3 (E + 1) + pairs), 256-aligned, then act
+// [pairs, F] and out [pairs, d].
+uint64_t int_bytes(int64_t E, int64_t pairs) { return (static_cast<uint64_t>(3 * (E + 1) + pairs) * 4 + 255) / 256 * 256; }
+
 uint64_t scratch_bytes(int64_t rows, int64_t d, int64_t F, int64_t E, int64_t k) {
-    const int64_t r = rows < kChunkRows ? rows : kChunkRows, pairs = r * k;
-    const uint64_t ints = static_cast<uint64_t>(3 * (E + 1) + pairs) * 4, aligned = (ints + 255) / 256 * 256;
-    return aligned + static_cast<uint64_t>(pairs) * static_cast<uint64_t>(F + d) * 4;
+    const int64_t pairs = (rows < kChunkRows ? rows : kChunkRows) * k;
+    return int_bytes(E, pairs) + static_cast<uint64_t>(pairs) * static_cast<uint64_t>(F + d) * 4;
 }
 
 MoeScratch carve(void* base, int64_t rows, int64_t E, int64_t k, int64_t F) {
@@ -306,8 +295,7 @@ MoeScratch carve(void* base, int64_t rows, int64_t E, int64_t k, int64_t F) {
     s.tiles = s.start + E + 1;
     s.cursor = s.tiles + E + 1;
     s.sorted = s.cursor + E + 1;
-    const uint64_t ints = static_cast<uint64_t>(3 * (E + 1) + pairs) * 4, aligned = (ints + 255) / 256 * 256;
-    s.act = reinterpret_cast<float*>(static_cast<char*>(base) + aligned);
+    s.act = reinterpret_cast<float*>(static_cast<char*>(base) + int_bytes(E, pairs));
     s.out = s.act + pairs * F;
     return s;
 }
@@ -317,7 +305,7 @@ int moe_chunk(const RadArgs* a, const float* x, int64_t px, const int32_t* ids, 
               const W* down, float* y, int64_t py, int64_t n, int64_t d, int64_t F, int E, int k, const MoeScratch& s) {
     const gpuStream_t st = stream_of(a);
     const int64_t pairs = n * k;
-    constexpr int V = Vec16<W>::kN;
+    constexpr int V = Vec<W>::kN;
     const bool gemv = pairs <= kGemvPairs && d % V == 0 && F % V == 0;
     if (gemv) {
         gpu_launch(k_moe_gemv_gu<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(F, 8))), 256, 0, st, x, px, ids, pi,

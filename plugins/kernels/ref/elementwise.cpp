@@ -1,5 +1,3 @@
-#include <cmath>
-
 #include "ref_util.h"
 
 int ref_add(const RadArgs* a) {
@@ -12,20 +10,6 @@ int ref_add(const RadArgs* a) {
         const float* q = ref::row<const float>(b, i);
         float* o = ref::row<float>(y, i);
         for (int64_t j = 0; j < dim; ++j) o[j] = p[j] + q[j];
-    }
-    return RAD_OK;
-}
-
-int ref_gated_add(const RadArgs* a) {
-    const RadTensor *x = rad_arg_in(a, 0), *g = rad_arg_in(a, 1);
-    RadTensor* y = rad_arg_out(a, 2);
-    if (!ref::is_f32(x) || !ref::is_f32(g) || !ref::is_f32(y)) return RAD_E_DTYPE;
-    const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
-    for (int64_t i = 0; i < n; ++i) {
-        const float s = 1.0f / (1.0f + std::exp(-ref::row<const float>(g, i)[0]));
-        const float* p = ref::row<const float>(x, i);
-        float* o = ref::row<float>(y, i);
-        for (int64_t j = 0; j < dim; ++j) o[j] = o[j] + s * p[j];
     }
     return RAD_OK;
 }

@@ -2,6 +2,7 @@
 // plainest order (f32 accumulation, round-to-nearest-even, built with -ffp-contract=off), declares
 // itself a reference library, and is what every other library is checked against.
 #include <radiance/kernels/rad_compose.h>
+#include <radiance/kernels/rad_host_moe.h>
 #include <radiance/rad_ops.h>
 
 #include <string_view>
@@ -45,9 +46,9 @@ const RadKernelInfo rows[] = {
     ROW("ref_all_gather_host", "all_gather", ref_all_gather, nullptr, 0),
     ROW("ref_argmax", "argmax", ref_argmax, nullptr, 0),
     ROW("ref_sample", "sample", ref_sample, nullptr, 0),
-    ROW("ref_moe_route", "moe_route", ref_moe_route, nullptr, 0),
+    ROW("ref_moe_route", "moe_route", rad_host_moe_route, nullptr, 0),
     ROW("ref_moe_mlp", "moe_mlp", ref_moe_mlp, c_float_weights, 1),
-    ROW("ref_gated_add", "gated_add", ref_gated_add, nullptr, 0),
+    ROW("ref_gated_add", "gated_add", rad_host_gated_add, nullptr, 0),
     {"ref_add_rms_norm", "add_rms_norm", "add_rms_norm", "reference add then rms_norm", "any", "f32 activations", RAD_DOMAIN_HOST, 0,
      c_float_weights, 1, 0, ref_add_rms_norm, nullptr, nullptr, nullptr, nullptr, nullptr, "add,rms_norm"},
     {"ref_gemm_swiglu", "gemm_swiglu", "gemm_swiglu", "reference gemm then swiglu", "any", "f32 activations", RAD_DOMAIN_HOST, 0,

@@ -1,45 +1,11 @@
-// moe_route and moe_mlp from their definitions (docs/OPS.md), token by token: the oracle the
-// faster rows (grouped by expert, on the card) are checked against.
+// moe_mlp from its definition (docs/OPS.md), token by token: the oracle the faster rows (grouped
+// by expert, on the card) are checked against. Routing and gated_add are rad_host_moe.h's, shared
+// with libcpu so both route alike.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "ref_util.h"
-
-// softmax over each row's expert logits in f32, then the k largest (equal values: the lower id).
-int ref_moe_route(const RadArgs* a) {
-    const RadTensor* logits = rad_arg_in(a, 0);
-    RadTensor* ids = rad_arg_out(a, 1);
-    RadTensor* w = rad_arg_out(a, 2);
-    if (!ref::is_f32(logits) || !ids || ids->dtype != RAD_I32 || !ref::is_f32(w)) return RAD_E_DTYPE;
-    const int64_t n = rad_args_geti(a, "n"), E = rad_args_geti(a, "experts"), k = rad_args_geti(a, "k");
-    const bool norm = rad_args_geti_or(a, "norm", 0) != 0;
-    if (E <= 0 || k <= 0 || k > E) return RAD_E_ARG;
-    std::vector<float> p(static_cast<size_t>(E));
-    std::vector<int32_t> order(static_cast<size_t>(E));
-    for (int64_t t = 0; t < n; ++t) {
-        const float* x = ref::row<const float>(logits, t);
-        float mx = -INFINITY;
-        for (int64_t e = 0; e < E; ++e) mx = std::max(mx, std::isnan(x[e]) ? -INFINITY : x[e]);
-        float sum = 0.0f;
-        for (int64_t e = 0; e < E; ++e) {  // a row of -inf / NaN alone: every expert alike
-            p[e] = mx == -INFINITY ? 1.0f : std::exp((std::isnan(x[e]) ? -INFINITY : x[e]) - mx);
-            sum += p[e];
-        }
-        for (int64_t e = 0; e < E; ++e) p[e] = p[e] / sum;
-        for (int64_t e = 0; e < E; ++e) order[e] = static_cast<int32_t>(e);
-        std::stable_sort(order.begin(), order.end(), [&](int32_t i, int32_t j) { return p[i] > p[j]; });
-        float picked = 0.0f;
-        for (int64_t j = 0; j < k; ++j) picked += p[order[j]];
-        int32_t* id_row = ref::row<int32_t>(ids, t);
-        float* w_row = ref::row<float>(w, t);
-        for (int64_t j = 0; j < k; ++j) {
-            id_row[j] = order[j];
-            w_row[j] = norm ? p[order[j]] / picked : p[order[j]];
-        }
-    }
-    return RAD_OK;
-}
 
 // y[t] = sum over t's experts in ascending id order of w * down_e(swiglu(gate_up_e . x[t])).
 int ref_moe_mlp(const RadArgs* a) {

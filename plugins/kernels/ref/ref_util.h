@@ -35,6 +35,4 @@ int ref_all_reduce(const RadArgs* a);
 int ref_all_gather(const RadArgs* a);
 int ref_argmax(const RadArgs* a);
 int ref_sample(const RadArgs* a);
-int ref_moe_route(const RadArgs* a);
 int ref_moe_mlp(const RadArgs* a);
-int ref_gated_add(const RadArgs* a);

@@ -77,7 +77,6 @@ static inline int rad_compose_moe_mlp(const RadArgs* a, RadLaunchFn gemm, RadLau
     start[0] = 0;
 
     for (int64_t t = 0; t < n; ++t) memset((char*)y->data + t * rad_tensor_row_pitch(y), 0, (size_t)d * 4u);
-    const uint64_t own = (uint64_t)C * (uint64_t)(2 * d + 3 * F) * 4u + (uint64_t)(E + 1 + n * k) * 4u;
     const char* wd = rad_args_gets_or(a, "wdtype", "bf16");
     for (int64_t e = 0; e < E; ++e) {
         for (int64_t c0 = start[e]; c0 < start[e + 1]; c0 += C) {
@@ -87,8 +86,8 @@ static inline int rad_compose_moe_mlp(const RadArgs* a, RadLaunchFn gemm, RadLau
             RadTensor t[4];
             RadParam p[4];
             RadArgs s = rad_compose_part(a, t, 4, p, 4);
-            s.scratch = a->scratch_bytes > own ? (void*)((char*)a->scratch + own) : 0;
-            s.scratch_bytes = a->scratch_bytes > own ? a->scratch_bytes - own : 0;
+            s.scratch = a->scratch_bytes > need ? (void*)((char*)a->scratch + need) : 0;
+            s.scratch_bytes = a->scratch_bytes > need ? a->scratch_bytes - need : 0;
             /* [gate | up] of expert e */
             t[0] = rad_compose_rows(x, xs, c, d);
             t[1] = rad_compose_weight_rows(gu, e * 2 * F, 2 * F);
