@@ -169,4 +169,6 @@ int cpu_add(const RadArgs* a);
 int cpu_gather_rows(const RadArgs* a);
 int cpu_moe_route(const RadArgs* a);
 int cpu_moe_mlp(const RadArgs* a);
+int cpu_moe_mlp_decode(const RadArgs* a);
+uint64_t cpu_moe_mlp_decode_scratch(const RadArgs* geom);
 int cpu_gated_add(const RadArgs* a);

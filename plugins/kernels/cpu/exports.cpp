@@ -31,6 +31,7 @@ int cpu_rope_attention(const RadArgs* a) { return rad_compose_rope_attention(a, 
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
+const RadConstraint c_moe_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("n", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};  // libref's block: one KV layout for both
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons) \
@@ -83,6 +84,9 @@ const RadKernelInfo rows[] = {
           nullptr, "rope,attention"),
     ROW("cpu_moe_route", "moe_route", cpu_moe_route, "softmax top-k in libref's order", "any", 0, nullptr, 0),
     // no chain named: the experts' sums are libcpu's gemm's (FMA, blocked), checked against libref's
+    // (mutation: a routing weight off by 0.1% in its sum fails kbench's small n=1 and n=2 cases at 1e-3)
+    {"cpu_moe_mlp_decode", "moe_mlp", "moe_mlp", "(row, pick) gemvs in two pool regions", "n <= 8", "f32 activations; f32/bf16/f16 weights",
+     RAD_DOMAIN_HOST, 1, c_moe_decode, 2, 0, cpu_moe_mlp_decode, nullptr, nullptr, cpu_moe_mlp_decode_scratch, nullptr, nullptr, nullptr},
     CHAIN("cpu_moe_mlp", "moe_mlp", cpu_moe_mlp, "rows grouped by expert through cpu_gemm, cpu_swiglu, cpu_gemm", "any", 0, c_float_weights,
           1, rad_compose_moe_mlp_scratch, nullptr),
     ROW("cpu_gated_add", "gated_add", cpu_gated_add, "sigmoid-gated row add in libref's order", "any", 0, nullptr, 0),
