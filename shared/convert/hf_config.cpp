@@ -59,10 +59,13 @@ void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std:
 
 }  // namespace
 
+// model_type without its underscores; a text-only variant of a multimodal family ("gemma3_text")
+// is the family itself, whose plugin also serves the multimodal checkpoint's text tower.
 std::string arch_id_of(const nlohmann::json& config) {
     if (!config.contains("model_type") || !config["model_type"].is_string()) throw Error("config.json has no model_type");
-    std::string id;
-    for (char c : config["model_type"].get<std::string>())
+    std::string type = config["model_type"].get<std::string>(), id;
+    if (type.size() > 5 && type.compare(type.size() - 5, 5, "_text") == 0) type.resize(type.size() - 5);
+    for (char c : type)
         if (c != '_') id += c;
     return id;
 }

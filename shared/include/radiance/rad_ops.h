@@ -70,6 +70,9 @@ static const RadOperandSpec rad_op_glu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD
 static const RadParamSpec rad_op_gelu_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PS("approx", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_gelu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
+static const RadParamSpec rad_op_softcap_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PF("cap", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_softcap_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
 static const RadParamSpec rad_op_add_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_add_opds[] = {{"a", RAD_OPD_IN, 0}, {"b", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
@@ -173,6 +176,8 @@ static const RadOpSchema rad_ops_conventional[] = {
      "y = gelu_tanh(x[:, :dim]) * x[:, dim:]"},
     {"gelu", rad_op_gelu_params, RAD_N_OF(rad_op_gelu_params), rad_op_gelu_opds, RAD_N_OF(rad_op_gelu_opds),
      "y = gelu(x), exact (erf) or tanh"},
+    {"softcap", rad_op_softcap_params, RAD_N_OF(rad_op_softcap_params), rad_op_softcap_opds, RAD_N_OF(rad_op_softcap_opds),
+     "y = cap * tanh(x / cap) (y may alias x)"},
     {"add", rad_op_add_params, RAD_N_OF(rad_op_add_params), rad_op_add_opds, RAD_N_OF(rad_op_add_opds), "y = a + b (y may alias a)"},
     {"gather_rows", rad_op_gather_params, RAD_N_OF(rad_op_gather_params), rad_op_gather_opds, RAD_N_OF(rad_op_gather_opds),
      "y[i] = x[ids[i]]"},
