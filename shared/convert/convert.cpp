@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "radiance/container/container.h"
+#include "radiance/convert/bpe_files.h"
 #include "radiance/convert/hf_config.h"
 #include "radiance/convert/random_weights.h"
 #include "radiance/convert/safetensors.h"
@@ -275,10 +276,14 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         log << "plan-only: every op resolves and every weight is present with its declared shape\n";
         return;
     }
-    if (auto t = read_file(src / "tokenizer.json"))
+    if (auto t = read_file(src / "tokenizer.json")) {
         w->set_blob(container::Section::Tokenizer, *t);
-    else
-        log << "note: no tokenizer.json in " << opts.src << "; the container carries no tokenizer\n";
+    } else if (auto v = read_file(src / "vocab.json"), m = read_file(src / "merges.txt"); v && m) {
+        w->set_blob(container::Section::Tokenizer, tokenizer_json_from_bpe_files(*v, *m, opts.src));
+        log << "note: the tokenizer from " << opts.src << "'s vocab.json and merges.txt (byte-level BPE, as GPT-2's)\n";
+    } else {
+        log << "note: no tokenizer.json (nor vocab.json + merges.txt) in " << opts.src << "; the container carries no tokenizer\n";
+    }
     if (tok_cfg_text) {
         w->set_blob(container::Section::TokenizerConfig, *tok_cfg_text);
         auto tc = nlohmann::json::parse(*tok_cfg_text, nullptr, false);

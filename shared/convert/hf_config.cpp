@@ -70,7 +70,13 @@ std::string arch_id_of(const nlohmann::json& config) {
     return id;
 }
 
-std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_in, const std::string& model_name) {
+std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_raw, const std::string& model_name) {
+    // GPT-2's config names its dimensions its own way; transformers maps them (attribute_map).
+    nlohmann::json cfg_in = cfg_raw;
+    for (auto [ours, theirs] :
+         {std::pair{"hidden_size", "n_embd"}, std::pair{"num_hidden_layers", "n_layer"}, std::pair{"num_attention_heads", "n_head"},
+          std::pair{"max_position_embeddings", "n_positions"}, std::pair{"intermediate_size", "n_inner"}})
+        if (!cfg_in.contains(ours) && cfg_in.contains(theirs) && cfg_in[theirs].is_number_integer()) cfg_in[ours] = cfg_in[theirs];
     // Multimodal configs keep the language model under text_config.
     const nlohmann::json& cfg = cfg_in.contains("text_config") && cfg_in["text_config"].is_object() ? cfg_in["text_config"] : cfg_in;
     std::map<std::string, MetaValue> out;
