@@ -26,25 +26,18 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from honest_ends import free_port  # noqa: E402
 from http_golden import get, golden, model_dir, post  # noqa: E402
+from restart_under_load import wait_ready  # noqa: E402
 
 ADMIN_KEY = "prefix-cache-admin"
 KV_BLOCKS = 40
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def start(radiance, model, work, name, extra):
@@ -54,18 +47,6 @@ def start(radiance, model, work, name, extra):
                           "--max-ctx", "256", "--kv-blocks", str(KV_BLOCKS), "--admin-key", ADMIN_KEY] + extra,
                          stdout=subprocess.DEVNULL, stderr=log)
     return p, port
-
-
-def wait_ready(port, seconds=120):
-    end = time.time() + seconds
-    while time.time() < end:
-        try:
-            if get(port, "/ready")[0] == 200:
-                return True
-        except OSError:
-            pass
-        time.sleep(0.2)
-    return False
 
 
 def complete(port, ids, k, n=1, salt=None):
@@ -113,7 +94,7 @@ def main():
         return a, b
 
     try:
-        if not (wait_ready(on_port) and wait_ready(off_port)):
+        if not (wait_ready(on_port, 120) and wait_ready(off_port, 120)):
             check(False, "both servers ready")
             return
         block = stats(on_port)["kv_block_size"]
@@ -190,7 +171,7 @@ def main():
         check(st == 202, "rank 0 restarted through /admin")
         ref = [complete(off_port, p, 60) for p, _ in shared[:8]]
         check(results == ref, "requests running through the restart: on == off")
-        check(wait_ready(on_port), "ready again")
+        check(wait_ready(on_port, 120), "ready again")
         a, b = both(shared)
         check(a == b, "prompts cached before the restart, after it: on == off")
         rate = stats(on_port)["prefix_cache_hit_rate"]

@@ -91,6 +91,17 @@ SchedulerOptions options(int max_ctx = 64) {
     return o;
 }
 
+// FakeRanks with `blocks` KV blocks, its steps logged, and a started scheduler over it.
+struct Served {
+    FakeRanks ranks;
+    StepLog log;
+    Scheduler s;
+    explicit Served(int64_t blocks, SchedulerOptions o = options()) : ranks({kBlock, blocks, kVocab, 8}), s(ranks, std::move(o)) {
+        log.attach(ranks);
+        s.start();
+    }
+};
+
 // Runs one greedy request to its end and checks its tokens against the prompt decoded alone.
 uint64_t run(Scheduler& s, const std::vector<int32_t>& prompt, int max_tokens, std::string salt = "") {
     auto sink = std::make_shared<Collect>();
@@ -107,11 +118,8 @@ uint64_t run(Scheduler& s, const std::vector<int32_t>& prompt, int max_tokens, s
 
 TEST_CASE("scheduler prefix: a shared prefix is prefilled from the cached length on the cached blocks", "[scheduler][prefix]") {
     radiance::log::set_level(radiance::log::Level::error);
-    FakeRanks ranks({kBlock, 64, kVocab, 8});
-    StepLog log;
-    log.attach(ranks);
-    Scheduler s(ranks, options());
-    s.start();
+    Served t(64, options());
+    auto& [ranks, log, s] = t;
     std::mt19937 rng(11);
     const auto a = random_tokens(rng, 18);  // 4 full blocks and 2 tokens
     const uint64_t ida = run(s, a, 3);
@@ -157,13 +165,10 @@ TEST_CASE("scheduler prefix: a shared prefix is prefilled from the cached length
 }
 
 TEST_CASE("scheduler prefix: off, every prompt is computed in full", "[scheduler][prefix]") {
-    FakeRanks ranks({kBlock, 64, kVocab, 8});
-    StepLog log;
-    log.attach(ranks);
     SchedulerOptions o = options();
     o.prefix_caching = false;
-    Scheduler s(ranks, o);
-    s.start();
+    Served t(64, o);
+    auto& [ranks, log, s] = t;
     std::mt19937 rng(12);
     const auto a = random_tokens(rng, 18);
     run(s, a, 3);
@@ -174,11 +179,8 @@ TEST_CASE("scheduler prefix: off, every prompt is computed in full", "[scheduler
 }
 
 TEST_CASE("scheduler prefix: n requests of one prompt at once compute it once", "[scheduler][prefix]") {
-    FakeRanks ranks({kBlock, 64, kVocab, 8});
-    StepLog log;
-    log.attach(ranks);
-    Scheduler s(ranks, options());
-    s.start();
+    Served t(64, options());
+    auto& [ranks, log, s] = t;
     std::mt19937 rng(13);
     const auto p = random_tokens(rng, 40);
     std::vector<std::shared_ptr<Collect>> sinks;
@@ -196,11 +198,8 @@ TEST_CASE("scheduler prefix: n requests of one prompt at once compute it once", 
 }
 
 TEST_CASE("scheduler prefix: a small pool evicts cached blocks and never refuses what fits", "[scheduler][prefix]") {
-    FakeRanks ranks({kBlock, 12, kVocab, 8});
-    StepLog log;
-    log.attach(ranks);
-    Scheduler s(ranks, options(48));
-    s.start();
+    Served t(12, options(48));
+    auto& [ranks, log, s] = t;
     std::mt19937 rng(14);
     const auto x = random_tokens(rng, 20);
     run(s, x, 4);  // 23 tokens computed: 5 blocks kept
@@ -220,13 +219,12 @@ TEST_CASE("scheduler prefix: a small pool evicts cached blocks and never refuses
 
 TEST_CASE("scheduler prefix: preemption and cancellation with shared blocks", "[scheduler][prefix]") {
     radiance::log::set_level(radiance::log::Level::error);
-    FakeRanks ranks({kBlock, 24, kVocab, 8});
-    ranks.before_step = [](const radiance::ipc::StepMessage&) { std::this_thread::sleep_for(std::chrono::microseconds(300)); };
     SchedulerOptions o = options();
     o.max_seqs = 4;
     o.max_batch_tokens = 16;
-    Scheduler s(ranks, o);
-    s.start();
+    Served t(24, o);
+    auto& [ranks, log, s] = t;
+    ranks.before_step = [](const radiance::ipc::StepMessage&) { std::this_thread::sleep_for(std::chrono::microseconds(300)); };
     std::mt19937 rng(15);
     const auto prefix = random_tokens(rng, 16);
     std::vector<std::vector<int32_t>> prompts;
@@ -269,12 +267,11 @@ TEST_CASE("scheduler prefix: long shared prompts through chunked prefill and pre
     const uint32_t seed = GENERATE(range(17u, 29u));
     INFO("seed " << seed);
     std::mt19937 rng(seed);
-    FakeRanks ranks({kBlock, static_cast<int64_t>(18 + rng() % 8), kVocab, 8});
     SchedulerOptions o = options();
     o.max_seqs = 4;
     o.max_batch_tokens = 10 + static_cast<int>(rng() % 12);  // chunks ending inside blocks
-    Scheduler s(ranks, o);
-    s.start();
+    Served t(static_cast<int64_t>(18 + rng() % 8), o);
+    auto& [ranks, log, s] = t;
     const std::vector<std::vector<int32_t>> prefixes = {random_tokens(rng, 40), random_tokens(rng, 37)};
     std::vector<std::vector<int32_t>> prompts;
     std::vector<std::shared_ptr<Collect>> sinks;
@@ -298,11 +295,8 @@ TEST_CASE("scheduler prefix: long shared prompts through chunked prefill and pre
 
 TEST_CASE("scheduler prefix: a rank that joined again holds nothing, and the front end forgets", "[scheduler][prefix]") {
     radiance::log::set_level(radiance::log::Level::error);
-    FakeRanks ranks({kBlock, 64, kVocab, 8});
-    StepLog log;
-    log.attach(ranks);
-    Scheduler s(ranks, options());
-    s.start();
+    Served t(64, options());
+    auto& [ranks, log, s] = t;
     std::mt19937 rng(16);
     const auto a = random_tokens(rng, 18);
     run(s, a, 3);
