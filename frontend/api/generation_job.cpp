@@ -100,6 +100,7 @@ void Job::submit_all() {
         req.max_tokens = plan_.choices[i].max_tokens;
         req.stop_token_ids = plan_.stop_token_ids;
         req.deadline = plan_.deadline;
+        req.cache_salt = plan_.cache_salt;
         uint64_t id = 0;
         try {
             id = service_.submit(std::move(req), std::make_shared<ChoiceSink>(shared_from_this(), i));

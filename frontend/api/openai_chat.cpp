@@ -43,6 +43,7 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
     SamplingParams sampling = read_openai_sampling(body, api);
     sampling.top_logprobs = r.logprobs ? static_cast<int>(top.value_or(0)) : -1;
     r.plan = api.new_plan(body, "stop");
+    r.plan.cache_salt = openai_cache_salt(body);
 
     auto tools = body.find("tools");
     if (tools != body.end() && !tools->is_null() && !tools->is_array()) throw bad_request("'tools' must be an array", "tools");

@@ -59,6 +59,7 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
     SamplingParams sampling = read_openai_sampling(body, api);
     sampling.top_logprobs = r.logprobs;
     req.plan = api.new_plan(body, "stop");
+    req.plan.cache_salt = openai_cache_salt(body);
     const auto requested = get_int(body, "max_tokens", INT32_MIN, INT32_MAX);
     for (const auto& p : r.prompts) {
         const int max_tokens = api.plan_max_tokens(p.ids.size(), requested, "prompt", "max_tokens", false);

@@ -96,6 +96,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
     int64_t crashes = 0;  // workers that crashed or hung (guarded by mu)
+    uint64_t joins = 0;   // workers accepted so far (guarded by mu)
     // The KV blocks the front end schedules, fixed by the first plan() (guarded by mu): ranks
     // joining later are told to hold exactly these (with kv_blocks 0 each would size its own
     // from the memory it finds).
@@ -168,6 +169,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             if (r.state == RankState::Joined || r.state == RankState::Loading || r.state == RankState::Ready)
                 return refuse("rank " + std::to_string(h.rank()) + " is already served by pid " + std::to_string(r.pid));
             r.state = RankState::Loading;
+            ++joins;
             r.pid = h.pid();
             r.host = h.facts().hostname();
             r.failure.clear();
@@ -402,6 +404,11 @@ void WorkerGroup::on_rank_event(std::function<void(const RankEvent&)> cb) {
 int64_t WorkerGroup::crashes() const {
     std::lock_guard<std::mutex> lk(impl_->mu);
     return impl_->crashes;
+}
+
+uint64_t WorkerGroup::joins() const {
+    std::lock_guard<std::mutex> lk(impl_->mu);
+    return impl_->joins;
 }
 
 std::vector<int> WorkerGroup::restarts() const {

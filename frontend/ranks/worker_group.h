@@ -83,6 +83,7 @@ public:
     // Spawned workers that ended themselves badly (a fault signal, abort, non-zero exit) or hung,
     // as opposed to being killed from outside (SIGKILL, SIGTERM). External workers are not counted.
     int64_t crashes() const override;
+    uint64_t joins() const override;
     // Called (from supervisor threads) on every rank state change.
     void on_rank_event(std::function<void(const RankEvent&)> cb);
     std::vector<RankState> states() const;

@@ -34,6 +34,9 @@ struct GenerationRequest {
     SamplingParams sampling;
     int max_tokens = 16;                  // generated tokens at most (>= 1)
     std::vector<int32_t> stop_token_ids;  // end the request when sampled (EOS and friends)
+    // Requests share cached KV blocks only when their salts are equal (vLLM's cache_salt: a
+    // tenant's prompts cannot be timed against another's); "" for none.
+    std::string cache_salt;
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 

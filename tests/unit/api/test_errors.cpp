@@ -66,6 +66,18 @@ TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
     check_error(s.post("/v1/chat/completions", no_messages), 400, "messages");
 }
 
+// cache_salt (vLLM's): a non-empty string on both OpenAI routes; anything else is a 400 naming it.
+TEST_CASE("api errors: cache_salt of the wrong type or empty", "[api]") {
+    ApiServer s;
+    for (const json& bad : {json(5), json(true), json::array({"a"}), json::object({{"a", 1}}), json("")}) {
+        INFO(bad.dump());
+        check_error(s.post("/v1/chat/completions", chat({{"cache_salt", bad}})), 400, "cache_salt");
+        check_error(s.post("/v1/completions", json{{"prompt", "x"}, {"cache_salt", bad}}), 400, "cache_salt");
+    }
+    check_error(s.post("/v1/completions", json{{"prompt", "x"}, {"cache_salt", std::string(1025, 's')}}), 400, "cache_salt");
+    CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"cache_salt", nullptr}}).status == 200);
+}
+
 TEST_CASE("api errors: empty messages, unknown model", "[api]") {
     ApiServer s;
     check_error(s.post("/v1/chat/completions", chat({{"messages", json::array()}})), 400, "messages");

@@ -8,59 +8,23 @@
 // resumes on blocks it no longer holds: 4 checks, wrong tokens); Scheduler::start() not cutting
 // max_ctx_ (the context check); abort_all() using FinishReason::Cancelled (3 "Aborted" checks).
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "collect_sink.h"
 #include "fake_ranks.h"
 #include "radiance/util/log.h"
 #include "scheduler.h"
 
 using namespace radiance::frontend;
+using scheduler_test::Collect;
 using scheduler_test::FakeRanks;
+using scheduler_test::greedy;
 
 namespace {
-
-struct Collect : GenerationSink {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::vector<int32_t> tokens;
-    bool done = false;
-    FinishReason why = FinishReason::Error;
-    std::string error;
-    void on_tokens(const std::vector<TokenEvent>& t) override {
-        std::lock_guard lk(mu);
-        for (const auto& e : t) tokens.push_back(e.token);
-        cv.notify_all();
-    }
-    void on_finish(FinishReason r, const std::string& e) override {
-        std::lock_guard lk(mu);
-        done = true;
-        why = r;
-        error = e;
-        cv.notify_all();
-    }
-    bool wait_done(std::chrono::seconds s = std::chrono::seconds(20)) {
-        std::unique_lock lk(mu);
-        return cv.wait_for(lk, s, [&] { return done; });
-    }
-    bool wait_tokens(size_t n) {
-        std::unique_lock lk(mu);
-        return cv.wait_for(lk, std::chrono::seconds(20), [&] { return tokens.size() >= n || done; });
-    }
-};
-
-GenerationRequest greedy(std::vector<int32_t> prompt, int max_tokens) {
-    GenerationRequest r;
-    r.prompt = std::move(prompt);
-    r.max_tokens = max_tokens;
-    r.sampling.temperature = 0;
-    return r;
-}
 
 constexpr int64_t kVocab = 1000;
 
