@@ -194,7 +194,7 @@ struct Scripted : TokenConstraint {
 // constraint hears every token, a complete constraint ends the request as stopped, and one that
 // allows nothing ends it in error while an unconstrained neighbour decodes as alone. Mutations
 // seen failing: spec_of without the mask (the fake model's own tokens come back); the scheduler
-// not ending on complete() (the request runs to max_tokens: 2 checks).
+// not ending on complete() (it asks for one more mask, gets none and ends in error: 1 check).
 TEST_CASE("scheduler fake: a token constraint's masks, tokens and end", "[scheduler]") {
     radiance::log::set_level(radiance::log::Level::error);
     FakeRanks ranks({4, 24, kVocab, 8});
