@@ -15,7 +15,25 @@ class GrammarConstraint : public TokenConstraint {
 public:
     GrammarConstraint(std::shared_ptr<const grammar::CompiledGrammar> g, std::vector<int32_t> stops)
         : words_(g->vocabulary().words()), matcher_(std::move(g)), stops_(std::move(stops)) {}
+    // The matcher throws only for a grammar too ambiguous to follow: the request ends in error.
     bool allowed(std::span<uint32_t> words) override {
+        try {
+            return fill(words);
+        } catch (const std::exception&) {
+            return false;
+        }
+    }
+    bool accept(int32_t token) override {
+        try {
+            return matcher_.accept_token(token);
+        } catch (const std::exception&) {
+            return false;
+        }
+    }
+    bool complete() const override { return matcher_.finished(); }
+
+private:
+    bool fill(std::span<uint32_t> words) {
         if (words.size() < words_) return false;
         std::fill(words.begin() + static_cast<std::ptrdiff_t>(words_), words.end(), 0u);
         matcher_.fill_mask(words.first(words_));
@@ -26,10 +44,7 @@ public:
             if (w) return true;
         return false;
     }
-    bool accept(int32_t token) override { return matcher_.accept_token(token); }
-    bool complete() const override { return matcher_.finished(); }
 
-private:
     size_t words_;
     grammar::Matcher matcher_;
     std::vector<int32_t> stops_;

@@ -78,7 +78,7 @@ SEEDS = range(1, 25)
 
 
 def chat(messages, **kw):
-    body = {"messages": [{"role": "user", "content": messages}], "temperature": 1.0, "max_tokens": 160}
+    body = {"messages": [{"role": "user", "content": messages}], "temperature": 1.0, "max_tokens": 400}
     body.update(kw)
     return body
 
@@ -172,7 +172,7 @@ def run(port):
     check(not bad, f"/completion grammar: {len(texts) - len(bad)}/{len(texts)} match (e.g. {texts[0]!r}; bad: {bad[:3]})")
     small = {"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": -5, "maximum": 5}},
              "required": ["ok", "n"]}
-    js = [pool.submit(request, port, "/completion", {"prompt": "Answer:", "n_predict": 40, "temperature": 1.0, "seed": s,
+    js = [pool.submit(request, port, "/completion", {"prompt": "Answer:", "n_predict": 200, "temperature": 1.0, "seed": s,
                                                       "json_schema": small}) for s in SEEDS]
     good = 0
     for f in js:

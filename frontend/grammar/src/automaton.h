@@ -29,7 +29,7 @@ struct ByteSet {
 };
 
 struct BuildLimits {
-    size_t max_nfa_states = size_t{1} << 21;  // per rule, after copying the rules it uses
+    size_t max_nfa_states = size_t{1} << 19;  // per rule, after copying the rules it uses
     size_t max_dfa_states = size_t{1} << 16;  // per rule
     size_t max_states = size_t{1} << 18;      // all rules together
 };

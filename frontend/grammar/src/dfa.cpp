@@ -62,8 +62,14 @@ Dfa determinize(const Nfa& nfa, size_t max_states, const std::string& rule_name)
         return id;
     };
     id_of(closure.of({nfa.start}));
+    // Work is bounded as well as states: subsets of a large NFA cost their size each.
+    uint64_t work = 0;
+    constexpr uint64_t kMaxWork = uint64_t{1} << 26;
     for (size_t i = 0; i < sets.size(); ++i) {
         const std::vector<int32_t> set = sets[i];  // a copy: sets grows below
+        work += set.size();
+        if (work > kMaxWork)
+            throw GrammarError("rule '" + rule_name + "' is too complex to compile (its automaton's states overlap too much)");
         std::vector<Nfa::Edge> edges;
         std::map<int32_t, std::vector<int32_t>> calls;
         bool accepting = false;

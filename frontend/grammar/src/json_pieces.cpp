@@ -3,10 +3,7 @@
 namespace radiance::grammar {
 
 int JsonPieces::ws() {
-    if (ws_ < 0) {
-        const int indent = g_.repeat(g_.chars({{' ', ' '}, {'\t', '\t'}}), 0, kIndent);
-        ws_ = g_.optional(g_.choice({g_.literal(" "), g_.sequence({g_.literal("\n"), indent})}));
-    }
+    if (ws_ < 0) ws_ = g_.optional(g_.literal(" "));
     return ws_;
 }
 

@@ -59,6 +59,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& g
 }
 
 struct Matcher::State {
+    static constexpr size_t kMaxStacks = 512;
     struct Frame {
         int32_t ret, parent;
     };
@@ -88,6 +89,10 @@ struct Matcher::State {
             const Stack x = work.back();
             work.pop_back();
             if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
+            // An ambiguous grammar can keep ever more parses alive; past this many the request
+            // is refused rather than let one request's cost grow without bound.
+            if (seen.size() >= kMaxStacks)
+                throw GrammarError("the grammar is too ambiguous: more than " + std::to_string(kMaxStacks) + " parses are alive at once");
             seen.push_back(x);
             if (a.has_bytes[x.s] || (a.accepting[x.s] && x.f < 0)) out.push_back(x);
             for (uint32_t i = a.call_begin[x.s]; i < a.call_begin[x.s + 1]; ++i) {

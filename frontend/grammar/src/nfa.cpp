@@ -10,6 +10,8 @@ namespace radiance::grammar {
 namespace {
 
 constexpr uint64_t kSizeCap = uint64_t{1} << 40;
+// Rules copied into rules, and groups in groups, at most this deep (the builders recurse).
+constexpr int kMaxDepth = 1000;
 // A rule used in more than one place is copied into each while its copies stay this small; a
 // larger one stays a rule of its own (its tokens are then judged with the stack, which costs time
 // at every token, where copies cost states to compile).
@@ -116,7 +118,7 @@ RulePlan plan_rules(const Grammar& g) {
     std::vector<uint64_t> rule_size(n, 1);
     std::vector<uint64_t> memo(g.exprs.size(), 0);
     std::function<uint64_t(int, int)> size_of = [&](int id, int depth) -> uint64_t {
-        if (depth > 10000) throw GrammarError("the grammar nests too deeply");
+        if (depth > kMaxDepth) throw GrammarError("the grammar nests too deeply");
         if (memo[static_cast<size_t>(id)]) return memo[static_cast<size_t>(id)];
         const Expr& x = expr_at(g, id);
         uint64_t s = 1;
@@ -185,7 +187,7 @@ private:
 
     // Builds expression id from state s; returns its end state.
     int32_t expr(int id, int32_t s, int depth) {
-        if (depth > 10000) throw GrammarError("the grammar nests too deeply");
+        if (depth > kMaxDepth) throw GrammarError("the grammar nests too deeply");
         const Expr& x = expr_at(g_, id);
         switch (x.kind) {
         case ExprKind::Empty: return s;

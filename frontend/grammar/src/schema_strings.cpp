@@ -37,7 +37,7 @@ class Escaper {
 public:
     explicit Escaper(Grammar& g) : g_(g) {}
     int run(int id, int depth = 0) {
-        if (depth > 10000) throw GrammarError("the pattern nests too deeply");
+        if (depth > 1000) throw GrammarError("the pattern nests too deeply");
         if (auto it = done_.find(id); it != done_.end()) return it->second;
         const Expr e = g_.exprs[static_cast<size_t>(id)];  // a copy: the pool grows below
         int out = id;

@@ -5,7 +5,8 @@
 // locked) and shared by every request with the same grammar; compile() costs milliseconds (the
 // automaton, then each state's token tables), so callers cache it (grammar_cache.h). A Matcher
 // is one generation's position in the grammar; it is not thread-safe (one request, one thread at
-// a time).
+// a time). Its calls throw GrammarError for a grammar so ambiguous that too many parses stay
+// alive at once (bounded work per token, whatever the grammar).
 #pragma once
 #include <cstdint>
 #include <memory>
