@@ -104,7 +104,8 @@ void read_response_format(const ordered_json& body, std::vector<Ask>& asks) {
             throw bad_request("'response_format.json_schema.schema' is required", "response_format.json_schema.schema");
         if (auto strict = js->find("strict"); strict != js->end() && !strict->is_null() && !strict->is_boolean())
             throw bad_request("'response_format.json_schema.strict' must be a boolean", "response_format.json_schema.strict");
-        return add(asks, {"json_schema", dump(schema_of(*schema, "response_format.json_schema.schema")), "response_format.json_schema.schema"});
+        return add(asks,
+                   {"json_schema", dump(schema_of(*schema, "response_format.json_schema.schema")), "response_format.json_schema.schema"});
     }
     throw bad_request("'response_format.type' must be 'text', 'json_object' or 'json_schema'", "response_format.type");
 }
@@ -115,7 +116,8 @@ void read_vllm(const ordered_json& obj, const std::string& prefix, const char* j
                const char* grammar_key, std::vector<Ask>& asks) {
     if (auto v = obj.find(json_key); v != obj.end() && !v->is_null())
         add(asks, {"json_schema", dump(schema_of(*v, prefix + json_key)), prefix + json_key});
-    if (auto v = obj.find(regex_key); v != obj.end() && !v->is_null()) add(asks, {"regex", string_field(*v, prefix + regex_key), prefix + regex_key});
+    if (auto v = obj.find(regex_key); v != obj.end() && !v->is_null())
+        add(asks, {"regex", string_field(*v, prefix + regex_key), prefix + regex_key});
     if (auto v = obj.find(choice_key); v != obj.end() && !v->is_null()) {
         const std::string param = prefix + choice_key;
         if (!v->is_array() || v->empty()) throw bad_request("'" + param + "' must be a non-empty array of strings", param);
@@ -188,7 +190,8 @@ std::shared_ptr<const grammar::CompiledGrammar> read_openai_constraint(const ord
 
 std::shared_ptr<const grammar::CompiledGrammar> read_llama_constraint(const ordered_json& body, const ApiState& api) {
     std::vector<Ask> asks;
-    if (auto v = body.find("json_schema"); v != body.end() && !v->is_null()) add(asks, {"json_schema", dump(schema_of(*v, "json_schema")), "json_schema"});
+    if (auto v = body.find("json_schema"); v != body.end() && !v->is_null())
+        add(asks, {"json_schema", dump(schema_of(*v, "json_schema")), "json_schema"});
     if (auto v = body.find("grammar"); v != body.end() && !v->is_null() && !(v->is_string() && v->get<std::string>().empty()))
         add(asks, {"gbnf", string_field(*v, "grammar"), "grammar"});
     if (asks.empty()) return nullptr;

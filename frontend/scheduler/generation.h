@@ -51,8 +51,8 @@ struct GenerationRequest {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
     std::shared_ptr<TokenConstraint> constraint;  // structured output, or null
-    int max_tokens = 16;                  // generated tokens at most (>= 1)
-    std::vector<int32_t> stop_token_ids;  // end the request when sampled (EOS and friends)
+    int max_tokens = 16;                          // generated tokens at most (>= 1)
+    std::vector<int32_t> stop_token_ids;          // end the request when sampled (EOS and friends)
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 

@@ -398,7 +398,8 @@ void Scheduler::loop() {
             for (Request* r : dead_ends) {
                 // A constraint no token of the vocabulary can continue: end it rather than wait.
                 if (r->in_step) continue;  // it made this step after all (a row of its own could not)
-                finish(*r, FinishReason::Error, "the output constraint allows no token here (the grammar cannot be continued with this vocabulary)", done, now);
+                finish(*r, FinishReason::Error,
+                       "the output constraint allows no token here (the grammar cannot be continued with this vocabulary)", done, now);
             }
             for (Request* r : too_large) {
                 const std::string why =

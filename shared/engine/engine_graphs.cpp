@@ -126,8 +126,8 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
             step_error.empty())
             step_error = std::string("feeding the previous step's tokens: ") + dev->last_error();
     };
-    const std::array<int64_t, 9> key{b->n_tok,  b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op, slot, fed,
-                                     stage_mask_bytes ? 1 : 0};
+    const std::array<int64_t, 9> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0,       b->block_table_stride,
+                                     pick_op,  slot,     fed,      stage_mask_bytes ? 1 : 0};
     auto it = graphable ? graphs.find(key) : graphs.end();
     const bool replay = it != graphs.end() && it->second;
     const bool record = it != graphs.end() && !it->second;  // seen once: record this run

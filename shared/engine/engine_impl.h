@@ -126,9 +126,9 @@ struct Engine::Impl {
     int64_t mask_words = 0;
     bool pick_mask = false;         // every pick op's schema has the `mask` operand
     uint64_t stage_mask_bytes = 0;  // this step's masks to copy (0: none)
-    int argmax_op = -1;        // the engine's own ops: greedy tokens on the card (-1: no row serves it)
-    int sample_op = -1;        // and sampled ones (temperature, top_k, top_p, min_p)
-    int64_t stage_stride = 0;  // the widest block tables on the card (the plan's longest context)
+    int argmax_op = -1;             // the engine's own ops: greedy tokens on the card (-1: no row serves it)
+    int sample_op = -1;             // and sampled ones (temperature, top_k, top_p, min_p)
+    int64_t stage_stride = 0;       // the widest block tables on the card (the plan's longest context)
     // Two slots of them: steps alternate, so a step can be staged while the one before it is still
     // queued (pipelined decode, Engine::enqueue); a recorded graph keeps its slot's addresses.
     uint8_t* stage_host = nullptr;  // both slots

@@ -106,7 +106,8 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         }
         if (any) pick_op = m.sample_op >= 0 && (sampled || m.argmax_op < 0) ? m.sample_op : m.argmax_op;
         for (size_t i = 0; pick_op >= 0 && i < n_out; ++i)
-            picked[i] = draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f)) && (m.pick_mask || !draws[i].allowed);
+            picked[i] =
+                draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f)) && (m.pick_mask || !draws[i].allowed);
     }
     // Structured output: masks travel only when a constrained row is picked here.
     bool masked = false;

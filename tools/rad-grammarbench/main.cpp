@@ -1,10 +1,11 @@
-// rad-grammarbench [--tokenizer DIR] [--schema FILE] [--texts N] [--seed S]
+// rad-grammarbench [--tokenizer DIR] [--schema FILE | --json-object] [--texts N] [--seed S]
 //
 // Structured output's costs on one core: building the vocabulary's trie, compiling a typical
 // tool-call schema (the automaton, then every state's token tables), and the mask of every token
 // of N texts drawn through the matcher (each next token picked at random among the allowed ones,
 // ending where allowed with probability 1/4): mean, p50, p99 and max of fill_mask, and the mean
-// of accept_token. The default tokenizer is Qwen3's (152k ids).
+// of accept_token. The default tokenizer is Qwen3's (152k ids). --json-object measures JSON object
+// mode instead (a recursive grammar: masks of nested values need the stack).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     std::string dir = std::string(RAD_SHARED_DIR) + "/tokenizers/qwen3", schema_path;
     int texts = 200;
     unsigned seed = 1;
+    bool json_object = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -71,10 +73,12 @@ int main(int argc, char** argv) {
             schema_path = value();
         else if (a == "--texts")
             texts = std::stoi(value());
+        else if (a == "--json-object")
+            json_object = true;
         else if (a == "--seed")
             seed = static_cast<unsigned>(std::stoul(value()));
         else {
-            std::cerr << "usage: rad-grammarbench [--tokenizer DIR] [--schema FILE] [--texts N] [--seed S]\n";
+            std::cerr << "usage: rad-grammarbench [--tokenizer DIR] [--schema FILE | --json-object] [--texts N] [--seed S]\n";
             return 2;
         }
     }
@@ -97,7 +101,8 @@ int main(int argc, char** argv) {
         grammar::CompiledStats stats;
         for (int k = 0; k < 7; ++k) {
             t0 = Clock::now();
-            c = grammar::CompiledGrammar::compile(grammar::json_schema_grammar(schema), vocab);
+            c = grammar::CompiledGrammar::compile(json_object ? grammar::json_object_grammar() : grammar::json_schema_grammar(schema),
+                                                  vocab);
             compile_ms.push_back(us(Clock::now() - t0) / 1000);
             stats = c->stats();
         }
@@ -120,7 +125,8 @@ int main(int argc, char** argv) {
                 mask_us.push_back(us(Clock::now() - t0));
                 allowed.clear();
                 for (size_t w = 0; w < mask.size(); ++w)
-                    for (uint32_t b = mask[w]; b; b &= b - 1) allowed.push_back(static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(b))));
+                    for (uint32_t b = mask[w]; b; b &= b - 1)
+                        allowed.push_back(static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(b))));
                 if (allowed.empty()) break;
                 const int32_t id = allowed[rng() % allowed.size()];
                 t0 = Clock::now();
@@ -135,7 +141,9 @@ int main(int argc, char** argv) {
         }
         std::vector<double> sorted = mask_us;
         std::sort(sorted.begin(), sorted.end());
-        auto pct = [&](double p) { return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))]; };
+        auto pct = [&](double p) {
+            return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
+        };
         double mean = 0;
         for (double v : mask_us) mean += v;
         mean /= std::max<size_t>(mask_us.size(), 1);

@@ -149,7 +149,8 @@ Automaton build_automaton(const Grammar& g, const BuildLimits& limits) {
         dfas.push_back(minimize(determinize(nfa, limits.max_dfa_states, name)));
         total += dfas.back().states.size();
         if (total > limits.max_states)
-            throw GrammarError("the grammar is too large to compile (more than " + std::to_string(limits.max_states) + " automaton states)");
+            throw GrammarError("the grammar is too large to compile (more than " + std::to_string(limits.max_states) +
+                               " automaton states)");
     }
     Automaton a;
     // Byte classes: bytes no transition anywhere tells apart share a column.

@@ -170,7 +170,8 @@ Dfa minimize(const Dfa& d) {
             else
                 st.bytes.push_back({r.lo, r.hi, t});
         }
-        for (const auto& [rule, to] : d.states[s].calls) st.calls.push_back({rule, order[static_cast<size_t>(cls[static_cast<size_t>(to)])]});
+        for (const auto& [rule, to] : d.states[s].calls)
+            st.calls.push_back({rule, order[static_cast<size_t>(cls[static_cast<size_t>(to)])]});
         m.states[c] = std::move(st);
     }
     return m;

@@ -15,7 +15,7 @@ struct Dfa {
         int32_t to;
     };
     struct State {
-        std::vector<Range> bytes;                     // sorted, disjoint
+        std::vector<Range> bytes;                        // sorted, disjoint
         std::vector<std::pair<int32_t, int32_t>> calls;  // (kept rule, return state), sorted
         bool accepting = false;
     };

@@ -205,7 +205,8 @@ private:
     uint32_t hex(int digits) {
         uint32_t v = 0;
         for (int k = 0; k < digits; ++k) {
-            if (i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_]))) fail("expected " + std::to_string(digits) + " hex digits");
+            if (i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_])))
+                fail("expected " + std::to_string(digits) + " hex digits");
             const char c = s_[i_++];
             v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(c) - 'a' + 10));
         }

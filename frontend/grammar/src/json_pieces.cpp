@@ -11,9 +11,10 @@ int JsonPieces::string_char() {
     if (char_ < 0) {
         const int plain = g_.chars({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true);
         const int hex = g_.chars({{'0', '9'}, {'A', 'F'}, {'a', 'f'}});
-        const int escaped = g_.sequence({g_.literal("\\"), g_.choice({g_.chars({{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 'b'}, {'f', 'f'},
-                                                                               {'n', 'n'}, {'r', 'r'}, {'t', 't'}}),
-                                                                     g_.sequence({g_.literal("u"), g_.repeat(hex, 4, 4)})})});
+        const int escaped = g_.sequence(
+            {g_.literal("\\"),
+             g_.choice({g_.chars({{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 'b'}, {'f', 'f'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}}),
+                        g_.sequence({g_.literal("u"), g_.repeat(hex, 4, 4)})})});
         char_ = g_.choice({plain, escaped});
     }
     return char_;
@@ -26,7 +27,8 @@ int JsonPieces::string() {
 
 int JsonPieces::integer() {
     if (integer_ < 0) {
-        const int digits = g_.choice({g_.literal("0"), g_.sequence({g_.chars({{'1', '9'}}), g_.repeat(g_.chars({{'0', '9'}}), 0, kMaxDigits - 1)})});
+        const int digits =
+            g_.choice({g_.literal("0"), g_.sequence({g_.chars({{'1', '9'}}), g_.repeat(g_.chars({{'0', '9'}}), 0, kMaxDigits - 1)})});
         integer_ = g_.sequence({g_.optional(g_.literal("-")), digits});
     }
     return integer_;
@@ -36,7 +38,8 @@ int JsonPieces::number() {
     if (number_ < 0) {
         const int digit = g_.chars({{'0', '9'}});
         const int fraction = g_.sequence({g_.literal("."), g_.repeat(digit, 1, kMaxDigits)});
-        const int exponent = g_.sequence({g_.chars({{'E', 'E'}, {'e', 'e'}}), g_.optional(g_.chars({{'+', '+'}, {'-', '-'}})), g_.repeat(digit, 1, 3)});
+        const int exponent =
+            g_.sequence({g_.chars({{'E', 'E'}, {'e', 'e'}}), g_.optional(g_.chars({{'+', '+'}, {'-', '-'}})), g_.repeat(digit, 1, 3)});
         number_ = g_.sequence({integer(), g_.optional(fraction), g_.optional(exponent)});
     }
     return number_;
@@ -56,8 +59,8 @@ void JsonPieces::recursive_rules() {
     object_rule_ = g_.rule("json-object");
     array_rule_ = g_.rule("json-array");
     const int v = g_.ref(value_rule_);
-    g_.define(value_rule_, g_.choice({g_.ref(object_rule_), g_.ref(array_rule_), string(), number(), g_.literal("true"), g_.literal("false"),
-                                      g_.literal("null")}));
+    g_.define(value_rule_, g_.choice({g_.ref(object_rule_), g_.ref(array_rule_), string(), number(), g_.literal("true"),
+                                      g_.literal("false"), g_.literal("null")}));
     const int member = g_.sequence({string(), ws(), g_.literal(":"), ws(), v});
     g_.define(object_rule_, list("{", member, 0, kUnbounded, "}"));
     g_.define(array_rule_, list("[", v, 0, kUnbounded, "]"));

@@ -14,14 +14,14 @@ public:
     static constexpr int kMaxDigits = 16;
     explicit JsonPieces(Grammar& g) : g_(g) {}
 
-    int ws();             // optional whitespace between tokens
-    int string_char();    // one character inside a string: plain, or an escape
-    int string();         // a whole string
-    int integer();        // -?(0|[1-9][0-9]*), bounded
-    int number();         // integer, fraction and exponent
-    int value();          // any JSON value (a reference to the recursive `value` rule)
-    int object();         // any JSON object
-    int array();          // any JSON array
+    int ws();           // optional whitespace between tokens
+    int string_char();  // one character inside a string: plain, or an escape
+    int string();       // a whole string
+    int integer();      // -?(0|[1-9][0-9]*), bounded
+    int number();       // integer, fraction and exponent
+    int value();        // any JSON value (a reference to the recursive `value` rule)
+    int object();       // any JSON object
+    int array();        // any JSON array
     // "{" ws members ws "}" with `member` a key-value pair expression, `n` of them at least.
     int list(const char* open, int item, int min, int max, const char* close);
 

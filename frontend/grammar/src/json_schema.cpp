@@ -46,7 +46,8 @@ private:
     int64_t count(const ojson& s, const char* key, const std::string& path, int64_t fallback) {
         auto it = s.find(key);
         if (it == s.end()) return fallback;
-        if (!it->is_number_integer() && !(it->is_number() && it->get<double>() == static_cast<double>(static_cast<int64_t>(it->get<double>()))))
+        if (!it->is_number_integer() &&
+            !(it->is_number() && it->get<double>() == static_cast<double>(static_cast<int64_t>(it->get<double>()))))
             fail(path + "/" + key, std::string("'") + key + "' must be a non-negative integer");
         const auto v = static_cast<int64_t>(it->get<double>());
         if (v < 0) fail(path + "/" + key, std::string("'") + key + "' must be a non-negative integer");
@@ -237,9 +238,7 @@ private:
         const int ws = json_.ws();
         const int colon = g_.sequence({ws, g_.literal(":"), ws});
         const int comma = g_.sequence({ws, g_.literal(","), ws});
-        auto member = [&](const std::string& name, int value) {
-            return g_.sequence({literal_value(ojson(name)), colon, value});
-        };
+        auto member = [&](const std::string& name, int value) { return g_.sequence({literal_value(ojson(name)), colon, value}); };
         // first(i): properties i.. with none written yet; rest(i): with one written (a comma first).
         const size_t n = list.size();
         const int extras_rest = extra >= 0 ? g_.star(g_.sequence({comma, g_.sequence({json_.string(), colon, extra})})) : g_.empty();
@@ -291,9 +290,9 @@ private:
         {
             const int64_t lo = std::max<int64_t>(min - np, 0);
             const int64_t hi = !more ? 0 : cap < 0 ? -1 : std::max<int64_t>(cap - np, 0);
-            tail[static_cast<size_t>(np)] = hi == 0 ? g_.empty()
-                                                    : g_.repeat(g_.sequence({comma, item}), static_cast<int>(lo),
-                                                                hi < 0 ? kUnbounded : static_cast<int>(hi));
+            tail[static_cast<size_t>(np)] =
+                hi == 0 ? g_.empty()
+                        : g_.repeat(g_.sequence({comma, item}), static_cast<int>(lo), hi < 0 ? kUnbounded : static_cast<int>(hi));
         }
         for (int64_t k = np - 1; k >= 1; --k) {
             const int with = g_.sequence({comma, prefix[static_cast<size_t>(k)], tail[static_cast<size_t>(k) + 1]});
@@ -322,7 +321,8 @@ private:
         const int64_t min = count(s, "minLength", path, 0), max = count(s, "maxLength", path, -1);
         if (max >= 0 && min > max) fail(path, "minLength " + std::to_string(min) + " is above maxLength " + std::to_string(max));
         if (min == 0 && max < 0) return json_.string();
-        return g_.sequence({g_.literal("\""), g_.repeat(json_.string_char(), static_cast<int>(min), max < 0 ? kUnbounded : static_cast<int>(max)),
+        return g_.sequence({g_.literal("\""),
+                            g_.repeat(json_.string_char(), static_cast<int>(min), max < 0 ? kUnbounded : static_cast<int>(max)),
                             g_.literal("\"")});
     }
 
@@ -335,8 +335,10 @@ private:
             if (it->is_boolean()) return;  // draft-04's boolean exclusive flags: handled with the bound below
             if (!it->is_number()) fail(path + "/" + key, std::string("'") + key + "' must be a number");
             double x = it->get<double>();
-            if (key == exclusive) x = lower ? std::floor(x) + 1 : std::ceil(x) - 1;
-            else x = lower ? std::ceil(x) : std::floor(x);
+            if (key == exclusive)
+                x = lower ? std::floor(x) + 1 : std::ceil(x) - 1;
+            else
+                x = lower ? std::ceil(x) : std::floor(x);
             x += shift;
             if (!v || (lower ? x > *v : x < *v)) v = x;
         };
@@ -365,7 +367,8 @@ private:
             if (auto it = s.find(k); it != s.end() && it->is_number()) {
                 if (it->get<double>() != 0) fail(path + "/" + k, "bounds other than a minimum of 0 are supported on integers only");
                 const int digit = g_.chars({{'0', '9'}});
-                const int whole = g_.choice({g_.literal("0"), g_.sequence({g_.chars({{'1', '9'}}), g_.repeat(digit, 0, JsonPieces::kMaxDigits - 1)})});
+                const int whole =
+                    g_.choice({g_.literal("0"), g_.sequence({g_.chars({{'1', '9'}}), g_.repeat(digit, 0, JsonPieces::kMaxDigits - 1)})});
                 const int fraction = g_.sequence({g_.literal("."), g_.repeat(digit, 1, JsonPieces::kMaxDigits)});
                 return g_.sequence({whole, g_.optional(fraction)});
             }

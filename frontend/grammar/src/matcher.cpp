@@ -174,7 +174,8 @@ void Matcher::fill_mask(std::span<uint32_t> words) {
             if (t < 0) continue;
             std::vector<State::Stack> cur;
             st_->close(m.a, {{t, x.f}}, cur);
-            if (!cur.empty() && st_->walk(m.a, std::move(cur), b.substr(1), nullptr)) words[static_cast<uint32_t>(id) >> 5] |= 1u << (id & 31);
+            if (!cur.empty() && st_->walk(m.a, std::move(cur), b.substr(1), nullptr))
+                words[static_cast<uint32_t>(id) >> 5] |= 1u << (id & 31);
         }
     }
     m.remember(key, words);

@@ -93,7 +93,9 @@ RulePlan plan_rules(const Grammar& g) {
             }
             const int done = v;
             call.pop_back();
-            if (!call.empty()) low[static_cast<size_t>(call.back().first)] = std::min(low[static_cast<size_t>(call.back().first)], low[static_cast<size_t>(done)]);
+            if (!call.empty())
+                low[static_cast<size_t>(call.back().first)] =
+                    std::min(low[static_cast<size_t>(call.back().first)], low[static_cast<size_t>(done)]);
             if (low[static_cast<size_t>(done)] == index[static_cast<size_t>(done)]) {
                 std::vector<int> members;
                 int w;

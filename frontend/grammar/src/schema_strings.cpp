@@ -101,7 +101,8 @@ int same_length(Grammar& g, const std::string& x, const std::string& y) {
     const std::string xr = x.substr(1), yr = y.substr(1);
     if (x[0] == y[0]) return g.sequence({g.literal(x.substr(0, 1)), same_length(g, xr, yr)});
     if (xr == std::string(n - 1, '0') && yr == std::string(n - 1, '9'))
-        return g.sequence({g.chars({{static_cast<uint32_t>(x[0]), static_cast<uint32_t>(y[0])}}), g.repeat(digit, static_cast<int>(n - 1), static_cast<int>(n - 1))});
+        return g.sequence({g.chars({{static_cast<uint32_t>(x[0]), static_cast<uint32_t>(y[0])}}),
+                           g.repeat(digit, static_cast<int>(n - 1), static_cast<int>(n - 1))});
     std::vector<int> alts{g.sequence({g.literal(x.substr(0, 1)), same_length(g, xr, std::string(n - 1, '9'))})};
     if (y[0] - x[0] > 1)
         alts.push_back(g.sequence({g.chars({{static_cast<uint32_t>(x[0] + 1), static_cast<uint32_t>(y[0] - 1)}}),
@@ -127,7 +128,8 @@ int nonnegative(Grammar& g, int64_t a, int64_t b) {
         const int64_t hi = (b < 0 || len < lb) ? pow10(len) - 1 : b;
         if (lo > hi) continue;
         if (b < 0 && len > la && len < max_len) {  // every longer length: one expression
-            alts.push_back(g.sequence({g.chars({{'1', '9'}}), g.repeat(g.chars({{'0', '9'}}), static_cast<int>(len - 1), static_cast<int>(max_len - 1))}));
+            alts.push_back(g.sequence(
+                {g.chars({{'1', '9'}}), g.repeat(g.chars({{'0', '9'}}), static_cast<int>(len - 1), static_cast<int>(max_len - 1))}));
             break;
         }
         alts.push_back(same_length(g, digits_of(lo), digits_of(hi)));

@@ -14,7 +14,8 @@ constexpr size_t kMaxTokenBytes = 4096;  // longer tokens (none in real vocabula
 
 std::string_view Vocabulary::bytes(int32_t id) const {
     if (id < 0 || static_cast<size_t>(id) + 1 >= offset_.size()) return {};
-    return std::string_view(data_).substr(offset_[static_cast<size_t>(id)], offset_[static_cast<size_t>(id) + 1] - offset_[static_cast<size_t>(id)]);
+    return std::string_view(data_).substr(offset_[static_cast<size_t>(id)],
+                                          offset_[static_cast<size_t>(id) + 1] - offset_[static_cast<size_t>(id)]);
 }
 
 std::shared_ptr<const Vocabulary> Vocabulary::build(const std::vector<std::string>& bytes, const std::vector<uint8_t>& usable,

@@ -43,7 +43,8 @@ __global__ void k_argmax(const float* x, int64_t px, int64_t vocab, int parts, f
     const uint32_t* mr = mask ? mask + row * pmask : nullptr;  // structured output: clear bits count as -inf
     float v = -INFINITY;
     int idx = INT_MAX;
-    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) better(v, idx, pick::allowed(mr, j) ? sane(xr[j]) : -INFINITY, static_cast<int>(j));
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x)
+        better(v, idx, pick::allowed(mr, j) ? sane(xr[j]) : -INFINITY, static_cast<int>(j));
     block_best(v, idx, sv, si);
     if (threadIdx.x != 0) return;
     if (parts == 1) {

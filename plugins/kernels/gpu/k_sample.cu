@@ -13,9 +13,8 @@ using block_sampler::kSampleThreads;
 using block_sampler::sample_row;
 using block_sampler::Shared;
 
-__global__ void __launch_bounds__(kSampleThreads)
-    k_sample(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab, const uint32_t* mask,
-             int64_t pmask) {
+__global__ void __launch_bounds__(kSampleThreads) k_sample(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u,
+                                                           int32_t* y, int64_t vocab, const uint32_t* mask, int64_t pmask) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ Shared sh;

@@ -75,8 +75,8 @@ __device__ void sort_desc(unsigned long long* keys, int n2) {
 // for the row's max. Not k_argmax's parts: those rank sane(x), whose best need not give the
 // largest x / temperature where infinities and the largest floats meet.
 __global__ void __launch_bounds__(kSampleThreads)
-    k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, float* pmax, const uint32_t* mask,
-                     int64_t pmask) {
+    k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, float* pmax,
+                     const uint32_t* mask, int64_t pmask) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float sv[32];

@@ -94,8 +94,7 @@ TEST_CASE("api structured output: bad constraints are 400s naming the field and 
         std::string param, message;
     };
     const std::vector<Case> cases = {
-        {"/v1/chat/completions",
-         chat(json::parse(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "x",
+        {"/v1/chat/completions", chat(json::parse(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "x",
               "schema": {"type": "object", "properties": {"age": {"type": "integr"}}}}}})")),
          "response_format.json_schema.schema",
          "'response_format.json_schema.schema' cannot be used for structured output at /properties/age/type: unknown type 'integr'"},
@@ -103,19 +102,28 @@ TEST_CASE("api structured output: bad constraints are 400s naming the field and 
          "response_format.json_schema.schema", "'response_format.json_schema.schema' is required"},
         {"/v1/chat/completions", chat({{"response_format", {{"type", "xml"}}}}), "response_format.type",
          "'response_format.type' must be 'text', 'json_object' or 'json_schema'"},
-        {"/v1/completions", {{"prompt", "x"}, {"structured_outputs", {{"regex", "a(b"}}}}, "structured_outputs.regex",
+        {"/v1/completions",
+         {{"prompt", "x"}, {"structured_outputs", {{"regex", "a(b"}}}},
+         "structured_outputs.regex",
          "'structured_outputs.regex' cannot be used for structured output at offset 1: unbalanced '('"},
-        {"/v1/completions", {{"prompt", "x"}, {"structured_outputs", {{"regex", "a"}, {"choice", {"b"}}}}}, "structured_outputs.choice",
+        {"/v1/completions",
+         {{"prompt", "x"}, {"structured_outputs", {{"regex", "a"}, {"choice", {"b"}}}}},
+         "structured_outputs.choice",
          "only one output constraint may be given; got 'structured_outputs.regex' and 'structured_outputs.choice'"},
-        {"/completion", {{"prompt", "x"}, {"grammar", "root ::= \"a\"\nroot ::= x\n"}}, "grammar",
+        {"/completion",
+         {{"prompt", "x"}, {"grammar", "root ::= \"a\"\nroot ::= x\n"}},
+         "grammar",
          "'grammar' cannot be used for structured output at line 2, column 1: rule 'root' is defined twice"},
-        {"/completion", {{"prompt", "x"}, {"json_schema", {{"type", "string"}, {"minLength", 3}, {"maxLength", 1}}}}, "json_schema",
+        {"/completion",
+         {{"prompt", "x"}, {"json_schema", {{"type", "string"}, {"minLength", 3}, {"maxLength", 1}}}},
+         "json_schema",
          "'json_schema' cannot be used for structured output at /: minLength 3 is above maxLength 1"},
         {"/v1/chat/completions", chat({{"guided_json", {{"enum", json::array()}}}}), "guided_json",
          "'guided_json' cannot be used for structured output at /enum: an empty 'enum' allows no value"},
         // satisfiable by no text at all: a required property whose schema refers to itself forever
         {"/v1/chat/completions",
-         chat(json::parse(R"({"guided_json": {"$defs": {"a": {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "required": ["x"]}},
+         chat(json::parse(
+             R"({"guided_json": {"$defs": {"a": {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "required": ["x"]}},
               "$ref": "#/$defs/a"}})")),
          "guided_json", "'guided_json' cannot be used for structured output: the grammar matches nothing: no text satisfies it"},
     };

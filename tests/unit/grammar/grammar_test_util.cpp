@@ -29,7 +29,8 @@ const radiance::text::Tokenizer& tokenizer(const std::string& name) {
     auto& t = cache[name];
     if (!t) {
         const std::string dir = std::string(RAD_SHARED_DIR) + "/tokenizers/" + name;
-        t = std::make_unique<radiance::text::Tokenizer>(radiance::text::Tokenizer::from_file(dir + "/tokenizer.json", dir + "/tokenizer_config.json"));
+        t = std::make_unique<radiance::text::Tokenizer>(
+            radiance::text::Tokenizer::from_file(dir + "/tokenizer.json", dir + "/tokenizer_config.json"));
     }
     return *t;
 }
@@ -57,7 +58,8 @@ Drawn draw(const std::shared_ptr<const CompiledGrammar>& c, std::mt19937& rng, i
         m.fill_mask(mask);
         allowed.clear();
         for (size_t w = 0; w < mask.size(); ++w)
-            for (uint32_t b = mask[w]; b; b &= b - 1) allowed.push_back(static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(b))));
+            for (uint32_t b = mask[w]; b; b &= b - 1)
+                allowed.push_back(static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(b))));
         if (allowed.empty()) {
             d.ended = m.can_end();
             return d;

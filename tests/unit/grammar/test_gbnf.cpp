@@ -66,7 +66,9 @@ struct Arith {
     }
     bool term() {
         if (i < s.size() && s[i] >= 'a' && s[i] <= 'z') {
-            while (i < s.size() && (std::islower(static_cast<unsigned char>(s[i])) || std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+            while (i < s.size() &&
+                   (std::islower(static_cast<unsigned char>(s[i])) || std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_'))
+                ++i;
             return ws(), true;
         }
         if (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
@@ -136,7 +138,8 @@ TEST_CASE("grammar gbnf: what cannot compile is refused by rule") {
         }
         return std::string();
     };
-    CHECK(message("root ::= root \"a\" | \"b\"\n") == "rule 'root' is left-recursive (it can reach itself before reading a character); rewrite it with repetition");
+    CHECK(message("root ::= root \"a\" | \"b\"\n") ==
+          "rule 'root' is left-recursive (it can reach itself before reading a character); rewrite it with repetition");
     CHECK(message("root ::= x\nx ::= \"a\" x\n") == "the grammar matches nothing: no text satisfies it");
     CHECK(message("root ::= [^\\x00-\\U0010FFFF]\n") == "the grammar matches nothing: no text satisfies it");
 }

@@ -46,9 +46,10 @@ const char* kToolCall = R"({
 }  // namespace
 
 TEST_CASE("grammar schema: objects keep the order, required and optional properties") {
-    auto c = schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"boolean"}},"required":["b"]})");
-    for (const char* ok : {R"({"b":"x"})", R"({"a":1,"b":"x"})", R"({"a": -2, "b": "", "c": true})", R"({"b":"x","c":false})",
-                           R"({ "b" : "y" })"})
+    auto c =
+        schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{"type":"boolean"}},"required":["b"]})");
+    for (const char* ok :
+         {R"({"b":"x"})", R"({"a":1,"b":"x"})", R"({"a": -2, "b": "", "c": true})", R"({"b":"x","c":false})", R"({ "b" : "y" })"})
         CHECK(matches(c, ok));
     for (const char* bad : {R"({})", R"({"a":1})", R"({"b":"x","a":1})", R"({"b":"x","d":1})", R"({"b":1})", R"({"a":1.5,"b":"x"})",
                             R"({"b":"x",})", R"({"b":"x"} )", "{\n  \"b\": \"y\"\n}", R"({"b":  "x"})"})
@@ -83,7 +84,8 @@ TEST_CASE("grammar schema: enums, const, anyOf, type lists, refs") {
     CHECK(matches(types, "null"));
     CHECK(matches(types, "\"x\""));
     CHECK_FALSE(matches(types, "1"));
-    auto tree = schema(R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v"]}},"$ref":"#/$defs/node"})");
+    auto tree = schema(
+        R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v"]}},"$ref":"#/$defs/node"})");
     CHECK(matches(tree, R"({"v":1,"kids":[{"v":2},{"v":3,"kids":[{"v":4,"kids":[]}]}]})"));
     CHECK_FALSE(matches(tree, R"({"v":1,"kids":[{"w":2}]})"));
 }
@@ -172,7 +174,8 @@ TEST_CASE("grammar schema: a tool call's JSON drawn over Qwen3's vocabulary pars
         CHECK(a.at("location").get<std::string>().size() <= 40 * 4);
         CHECK((a.at("unit") == "celsius" || a.at("unit") == "fahrenheit"));
         if (a.contains("days")) CHECK((a["days"].is_number_integer() && a["days"] >= 1 && a["days"] <= 14));
-        for (auto it = a.begin(); it != a.end(); ++it) CHECK((it.key() == "location" || it.key() == "unit" || it.key() == "days" || it.key() == "hourly"));
+        for (auto it = a.begin(); it != a.end(); ++it)
+            CHECK((it.key() == "location" || it.key() == "unit" || it.key() == "days" || it.key() == "hourly"));
     }
     CHECK(done >= 20);
 }

@@ -62,7 +62,8 @@ TEST_CASE("grammar matcher: masks equal brute force for JSON object mode and a s
     check_against_brute_force(CompiledGrammar::compile(json_object_grammar(), vocab("llama3")), 2, 2, 24);
     check_against_brute_force(
         CompiledGrammar::compile(
-            json_schema_grammar(nlohmann::ordered_json::parse(R"({"type":"object","properties":{"n":{"type":"integer"},"tags":{"type":"array","items":{"type":"string","maxLength":6}}},"required":["n"]})")),
+            json_schema_grammar(nlohmann::ordered_json::parse(
+                R"({"type":"object","properties":{"n":{"type":"integer"},"tags":{"type":"array","items":{"type":"string","maxLength":6}}},"required":["n"]})")),
             vocab("llama3")),
         3, 2, 30);
 }

@@ -33,7 +33,8 @@ int32_t id_of(const std::string& tok, const std::string& text) {
 
 TEST_CASE("grammar tokens: tokens spanning several terminals, and special tokens never") {
     for (const char* name : {"qwen3", "llama3"}) {
-        auto c = CompiledGrammar::compile(json_schema_grammar(nlohmann::ordered_json::parse(R"({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]})")),
+        auto c = CompiledGrammar::compile(json_schema_grammar(nlohmann::ordered_json::parse(
+                                              R"({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]})")),
                                           vocab(name));
         Masked s(c);
         INFO(name);
@@ -101,7 +102,8 @@ TEST_CASE("grammar tokens: SentencePiece word-start spaces count as bytes") {
     const auto& t = tokenizer("mistral");
     auto c = CompiledGrammar::compile(regex_grammar("hello world"), vocab("mistral"));
     Masked s(c);
-    const int32_t hello = *t.token_to_id("hello"), space_world = *t.token_to_id("\xE2\x96\x81world"), space_hello = *t.token_to_id("\xE2\x96\x81hello");
+    const int32_t hello = *t.token_to_id("hello"), space_world = *t.token_to_id("\xE2\x96\x81world"),
+                  space_hello = *t.token_to_id("\xE2\x96\x81hello");
     CHECK(s.has(hello));
     CHECK_FALSE(s.has(space_hello));
     REQUIRE(s.take(hello));
@@ -113,7 +115,8 @@ TEST_CASE("grammar tokens: SentencePiece word-start spaces count as bytes") {
 TEST_CASE("grammar tokens: a grammar no token can start is refused at compile time") {
     // A vocabulary of "a" and "b" only: a grammar for "c" can never begin.
     auto v = Vocabulary::build({"a", "b", "<eos>"}, {1, 1, 0}, 3);
-    CHECK_THROWS_WITH(CompiledGrammar::compile(regex_grammar("c"), v), "no token of the model's vocabulary can begin text this grammar accepts");
+    CHECK_THROWS_WITH(CompiledGrammar::compile(regex_grammar("c"), v),
+                      "no token of the model's vocabulary can begin text this grammar accepts");
     CHECK_NOTHROW(CompiledGrammar::compile(regex_grammar("ab*"), v));
     Matcher m(CompiledGrammar::compile(regex_grammar("ab*"), v));
     std::vector<uint32_t> mask(v->words());

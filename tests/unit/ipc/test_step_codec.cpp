@@ -51,9 +51,9 @@ StepMessage full_step() {
     a.seen_tokens = {11, 12, 13};
     a.gen_counts = {{13, 2}, {9, 1}};
     a.allowed = {0x80000001u, 0u, 0xdeadbeefu};  // structured output's mask: 96 ids
-    SampleSpec g;                 // defaults, empty vectors
-    g.params.temperature = 0.0f;  // greedy
-    g.params.seed = 0;            // a sent row always carries its seed
+    SampleSpec g;                                // defaults, empty vectors
+    g.params.temperature = 0.0f;                 // greedy
+    g.params.seed = 0;                           // a sent row always carries its seed
     m.samples = {a, g};
     return m;
 }

@@ -154,7 +154,10 @@ TEST_CASE("sampling op: a structured-output mask gives the host sampler's token"
                 std::vector<float> xx = x;
                 int32_t y = -1;
                 std::vector<uint32_t> m = mask;
-                REQUIRE(launch(ref_argmax, {tensor(xx.data(), RAD_F32, 1, V), tensor(&y, RAD_I32, 1), tensor(m.data(), RAD_U32, 1, static_cast<int64_t>(m.size()))}, 1, V) == RAD_OK);
+                REQUIRE(launch(ref_argmax,
+                               {tensor(xx.data(), RAD_F32, 1, V), tensor(&y, RAD_I32, 1),
+                                tensor(m.data(), RAD_U32, 1, static_cast<int64_t>(m.size()))},
+                               1, V) == RAD_OK);
                 CHECK(y == host);
             }
             // the reference: the plain sampler on logits with the forbidden ones at -inf

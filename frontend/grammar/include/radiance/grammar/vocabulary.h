@@ -26,7 +26,7 @@ public:
                                                    int64_t mask_size);
     static std::shared_ptr<const Vocabulary> from_tokenizer(const text::Tokenizer& tokenizer, int64_t mask_size);
 
-    int64_t size() const { return size_; }                // ids a mask covers
+    int64_t size() const { return size_; }  // ids a mask covers
     size_t words() const { return (static_cast<size_t>(size_) + 31) / 32; }
     std::string_view bytes(int32_t id) const;
     bool usable(int32_t id) const { return id >= 0 && id < size_ && ((usable_[static_cast<size_t>(id) >> 5] >> (id & 31)) & 1); }
