@@ -3,6 +3,7 @@
 // lockstep steps decode; misuse is refused with an error that says what is wrong.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <span>
@@ -22,8 +23,14 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// RAD_TEST_DEVICE_KERNELS=libgpu RAD_TEST_DEVICE_HOMES=build/share/radiance runs these tests on a
+// real card instead of the pretend one (the lead's GPU machine).
 std::unique_ptr<engine::Engine> make_engine(const std::string& placement) {
-    core::LoadOptions lo = core::load_options(FAKE_HOMES, placement == "device" ? "libfakedev" : "libref");
+    const char* kernels = std::getenv("RAD_TEST_DEVICE_KERNELS");
+    const char* homes = std::getenv("RAD_TEST_DEVICE_HOMES");
+    core::LoadOptions lo = placement == "device" && kernels && homes
+                               ? core::load_options(homes, kernels)
+                               : core::load_options(FAKE_HOMES, placement == "device" ? "libfakedev" : "libref");
     auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
     auto model = std::shared_ptr<const container::Reader>(container::Reader::open(testing::converted_llama()));
     engine::EngineOptions eo;
