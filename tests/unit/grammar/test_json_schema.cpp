@@ -105,7 +105,7 @@ TEST_CASE("grammar schema: arrays with bounds and tuples") {
     CHECK_FALSE(matches(t, R"([1])"));
 }
 
-TEST_CASE("grammar schema: strings with lengths, patterns and formats; integer ranges") {
+TEST_CASE("grammar schema: strings with lengths, patterns and formats, and integer ranges") {
     auto len = schema(R"({"type":"string","minLength":2,"maxLength":3})");
     CHECK(matches(len, "\"ab\""));
     CHECK(matches(len, "\"a\\nb\""));  // an escape is one character
