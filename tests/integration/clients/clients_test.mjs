@@ -73,7 +73,8 @@ await check("openai models list names the served model", async () => {
 // answer's message.parsed is the SDK's JSON.parse of the content and must satisfy the schema
 // (checked by hand here); parse() itself throws if the answer was cut by max_tokens. Sampled, so
 // the grammar, not greedy luck, makes it valid. Mutation seen failing: the API ignoring
-// response_format (parse() throws on the demo model's prose).
+// response_format (parse() throws "Could not parse response content as the length limit was
+// reached": the demo model's prose runs to max_tokens).
 await check("openai chat.completions.parse: a json_schema response_format gives a parsed object", async () => {
   const schema = {
     type: "object",

@@ -142,3 +142,26 @@ TEST_CASE("api structured output: bad constraints are 400s naming the field and 
         CHECK(s.service.submitted().empty());
     }
 }
+
+// The stop tokens (EOS) are allowed exactly where the grammar may end: not before "a", and after
+// "a" (which may end or go on to "ab"), beside "b"; after "ab" nothing else. Mutation seen failing:
+// GrammarConstraint never adding the stop tokens (the second check).
+TEST_CASE("api structured output: stop tokens only where the grammar may end", "[api]") {
+    ApiServer s;
+    REQUIRE(s.post("/v1/completions", json{{"prompt", "x"}, {"structured_outputs", {{"choice", {"a", "ab"}}}}}).status == 200);
+    GenerationRequest r = s.service.submitted()[0];
+    REQUIRE(!r.stop_token_ids.empty());
+    std::vector<uint32_t> words((151936 + 31) / 32);
+    auto has = [&](int32_t t) { return ((words[static_cast<size_t>(t) >> 5] >> (t & 31)) & 1u) != 0; };
+    const int32_t a = encode("a").at(0), b = encode("b").at(0);
+    REQUIRE(r.constraint->allowed(words));
+    CHECK(has(a));
+    for (int32_t stop : r.stop_token_ids) CHECK_FALSE(has(stop));
+    REQUIRE(r.constraint->accept(a));
+    REQUIRE(r.constraint->allowed(words));
+    CHECK(has(b));
+    for (int32_t stop : r.stop_token_ids) CHECK(has(stop));
+    CHECK_FALSE(r.constraint->complete());
+    REQUIRE(r.constraint->accept(b));
+    CHECK(r.constraint->complete());
+}
