@@ -70,6 +70,13 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
     return o;
 }
 
+// Structured output: the row's mask from its constraint; false when no token is allowed.
+bool constrain(GenerationRequest& q, int64_t vocab, ipc::SampleSpec& spec) {
+    if (!q.constraint) return true;
+    spec.allowed.assign(static_cast<size_t>((vocab + 31) / 32), 0);
+    return q.constraint->allowed(spec.allowed);
+}
+
 }  // namespace
 
 int default_batch_tokens(int max_seqs) { return std::max(256, 2 * max_seqs); }
@@ -239,7 +246,8 @@ void Scheduler::preempt_newest(Request* keep) {
 // added: a row's sampling spec carries its logit_bias, and its prompt for a repetition penalty); a
 // row that would overflow it waits, moved to the front so it goes first next step, and a row too
 // large for a step of its own is failed (too_large).
-bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large) {
+bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large,
+                           std::vector<Request*>& dead_ends) {
     const int block = plan_.kv_block_size;
     int budget = opts_.max_batch_tokens;
     auto& b = m.batch;
@@ -253,6 +261,10 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
         const bool samples = to == r->len();
         ipc::SampleSpec spec;
         if (samples) spec = spec_of(r->req, r->seed, r->generated, r->gen_counts);
+        if (samples && !constrain(r->req, plan_.vocab, spec)) {
+            dead_ends.push_back(r);
+            return false;
+        }
         const size_t row_bytes =
             static_cast<size_t>(to - from) * ipc::kStepTokenBytes + ipc::kStepRowBytes + (samples ? ipc::encoded_size(spec) : 0);
         const size_t w = std::max(stride, r->blocks.size());
@@ -455,7 +467,7 @@ void Scheduler::loop() {
                 else if (now > r.req.deadline)
                     finish(r, FinishReason::Error, "the request's deadline passed", done, now);
             }
-            std::vector<Request*> too_large;
+            std::vector<Request*> too_large, dead_ends;
             if (group_.ready() && !suspects_.empty()) settle_lost_step(done, now);
             if (const uint64_t joins = group_.joins(); joins != joins_seen_) {
                 // A rank came back between steps (while idle): what it held is gone.
@@ -465,8 +477,14 @@ void Scheduler::loop() {
             joins_at_step = joins_seen_;
             if (!group_.ready()) {
                 requeue_all("a rank is down");
-            } else if (build_step(m, rows, too_large)) {
+            } else if (build_step(m, rows, too_large, dead_ends)) {
                 stats_.steps++;
+            }
+            for (Request* r : dead_ends) {
+                // A constraint no token of the vocabulary can continue: end it rather than wait.
+                if (r->in_step) continue;  // it made this step after all (a row of its own could not)
+                finish(*r, FinishReason::Error,
+                       "the output constraint allows no token here (the grammar cannot be continued with this vocabulary)", done, now);
             }
             for (Request* r : too_large) {
                 const std::string why =
@@ -552,11 +570,17 @@ void Scheduler::loop() {
                     const auto& stops = r->req.stop_token_ids;
                     FinishReason why;
                     bool end = false;
-                    if (std::find(stops.begin(), stops.end(), t.token) != stops.end())
+                    const bool stop_token = std::find(stops.begin(), stops.end(), t.token) != stops.end();
+                    if (stop_token)
                         why = FinishReason::Stop, end = true;
+                    else if (r->req.constraint && !r->req.constraint->accept(t.token))
+                        // never, as the token came through the constraint's own mask
+                        why = FinishReason::Error, end = true;
+                    else if (r->req.constraint && r->req.constraint->complete())
+                        why = FinishReason::Stop, end = true;  // the structured output is whole: nothing may follow
                     else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= max_ctx_.load())
                         why = FinishReason::Length, end = true;
-                    if (end) finish(*r, why, "", done, now);
+                    if (end) finish(*r, why, why == FinishReason::Error ? "the output constraint refused a sampled token" : "", done, now);
                 }
             }
         }

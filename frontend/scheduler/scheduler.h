@@ -104,7 +104,9 @@ public:
 private:
     struct Request;
     void loop();
-    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large);
+    // dead_ends: rows whose structured-output constraint allows no token (the caller fails them).
+    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large,
+                    std::vector<Request*>& dead_ends);
     bool stalled() const;  // work to do and no step finished for opts_.stall_timeout
     void settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now);
     void preempt_newest(Request* keep);
