@@ -71,8 +71,25 @@ engine::StepBatch decode_batch(const std::vector<int32_t>& tokens, int pos) {
     return b;
 }
 
-std::vector<engine::CardDraw> greedy_draws(bool on_card = true) {
-    std::vector<engine::CardDraw> d(2);
+// Decode rows of the given sequences (of the two), in that order, at position `pos`.
+engine::StepBatch decode_rows(const std::vector<int>& seqs, const std::vector<int32_t>& tokens, int pos) {
+    engine::StepBatch b;
+    b.tokens = tokens;
+    b.cu_seqlens = {0};
+    b.n_seq_decode = static_cast<int32_t>(seqs.size());
+    b.block_table_stride = kStride;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        b.positions.push_back(pos);
+        b.cu_seqlens.push_back(static_cast<int32_t>(i + 1));
+        b.seq_ids.push_back(seqs[i]);
+        b.out_ids.push_back(static_cast<int32_t>(i));
+        for (int k = 0; k < kStride; ++k) b.block_tables.push_back(seqs[i] * kStride + k);
+    }
+    return b;
+}
+
+std::vector<engine::CardDraw> greedy_draws(bool on_card = true, size_t rows = 2) {
+    std::vector<engine::CardDraw> d(rows);
     for (auto& x : d) x.on_card = on_card;
     return d;
 }
@@ -114,6 +131,57 @@ TEST_CASE("pipelined decode steps fed on the card pick the tokens of lockstep st
     e->collect(b);
     CHECK(a == lockstep[0]);
     CHECK(b == lockstep[1]);
+}
+
+// A row of the previous step drops out (it finished) and the rows change places: each fed row
+// takes the token of the out row it names, through the copies outside the recorded graph.
+// Mutation seen failing (2026-12-07): feeding the first rows from the first out rows whatever
+// fed_from says (the swapped and the dropped steps pick other tokens).
+TEST_CASE("pipelined steps feed each row from the out row it names", "[engine][pipelined]") {
+    auto e = make_engine("device");
+    constexpr int kPrompt = 7, kSteps = 6;
+    std::vector<int32_t> next = prefill(*e, kPrompt);
+    std::vector<std::vector<int32_t>> lockstep;  // per step, sequence 0's and 1's tokens
+    for (int t = 0; t < kSteps; ++t) {
+        std::vector<float> lg;
+        std::vector<int32_t> toks;
+        e->step(decode_batch(next, kPrompt + t), lg, greedy_draws(), toks);
+        next = toks;
+        lockstep.push_back(toks);
+    }
+    next = prefill(*e, kPrompt);
+    const std::vector<int32_t> swapped{1, 0}, placeholder{-5, -5};
+    std::vector<std::vector<int32_t>> got;
+    // Steps alternate the sequences' order (each row fed from where its sequence was); decode
+    // graphs are recorded on the second run of a shape and replayed after.
+    e->enqueue(decode_batch(next, kPrompt), greedy_draws(), 0);
+    for (int t = 1; t < kSteps - 1; ++t) {
+        const bool odd = t % 2 == 1;
+        e->enqueue(decode_rows(odd ? std::vector<int>{1, 0} : std::vector<int>{0, 1}, placeholder, kPrompt + t), greedy_draws(), swapped);
+        std::vector<int32_t> toks;
+        e->collect(toks);
+        const bool was_odd = (t - 1) % 2 == 1;
+        got.push_back(was_odd ? std::vector<int32_t>{toks[1], toks[0]} : toks);
+    }
+    // The last step carries sequence 1 alone, fed from wherever it was.
+    const int last = kSteps - 1;
+    const bool was_odd = (last - 1) % 2 == 1;
+    e->enqueue(decode_rows({1}, {-5}, kPrompt + last), greedy_draws(true, 1), std::vector<int32_t>{was_odd ? 0 : 1});
+    std::vector<int32_t> toks;
+    e->collect(toks);
+    got.push_back(was_odd ? std::vector<int32_t>{toks[1], toks[0]} : toks);
+    e->collect(toks);
+    for (int t = 0; t < last; ++t) CHECK(got[static_cast<size_t>(t)] == lockstep[static_cast<size_t>(t)]);
+    REQUIRE(toks.size() == 1);
+    CHECK(toks[0] == lockstep[static_cast<size_t>(last)][1]);
+    // A synchronous step may be fed too (a step with a row the host samples beside fed rows).
+    next = prefill(*e, kPrompt);
+    std::vector<float> lg;
+    e->step(decode_batch(next, kPrompt), lg, greedy_draws(), toks);
+    e->step(decode_rows({1, 0}, placeholder, kPrompt + 1), lg, greedy_draws(), toks, swapped);
+    CHECK(toks == std::vector<int32_t>{lockstep[1][1], lockstep[1][0]});
+    CHECK_THROWS_WITH(e->enqueue(decode_batch(placeholder, kPrompt + 2), greedy_draws(), std::vector<int32_t>{0, 2}),
+                      Contains("fed from the previous step's out row 2"));
 }
 
 TEST_CASE("pipelined steps refuse misuse with a clear error and keep feeding after it", "[engine][pipelined]") {
