@@ -1,5 +1,5 @@
 // Writes valid step descriptors and results into a folder: the seed corpus of step_fuzz (a
-// prefill, a decode of two sequences, a mixed step with sampling specs, a result). Block tables
+// prefill, a decode of two sequences, a mixed step with sampling specs, a fed decode step, a result). Block tables
 // fit the fuzzer's engine (8 blocks of KV cache).
 #include <fstream>
 #include <string>
@@ -58,6 +58,14 @@ int main(int argc, char** argv) {
     s.gen_counts = {{90, 1}};
     mixed.samples = {s, SampleSpec{}};
     write(dir + "/mixed.step", encode(mixed));
+
+    StepMessage fed = decode;  // pipelined: both rows fed from the step before, in swapped order
+    fed.step_id = 4;
+    fed.batch.tokens = {0, 0};
+    fed.batch.positions = {4, 7};
+    fed.batch.block_tables = {2, 3, 0, 1};
+    fed.fed_from = {1, 0};
+    write(dir + "/fed.step", encode(fed));
 
     ResultMessage r;
     r.step_id = 3;
