@@ -11,10 +11,10 @@ request running and no KV block held.
 
 usage: overlap_matches_lockstep.py RADIANCE_BIN MODEL_DIR [--serve-arg ARG ...]
 
-Mutations this test was seen to fail on (2026-12-07): the scheduler feeding a row the token
-picked for the out row after its own (fed_from + 1: every overlapped request differs after its
-second token); the worker staging stand-in greedy draws on every rank, as before (on one rank:
-none, tensor parallel is restart_under_load's); the overlap never taken ("overlapped_steps").
+Mutations this test was seen to fail on (2026-12-07): the scheduler feeding a row from its
+neighbour's out row (fed_from j ^ 1: 42 of 48 requests differ, CPU workers); a one-rank host
+worker not putting the fed tokens in (45 differ); ranks other than 0 staging a stand-in greedy pick
+for every row, as they did before (--tp 2 on the pretend card: its 24 sampled requests differ).
 """
 import http.client
 import json
