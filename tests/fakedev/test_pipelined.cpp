@@ -94,23 +94,30 @@ std::vector<engine::CardDraw> greedy_draws(bool on_card = true, size_t rows = 2)
     return d;
 }
 
+// Both sequences' prompts of `prompt` tokens, then `steps` lockstep greedy decode steps: per step,
+// sequence 0's and 1's tokens.
+std::vector<std::vector<int32_t>> decode_lockstep(engine::Engine& e, int prompt, int steps) {
+    std::vector<int32_t> next = prefill(e, prompt);
+    std::vector<std::vector<int32_t>> out;
+    for (int t = 0; t < steps; ++t) {
+        std::vector<float> lg;
+        std::vector<int32_t> toks;
+        e.step(decode_batch(next, prompt + t), lg, greedy_draws(), toks);
+        next = toks;
+        out.push_back(toks);
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("pipelined decode steps fed on the card pick the tokens of lockstep steps", "[engine][pipelined]") {
     auto e = make_engine("device");
     constexpr int kPrompt = 9, kSteps = 8;
-    std::vector<int32_t> next = prefill(*e, kPrompt);
-    std::vector<std::vector<int32_t>> lockstep;
-    for (int t = 0; t < kSteps; ++t) {
-        std::vector<float> lg;
-        std::vector<int32_t> toks;
-        e->step(decode_batch(next, kPrompt + t), lg, greedy_draws(), toks);
-        next = toks;
-        lockstep.push_back(toks);
-    }
+    const std::vector<std::vector<int32_t>> lockstep = decode_lockstep(*e, kPrompt, kSteps);
     // The same decode again (the prompts' cache rewritten first), each step queued before the
     // previous one's tokens are collected; its tokens are placeholders the card replaces.
-    next = prefill(*e, kPrompt);
+    std::vector<int32_t> next = prefill(*e, kPrompt);
     std::vector<std::vector<int32_t>> piped;
     e->enqueue(decode_batch(next, kPrompt), greedy_draws(), 0);
     for (int t = 0; t < kSteps; ++t) {
@@ -140,16 +147,8 @@ TEST_CASE("pipelined decode steps fed on the card pick the tokens of lockstep st
 TEST_CASE("pipelined steps feed each row from the out row it names", "[engine][pipelined]") {
     auto e = make_engine("device");
     constexpr int kPrompt = 7, kSteps = 6;
+    const std::vector<std::vector<int32_t>> lockstep = decode_lockstep(*e, kPrompt, kSteps);
     std::vector<int32_t> next = prefill(*e, kPrompt);
-    std::vector<std::vector<int32_t>> lockstep;  // per step, sequence 0's and 1's tokens
-    for (int t = 0; t < kSteps; ++t) {
-        std::vector<float> lg;
-        std::vector<int32_t> toks;
-        e->step(decode_batch(next, kPrompt + t), lg, greedy_draws(), toks);
-        next = toks;
-        lockstep.push_back(toks);
-    }
-    next = prefill(*e, kPrompt);
     const std::vector<int32_t> swapped{1, 0}, placeholder{-5, -5};
     std::vector<std::vector<int32_t>> got;
     // Steps alternate the sequences' order (each row fed from where its sequence was); decode

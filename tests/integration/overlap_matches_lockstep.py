@@ -20,16 +20,15 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-PROMPTS = ["Call me Ishmael.", "The white whale", "Captain Ahab stood upon the quarter-deck, and",
-           "It was a dark night, and the", "Queequeg was a native of", "The Pequod sailed",
-           "Starbuck said to the captain", "There she blows!"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from restart_under_load import PROMPTS, free_port, get, wait_ready  # noqa: E402
+
 SETTINGS = [
     {"temperature": 0},
     {"temperature": 0.9, "top_k": 20},
@@ -55,35 +54,15 @@ def request(i):
 
 
 def serve(radiance, model, work, extra):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     log = open(os.path.join(work, f"serve-{port}.log"), "w")
     proc = subprocess.Popen([radiance, "serve", "--model", model, "--port", str(port), "--cache-dir", work,
                              "--max-seqs", "16", "--max-ctx", "256"] + extra,
                             stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(900):
-        try:
-            if get(port, "/ready")[0] == 200:
-                return proc, port
-        except OSError:
-            pass
-        if proc.poll() is not None:
-            break
-        time.sleep(0.2)
-    proc.kill()
-    sys.exit(f"server {' '.join(extra)} did not become ready; see {log.name}")
-
-
-def get(port, path):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read().decode()
-    finally:
-        c.close()
+    if not wait_ready(port, 180):
+        proc.kill()
+        sys.exit(f"server {' '.join(extra)} did not become ready; see {log.name}")
+    return proc, port
 
 
 def stats(port):

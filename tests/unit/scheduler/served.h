@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -28,11 +29,12 @@ struct StepLog {
     std::mutex mu;
     std::vector<radiance::ipc::StepMessage> steps;
 
+    void record(const radiance::ipc::StepMessage& m) {
+        std::lock_guard lk(mu);
+        steps.push_back(m);
+    }
     void attach(FakeRanks& ranks) {
-        ranks.before_step = [this](const radiance::ipc::StepMessage& m) {
-            std::lock_guard lk(mu);
-            steps.push_back(m);
-        };
+        ranks.before_step = [this](const radiance::ipc::StepMessage& m) { record(m); };
     }
     // One row of a request in a step: its first position, its token count, its block table row,
     // whether it was fed from the step before, and its sampling spec when it samples.
@@ -95,6 +97,13 @@ struct Served {
         s.start();
     }
 };
+
+// KV blocks requests still hold once the steps in flight are answered (a finished request's blocks
+// go back with its last step's answer): waits up to half a second for none.
+inline int64_t blocks_held_after_steps(Scheduler& s) {
+    for (int i = 0; i < 100 && s.stats().kv_blocks_used; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return s.stats().kv_blocks_used;
+}
 
 // Runs one greedy request to its end and checks its tokens against the prompt decoded alone.
 inline uint64_t run(Scheduler& s, const std::vector<int32_t>& prompt, int max_tokens, std::string salt = "") {

@@ -103,8 +103,7 @@ TEST_CASE("scheduler overlap: steps sent while the one before runs decode what l
     auto& [ranks, log, s] = t;
     std::vector<Job> js = jobs(seed, 18);
     serve(s, js);
-    const SchedulerStats st = s.stats();
-    CHECK(st.kv_blocks_used == 0);  // zombies' blocks came back after their last step
+    CHECK(blocks_held_after_steps(s) == 0);  // zombies' blocks came back after their last step
     if (overlap) {
         CHECK(ranks.overlapped > 0);  // steps really went out while another was outstanding
         CHECK(ranks.fed_rows > 0);
@@ -149,8 +148,7 @@ TEST_CASE("scheduler overlap: a row that stops rides the next step as a zombie a
     CHECK(rows.back().fed);
     CHECK(rows.back().first == static_cast<int32_t>(p.size() + stop_at));  // the stop token, fed
     // Once that step was answered its blocks went back (none held; full ones stay cached).
-    for (int i = 0; i < 100 && s.stats().kv_blocks_used; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    CHECK(s.stats().kv_blocks_used == 0);
+    CHECK(blocks_held_after_steps(s) == 0);
     CHECK(s.stats().running == 0);
     // The token it got in that step never reached the client: nothing after the stop token.
     CHECK(sink->tokens.back() == ref[5]);
@@ -161,10 +159,7 @@ TEST_CASE("scheduler overlap: cancelled mid-flight, a request keeps what it had 
     Served t(256, options(400));
     auto& [ranks, log, s] = t;
     auto slow = [&](const radiance::ipc::StepMessage& m) {
-        {
-            std::lock_guard lk(log.mu);
-            log.steps.push_back(m);
-        }
+        log.record(m);
         std::this_thread::sleep_for(std::chrono::microseconds(500));
     };
     ranks.before_step = slow;
@@ -188,8 +183,7 @@ TEST_CASE("scheduler overlap: cancelled mid-flight, a request keeps what it had 
     s.cancel(ids[0]);
     s.cancel(ids[3]);
     for (auto& c : sinks) REQUIRE(c->wait_done());
-    for (int i = 0; i < 100 && s.stats().kv_blocks_used; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    CHECK(s.stats().kv_blocks_used == 0);
+    CHECK(blocks_held_after_steps(s) == 0);
     CHECK(ranks.overlapped > 0);
 }
 
@@ -218,7 +212,7 @@ TEST_CASE("scheduler overlap: a rank lost with two steps in flight loses no requ
     CHECK(losses > 0);
     CHECK(s.stats().lost_with_two_in_flight == losses);
     CHECK(s.stats().requeued_after_rank_loss > 0);
-    CHECK(s.stats().kv_blocks_used == 0);
+    CHECK(blocks_held_after_steps(s) == 0);
 }
 
 TEST_CASE("scheduler overlap: a failed step fails its requests, undoes the step sent after it, and serving goes on",
@@ -232,10 +226,7 @@ TEST_CASE("scheduler overlap: a failed step fails its requests, undoes the step 
     std::atomic<bool> armed{false};
     std::atomic<int> failures{0};
     ranks.before_step = [&](const radiance::ipc::StepMessage& m) {
-        {
-            std::lock_guard lk(log.mu);
-            log.steps.push_back(m);
-        }
+        log.record(m);
         std::this_thread::sleep_for(std::chrono::microseconds(300));
         if (armed && ranks.behind > 0 && m.batch.seq_ids.size() == 1) {
             armed = false;
@@ -272,8 +263,7 @@ TEST_CASE("scheduler overlap: a failed step fails its requests, undoes the step 
     CHECK(sinks[0]->why == FinishReason::Error);
     CHECK(survivors == 4);  // each of them had a row in the undone step
     run(s, {9, 8, 7}, 6);   // and it serves on
-    for (int i = 0; i < 100 && s.stats().kv_blocks_used; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    CHECK(s.stats().kv_blocks_used == 0);
+    CHECK(blocks_held_after_steps(s) == 0);
 }
 
 TEST_CASE("scheduler overlap: a block is published only from an answered step", "[scheduler][overlap][prefix]") {
@@ -284,10 +274,7 @@ TEST_CASE("scheduler overlap: a block is published only from an answered step", 
     const auto p = random_tokens(rng, 21);  // five full blocks
     std::atomic<bool> fail_first{true};
     ranks.before_step = [&](const radiance::ipc::StepMessage& m) {
-        {
-            std::lock_guard lk(log.mu);
-            log.steps.push_back(m);
-        }
+        log.record(m);
         if (fail_first.exchange(false)) throw radiance::Error("rank 0: a kernel failed");
     };
     auto failed = std::make_shared<Collect>();

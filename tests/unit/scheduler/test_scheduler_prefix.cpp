@@ -224,10 +224,7 @@ TEST_CASE("scheduler prefix: a rank that joined again holds nothing, and the fro
     SECTION("during a step") {
         std::atomic<bool> armed{true};
         ranks.before_step = [&](const radiance::ipc::StepMessage& m) {
-            {
-                std::lock_guard lk(log.mu);
-                log.steps.push_back(m);
-            }
+            log.record(m);
             if (armed.exchange(false)) {  // the step lands on a rank that just came back empty
                 ranks.forget_kv();
                 ++ranks.joins_;
