@@ -82,10 +82,16 @@ void StepRunner::take(const std::string& bytes, std::vector<std::string>& out) {
         // the others (it needs no logits at all).
         const size_t n_out = m.batch.out_ids.size();
         const bool card_samples = samples_on_card(eng_);
+        const size_t mask_words = static_cast<size_t>((eng_.vocab() + 31) / 32);
+        for (const auto& s : m.samples)
+            if (!s.allowed.empty() && s.allowed.size() != mask_words)
+                throw Error("bad step: a structured-output mask of " + std::to_string(s.allowed.size()) + " words for a vocabulary of " +
+                            std::to_string(eng_.vocab()) + " (" + std::to_string(mask_words) + " words)");
         std::vector<engine::CardDraw> draws(n_out);
         bool every_row_on_card = on_card_ && eng_.greedy_on_card();
         for (size_t i = 0; i < n_out; ++i) {
-            if (!m.want_logits && i < m.samples.size()) draws[i] = card_draw(m.samples[i], card_samples);
+            // (a constrained row's mask is staged when the step is queued: `draws` may point into m)
+            if (!m.want_logits && i < m.samples.size()) draws[i] = card_draw(m.samples[i], card_samples, eng_.mask_on_card());
             if (!draws[i].on_card && !sample_here_) {
                 draws[i] = engine::CardDraw{};
                 draws[i].on_card = true;

@@ -12,12 +12,17 @@
 #include "http_server.h"
 #include "radiance/text/tokenizer.h"
 
+namespace radiance::grammar {
+class CompiledGrammar;
+}
+
 namespace radiance::frontend {
 
 struct ChoicePlan {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
     int max_tokens = 16;
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;  // structured output, or null
 };
 
 struct JobPlan {

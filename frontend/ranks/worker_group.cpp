@@ -155,11 +155,13 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     // more: every kernel library's so far; smaller ones only fit fewer rows a step); every out
     // row's sampling spec; and the penalty token lists (4 + 8 bytes a token) of four rows at the
     // full context. More penalty rows than that wait for the next step. Sized from the context
-    // and not per row, so a 128k-token context keeps the ring near what 4k needed per row.
+    // and not per row, so a 128k-token context keeps the ring near what 4k needed per row. Every
+    // out row may carry a structured-output mask (a bit per vocabulary id).
     uint64_t request_slot_bytes() const {
         const uint64_t ctx = static_cast<uint64_t>(opts.max_ctx) + 1;
+        const uint64_t mask = opts.vocab > 0 ? (static_cast<uint64_t>(opts.vocab) + 31) / 32 * 4 : 0;
         return (1u << 20) + static_cast<uint64_t>(opts.max_tok) * 16 + static_cast<uint64_t>(opts.max_seqs) * (ctx / 8 + 2) * 4 +
-               static_cast<uint64_t>(opts.max_out_rows) * 512 + 4 * ctx * 12;
+               static_cast<uint64_t>(opts.max_out_rows) * (512 + mask) + 4 * ctx * 12;
     }
     uint64_t result_slot_bytes() const {
         uint64_t b = 65536 + static_cast<uint64_t>(opts.max_out_rows) * (64 + 8 * 32);

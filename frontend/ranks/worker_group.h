@@ -26,7 +26,7 @@ struct GroupOptions {
     std::string worker_binary;             // spawn mode: the radiance-worker to run ("" = beside this executable)
     std::vector<std::string> worker_args;  // extra arguments for spawned workers
     bool force_grpc = false;               // steps over gRPC even on one host
-    int64_t vocab = 0;                     // sizes result slots when logits travel back
+    int64_t vocab = 0;                     // sizes result slots when logits travel back, and step slots' masks
     // engine configuration every rank gets
     int max_tok = 256, max_seqs = 16, max_ctx = 2048, max_out_rows = 16;
     int64_t kv_blocks = 0;

@@ -34,10 +34,20 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
     return o;
 }
 
+// Structured output: the row's mask from its constraint; false when no token is allowed.
+bool constrain(GenerationRequest& q, int64_t vocab, ipc::SampleSpec& spec) {
+    if (!q.constraint) return true;
+    spec.allowed.assign(static_cast<size_t>((vocab + 31) / 32), 0);
+    return q.constraint->allowed(spec.allowed);
+}
+
 }  // namespace
 
-bool Scheduler::feedable(const ipc::SampleSpec& spec) const {
+bool Scheduler::feedable(const Request& r, const ipc::SampleSpec& spec) const {
     if (!opts_.overlap || !step::needs_only_logits(spec.params)) return false;
+    // A constrained row's next mask follows from the token it picks (the constraint hears it
+    // first): it is never fed, and joins the step after the one built while its last one runs.
+    if (r.req.constraint) return false;
     return spec.params.temperature > 0.0f ? plan_.feeds_sampled : plan_.feeds_greedy;
 }
 
@@ -45,12 +55,15 @@ bool Scheduler::feedable(const ipc::SampleSpec& spec) const {
 // within what the transport carries (group_.step_capacity(), counted exactly as rows are added: a
 // row's sampling spec carries its logit_bias, and its prompt for a repetition penalty); a row that
 // would overflow it waits, moved to the front so it goes first next step, and a row too large for
-// a step of its own is failed (too_large).
+// a step of its own is failed (too_large). A sampled row carries its structured-output mask, made
+// from its constraint here, so only once the row's last token is known (a constrained row is never
+// fed); one whose constraint allows no token is left out and failed (dead_ends).
 //
 // Rows, decode first: rows of `prev` (the step still running, when there is one) fed from its
 // picks, in its out-row order; decode rows whose last token is known; prefill chunks of running
 // requests; waiting requests in order.
-bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, std::vector<Request*>& too_large) {
+bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, std::vector<Request*>& too_large,
+                           std::vector<Request*>& dead_ends) {
     const int block = plan_.kv_block_size;
     const uint64_t serial = ++built_steps_;
     int budget = opts_.max_batch_tokens;
@@ -68,6 +81,10 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
         const bool samples = fed || from + n == r->len();
         ipc::SampleSpec spec;
         if (samples) spec = spec_of(r->req, r->seed, r->generated, r->gen_counts, static_cast<int64_t>(r->generated.size()) + r->pending);
+        if (samples && !fed && !constrain(r->req, plan_.vocab, spec)) {
+            dead_ends.push_back(r);
+            return false;
+        }
         const size_t row_bytes = static_cast<size_t>(n) * ipc::kStepTokenBytes + ipc::kStepRowBytes +
                                  (samples ? ipc::encoded_size(spec) : 0) + (fed ? ipc::kStepFedBytes : 0);
         const size_t w = std::max(stride, r->blocks.size());
@@ -91,7 +108,7 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
         bool picked = false;
         if (samples) {
             b.out_ids.push_back(static_cast<int32_t>(b.tokens.size() - 1));
-            picked = feedable(spec);
+            picked = feedable(*r, spec);
             m.samples.push_back(std::move(spec));
         }
         r->in_flight++;

@@ -39,7 +39,7 @@ void Scheduler::loop() {
                 else if (now > r.req.deadline)
                     finish(r, FinishReason::Error, "the request's deadline passed", done, now);
             }
-            std::vector<Request*> too_large;
+            std::vector<Request*> too_large, dead_ends;
             if (sent_.empty()) {  // an outstanding step's answer says whether a rank went meanwhile
                 if (group_.ready() && !suspects_.empty()) settle_lost_step(done, now);
                 if (const uint64_t joins = group_.joins(); joins != joins_seen_) {
@@ -52,8 +52,17 @@ void Scheduler::loop() {
             const bool may_build = sent_.empty() || (overlap && sent_.size() == 1 && group_.joins() == joins_seen_);
             if (group_.ready() && may_build) {
                 s.joins = joins_seen_;
-                built = build_step(m, s, sent_.empty() ? nullptr : &sent_.back(), too_large);
+                built = build_step(m, s, sent_.empty() ? nullptr : &sent_.back(), too_large, dead_ends);
                 if (built) stats_.steps++;
+            }
+            std::sort(dead_ends.begin(), dead_ends.end());  // each once: finish() may free it
+            dead_ends.erase(std::unique(dead_ends.begin(), dead_ends.end()), dead_ends.end());
+            for (Request* r : dead_ends) {
+                // A constraint no token of the vocabulary can continue: end it rather than wait (a
+                // zombie, its blocks kept, while an outstanding step still computes a chunk of it).
+                if (r->zombie) continue;
+                finish(*r, FinishReason::Error,
+                       "the output constraint allows no token here (the grammar cannot be continued with this vocabulary)", done, now);
             }
             for (Request* r : too_large) {
                 const std::string why =
@@ -234,9 +243,15 @@ void Scheduler::apply_result(const Sent& s, const ipc::ResultMessage& res, std::
         bool end = false;
         if (std::find(stops.begin(), stops.end(), t->token) != stops.end())
             why = FinishReason::Stop, end = true;
+        else if (r->req.constraint && !r->req.constraint->accept(t->token))
+            // never, as the token came through the constraint's own mask
+            why = FinishReason::Error, end = true;
+        else if (r->req.constraint && r->req.constraint->complete())
+            why = FinishReason::Stop, end = true;  // the structured output is whole: nothing may follow
         else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= max_ctx_.load())
             why = FinishReason::Length, end = true;
-        if (end) finish(*r, why, "", done, now);  // a zombie while the next step holds a row of it
+        // a zombie while the next step holds a row of it
+        if (end) finish(*r, why, why == FinishReason::Error ? "the output constraint refused a sampled token" : "", done, now);
     }
 }
 

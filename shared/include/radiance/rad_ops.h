@@ -86,11 +86,13 @@ static const RadParamSpec rad_op_all_gather_params[] = {RAD_PI("n", RAD_REQUIRED
 static const RadOperandSpec rad_op_all_gather_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
 static const RadParamSpec rad_op_argmax_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
-static const RadOperandSpec rad_op_argmax_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+/* argmax and sample take structured output's optional `mask` (u32 [n, (vocab + 31) / 32]): a token
+ * whose bit is clear counts as -inf. */
+static const RadOperandSpec rad_op_argmax_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}, {"mask", RAD_OPD_IN, 1}};
 
 static const RadParamSpec rad_op_sample_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_sample_opds[] = {
-    {"x", RAD_OPD_IN, 0}, {"cfg", RAD_OPD_IN, 0}, {"u", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+    {"x", RAD_OPD_IN, 0}, {"cfg", RAD_OPD_IN, 0}, {"u", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}, {"mask", RAD_OPD_IN, 1}};
 
 static const RadParamSpec rad_op_add_rms_norm_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED),
                                                           RAD_PF("eps", RAD_REQUIRED), RAD_PI("unit_offset", RAD_OPTIONAL),

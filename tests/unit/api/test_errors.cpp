@@ -50,7 +50,7 @@ TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
     check_error(s.post("/v1/chat/completions", chat({{"logprobs", true}, {"top_logprobs", 21}})), 400, "top_logprobs");
     check_error(s.post("/v1/chat/completions", chat({{"repetition_penalty", 0}})), 400, "repetition_penalty");
     check_error(s.post("/v1/chat/completions", chat({{"stream_options", 1}})), 400, "stream_options");
-    check_error(s.post("/v1/chat/completions", chat({{"response_format", {{"type", "json_object"}}}})), 400, "response_format");
+    check_error(s.post("/v1/chat/completions", chat({{"response_format", {{"type", "yaml"}}}})), 400, "response_format.type");
     check_error(s.post("/v1/chat/completions", chat({{"messages", "Hi"}})), 400, "messages");
     check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"content", "Hi"}}}}})), 400, "messages[0].role");
     // An unknown role (it was served as an assistant turn); mutation run: the role check removed

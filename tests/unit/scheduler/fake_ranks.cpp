@@ -57,6 +57,9 @@ radiance::ipc::ResultMessage FakeRanks::receive() {
         for (size_t i = 0; i < m.fed_from.size(); ++i) {
             const auto src = static_cast<size_t>(m.fed_from[i]);
             if (src >= last_picks_.size()) throw radiance::Error("a row fed from an out row the step before did not have");
+            // A fed row's mask would have been made before the token it follows was known.
+            if (i < m.samples.size() && !m.samples[i].allowed.empty())
+                throw radiance::Error("a fed row carries a structured-output mask made before its last token was known");
             m.batch.tokens[i] = last_picks_[src];
             ++fed_rows;
         }
@@ -105,10 +108,19 @@ radiance::ipc::ResultMessage FakeRanks::run(const radiance::ipc::StepMessage& m)
         }
         const radiance::ipc::SampleSpec* spec = o < m.samples.size() ? &m.samples[o] : nullptr;
         const bool sampled = spec && spec->params.temperature > 0.0f;
-        r.tokens.push_back(
-            {sampled ? drawn_token(context, spec->params.seed.value_or(0), spec->draw, plan_.vocab) : next_token(context, plan_.vocab),
-             0.0f,
-             {}});
+        int32_t t = sampled ? drawn_token(context, spec->params.seed.value_or(0), spec->draw, plan_.vocab) : next_token(context, plan_.vocab);
+        // structured output's mask: the first allowed token from the model's own, cyclically
+        if (spec && !spec->allowed.empty()) {
+            const auto& a = spec->allowed;
+            for (int64_t d = 0; d < plan_.vocab; ++d) {
+                const auto c = static_cast<int32_t>((t + d) % plan_.vocab);
+                if ((a[static_cast<size_t>(c) >> 5] >> (c & 31)) & 1u) {
+                    t = c;
+                    break;
+                }
+            }
+        }
+        r.tokens.push_back({t, 0.0f, {}});
     }
     return r;
 }

@@ -79,12 +79,17 @@ struct MoeBlock {
             gu_src.push_back(x + c.names.up + ".weight");
             down_src.push_back(x + c.names.down + ".weight");
         }
+        // transformers 5 may store every expert fused, [E, 2F, d] and [E, d, F] (flattened to the
+        // stacks on conversion); else one tensor an expert and projection (last: the alternative a
+        // missing tensor is reported against)
+        map(b, n + "ffn_gate_up_exps.weight", RAD_MAP_COPY, {p + "experts.gate_up_proj"});
         map(b, n + "ffn_gate_up_exps.weight", RAD_MAP_CONCAT, gu_src);
         std::vector<int64_t> parts(static_cast<size_t>(2 * c.n_expert), c.n_ff);
         RadWeightDecl wg = weight(2 * c.n_expert * c.n_ff, c.n_embd, RAD_SHARD_ROW, c.layer, RAD_ACCESS_CONDITIONAL);
         wg.n_row_parts = static_cast<int32_t>(parts.size());
         wg.row_parts = parts.data();
         w_gu = rad_decl_weight(b, (n + "ffn_gate_up_exps.weight").c_str(), &wg);
+        map(b, n + "ffn_down_exps.weight", RAD_MAP_COPY, {p + "experts.down_proj"});
         map(b, n + "ffn_down_exps.weight", RAD_MAP_CONCAT, down_src);
         RadWeightDecl wd = weight(c.n_expert * c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer, RAD_ACCESS_CONDITIONAL);
         w_down = rad_decl_weight(b, (n + "ffn_down_exps.weight").c_str(), &wd);
