@@ -15,7 +15,9 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <random>
+#include <span>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -124,6 +126,132 @@ TEST_CASE("scheduler overlap: steps sent while the one before runs decode what l
                 CHECK(r.spec->draw == r.first + 1 - static_cast<int32_t>(j.prompt.size()));
             }
         }
+    }
+}
+
+namespace {
+
+// A structured-output constraint whose next tokens follow from the last one it heard, as a
+// grammar's do: four ids derived from it (from a start id at first), complete after `length`
+// tokens. A mask made before the row's last token was heard allows other ids.
+struct Chained : TokenConstraint {
+    int32_t last = 0;
+    int length = 0;
+    std::vector<int32_t> heard;
+    std::atomic<int> masks{0};
+    Chained(int32_t start, int n) : last(start), length(n) {}
+    static std::vector<int32_t> after(int32_t t) {
+        std::vector<int32_t> v;
+        for (int k = 0; k < 4; ++k) v.push_back(static_cast<int32_t>((static_cast<int64_t>(t) * 31 + 17 + 97 * k) % kVocab));
+        return v;
+    }
+    bool allowed(std::span<uint32_t> words) override {
+        ++masks;
+        std::fill(words.begin(), words.end(), 0u);
+        for (int32_t t : after(last)) words[static_cast<size_t>(t) >> 5] |= 1u << (t & 31);
+        return true;
+    }
+    bool accept(int32_t t) override {
+        const auto ok = after(last);
+        heard.push_back(t);
+        last = t;
+        return std::find(ok.begin(), ok.end(), t) != ok.end();
+    }
+    bool complete() const override { return static_cast<int>(heard.size()) >= length; }
+};
+
+// What FakeRanks decodes for a Chained request: the model's own token (greedy, or drawn with the
+// seed), then the first id the mask allows from it on, cyclically.
+std::vector<int32_t> chained_reference(std::vector<int32_t> context, int32_t start, int n, std::optional<uint64_t> seed) {
+    std::vector<int32_t> out;
+    int32_t last = start;
+    for (int i = 0; i < n; ++i) {
+        const int32_t own = seed ? FakeRanks::drawn_token(context, *seed, i, kVocab) : FakeRanks::next_token(context, kVocab);
+        const auto ok = Chained::after(last);
+        int32_t t = own;
+        for (int64_t d = 0; d < kVocab; ++d)
+            if (const auto c = static_cast<int32_t>((own + d) % kVocab); std::find(ok.begin(), ok.end(), c) != ok.end()) {
+                t = c;
+                break;
+            }
+        out.push_back(t);
+        context.push_back(t);
+        last = t;
+    }
+    return out;
+}
+
+}  // namespace
+
+// Structured output under overlap: a constrained row's mask for its next token follows from the
+// token it picks now, which the host hears only once the step is answered, so such a row is never
+// fed (it sits out the step built while its last one runs) and each of its masks is made from
+// every token before it. Constrained requests, greedy and sampled, beside unconstrained ones that
+// are fed: each must decode what lockstep decodes, every token through its own mask.
+//
+// Mutations seen failing (2026-12-07): feedable() not excluding constrained rows (their fed rows
+// carry no mask: the constraint refuses their tokens, 55 checks); that, with fed rows given a mask
+// as they are built (FakeRanks refuses a fed row with a mask: the steps fail, 42 checks); and with
+// FakeRanks' check removed too (stale masks: other tokens, the constraint refuses them, 43 checks).
+TEST_CASE("scheduler overlap: a constrained request decodes what it decodes in lockstep", "[scheduler][overlap][structured]") {
+    radiance::log::set_level(radiance::log::Level::error);
+    const bool overlap = GENERATE(true, false);
+    const uint32_t seed = GENERATE(range(60u, 63u));
+    INFO((overlap ? "overlapped" : "lockstep") << ", seed " << seed);
+    SchedulerOptions o = options(96);
+    o.max_seqs = 8;
+    o.overlap = overlap;
+    Served t(200, o);
+    auto& [ranks, log, s] = t;
+    std::mt19937 rng(seed);
+    struct Constrained {
+        std::vector<int32_t> prompt;
+        int32_t start = 0;
+        int length = 0;
+        std::optional<uint64_t> seed;
+        std::shared_ptr<Chained> c;
+        std::shared_ptr<Collect> sink = std::make_shared<Collect>();
+        uint64_t id = 0;
+    };
+    std::vector<Constrained> cs(3);
+    std::vector<Job> plain = jobs(seed, 6);
+    for (size_t i = 0; i < plain.size(); ++i) plain[i].id = s.submit(request_of(plain[i]), plain[i].sink);
+    for (size_t i = 0; i < cs.size(); ++i) {
+        Constrained& c = cs[i];
+        c.prompt = random_tokens(rng, 3 + rng() % 12);
+        c.start = static_cast<int32_t>(rng() % kVocab);
+        c.length = 6 + static_cast<int>(rng() % 10);
+        if (i == 1) c.seed = rng();
+        c.c = std::make_shared<Chained>(c.start, c.length);
+        GenerationRequest r = greedy(c.prompt, 40);
+        if (c.seed) {
+            r.sampling.temperature = 0.7f;
+            r.sampling.seed = *c.seed;
+        }
+        r.constraint = c.c;
+        c.id = s.submit(std::move(r), c.sink);
+    }
+    for (size_t i = 0; i < cs.size(); ++i) {
+        const Constrained& c = cs[i];
+        INFO("constrained request " << i << (c.seed ? " (sampled)" : " (greedy)"));
+        REQUIRE(c.sink->wait_done());
+        CHECK(c.sink->why == FinishReason::Stop);  // complete: no refused token, no dead end
+        CHECK(c.sink->tokens == chained_reference(c.prompt, c.start, c.length, c.seed));
+        CHECK(c.c->heard == c.sink->tokens);
+        CHECK(c.c->masks.load() >= c.length);
+        for (const auto& row : log.rows_of(c.id)) {
+            CHECK(!row.fed);
+            if (row.spec) CHECK(row.spec->allowed.size() == static_cast<size_t>((kVocab + 31) / 32));
+        }
+    }
+    for (Job& j : plain) {
+        REQUIRE(j.sink->wait_done());
+        CHECK(j.sink->tokens == j.want);
+    }
+    CHECK(blocks_held_after_steps(s) == 0);
+    if (overlap) {
+        CHECK(ranks.overlapped > 0);
+        CHECK(ranks.fed_rows > 0);
     }
 }
 
