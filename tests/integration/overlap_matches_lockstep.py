@@ -3,8 +3,9 @@
 once as served by default (each step built and sent while the one before runs, continuing rows fed
 on the workers) and once with --disable-overlap-schedule, under the same load: requests arriving
 one after another while others run, greedy and seeded sampling of every kind, logprobs and
-penalties (rows the host must see first), max_tokens from 3 to 40, stop strings, and streams the
-client drops midway. Every request's token ids, text and finish reason must be equal on both; a
+penalties (rows the host must see first), structured output (a regular expression, a choice, a
+JSON schema: each row's mask follows from the token it picked last, so such a row is never fed),
+max_tokens from 3 to 40, stop strings, and streams the client drops midway. Every request's token ids, text and finish reason must be equal on both; a
 dropped stream's ids must be the start of the same request's ids run to its end. /props must show
 that the default server overlapped its steps (and the other never did), and both must end with no
 request running and no KV block held.
@@ -14,11 +15,14 @@ usage: overlap_matches_lockstep.py RADIANCE_BIN MODEL_DIR [--serve-arg ARG ...]
 Mutations this test was seen to fail on (2026-12-07): the scheduler feeding a row from its
 neighbour's out row (fed_from j ^ 1: 42 of 48 requests differ, CPU workers); a one-rank host
 worker not putting the fed tokens in (45 differ); ranks other than 0 staging a stand-in greedy pick
-for every row, as they did before (--tp 2 on the pretend card: its 24 sampled requests differ).
+for every row, as they did before (--tp 2 on the pretend card: its 24 sampled requests differ);
+Scheduler::feedable() not refusing constrained rows (their fed rows carry no mask: 8 of the 12
+constrained requests differ, ending in error after a token outside their constraint; CPU workers).
 """
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +44,19 @@ SETTINGS = [
     {"temperature": 0.8, "presence_penalty": 0.5},   # likewise
 ]
 STOPS = [",", " the", "."]
+REGEX = r"[A-Z][a-z]{2,8} (sails|rows) \d{1,3} leagues"
+CHOICES = ["whale", "ship", "the sea"]
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 10}, "age": {"type": "integer"}},
+          "required": ["name", "age"], "additionalProperties": False}
+CONSTRAINTS = [{"structured_outputs": {"regex": REGEX}}, {"structured_outputs": {"choice": CHOICES}},
+               {"structured_outputs": {"json": SCHEMA}}]
+
+CONSTRAINED_SETTINGS = [{"temperature": 0}, {"temperature": 0.9, "top_k": 20}, {"temperature": 1.0},
+                        {"temperature": 0.8, "presence_penalty": 0.5}]
+
+
+def constrained(i):
+    return i % 4 == 3
 
 
 def request(i):
@@ -50,6 +67,9 @@ def request(i):
         body["seed"] = 1000 + i
     if i % 5 == 2:
         body["stop"] = [STOPS[i % len(STOPS)]]
+    if constrained(i):  # each constraint greedy, sampled, and sampled with a penalty; no stop string
+        body = {"prompt": body["prompt"], "max_tokens": 48, "return_token_ids": True, "seed": 1000 + i,
+                **CONSTRAINTS[(i // 4) % len(CONSTRAINTS)], **CONSTRAINED_SETTINGS[(i // 12) % len(CONSTRAINED_SETTINGS)]}
     return body, i % 6 == 5
 
 
@@ -63,6 +83,13 @@ def serve(radiance, model, work, extra):
         proc.kill()
         sys.exit(f"server {' '.join(extra)} did not become ready; see {log.name}")
     return proc, port
+
+
+def json_object(text):
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def stats(port):
@@ -148,7 +175,7 @@ def main():
         lockstep, errors_l = load(lock_port, n)
         overlapped, errors_o = load(over_port, n)
         failures += errors_l + errors_o
-        stops = 0
+        stops, whole = 0, 0
         for i in range(n):
             body, drop = request(i)
             want, got = lockstep.get(i), overlapped.get(i)
@@ -161,12 +188,20 @@ def main():
                 if got[0] != full_o[0][:len(got[0])] or want[0] != full_l[0][:len(want[0])]:
                     failures.append(f"request {i}: a dropped stream's ids {got[0]} are not the start of {full_o[0]}")
                 continue
-            stops += got[2] == "stop"
+            if constrained(i):
+                whole += got[2] == "stop"  # the constraint completed
+                if got[2] == "stop" and not (re.fullmatch(REGEX, got[1]) or got[1] in CHOICES or json_object(got[1])):
+                    failures.append(f"request {i} ({body}): {got[1]!r} does not match its constraint")
+            else:
+                stops += got[2] == "stop"
             if got != want:
                 failures.append(f"request {i} ({body}): overlapped {got} != lockstep {want}")
-        print(f"{n} requests compared, {stops} ended by a stop string")
+        print(f"{n} requests compared, {stops} ended by a stop string, {whole} of {sum(map(constrained, range(n)))} "
+              "constrained ones complete")
         if stops == 0:
             failures.append("no request ended by its stop string: the stop strings were never exercised")
+        if whole == 0:
+            failures.append("no constrained request completed: structured output was never exercised")
         s_lock, s_over = settle(lock_port), settle(over_port)
         print(f"overlapped_steps: {s_over['overlapped_steps']} of {s_over['steps']} (lockstep server: {s_lock['overlapped_steps']})")
         if s_over["overlapped_steps"] <= 0:
