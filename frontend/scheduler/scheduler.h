@@ -128,12 +128,11 @@ private:
     // Builds the next step (scheduler_build.cpp). With `prev` outstanding, only a step that feeds
     // some of prev's rows is built (false otherwise: the caller waits for prev's answer).
     // dead_ends: rows whose structured-output constraint allows no token (the caller fails them).
-    bool build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, std::vector<Request*>& too_large,
-                    std::vector<Request*>& dead_ends);
+    bool build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, std::vector<Request*>& too_large, std::vector<Request*>& dead_ends);
     // Whether the next step may feed the row's token: every rank picks it alike, and nothing the
     // host derives from it (a structured-output mask) goes into the row that follows.
     bool feedable(const Request& r, const ipc::SampleSpec& spec) const;
-    bool stalled() const;                              // work to do and no step finished for opts_.stall_timeout
+    bool stalled() const;  // work to do and no step finished for opts_.stall_timeout
     void settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now);
     void preempt_newest(Request* keep);
     void retire(Request& r);  // frees its blocks and takes it out of the queues

@@ -139,7 +139,7 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, std::span<const
     // feeding are queued first and the graph holds the model's ops and the pick. Steps without fed
     // rows keep the inputs' copy inside.
     const bool fed = !fed_from.empty();
-    const std::array<int64_t, 9> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0,       b->block_table_stride,
+    const std::array<int64_t, 9> key{b->n_tok, b->n_seq, b->n_out,    every_row ? 1 : 0,       b->block_table_stride,
                                      pick_op,  slot,     fed ? 1 : 0, stage_mask_bytes ? 1 : 0};
     auto it = graphable ? graphs.find(key) : graphs.end();
     const bool replay = it != graphs.end() && it->second;

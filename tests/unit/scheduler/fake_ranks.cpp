@@ -108,7 +108,8 @@ radiance::ipc::ResultMessage FakeRanks::run(const radiance::ipc::StepMessage& m)
         }
         const radiance::ipc::SampleSpec* spec = o < m.samples.size() ? &m.samples[o] : nullptr;
         const bool sampled = spec && spec->params.temperature > 0.0f;
-        int32_t t = sampled ? drawn_token(context, spec->params.seed.value_or(0), spec->draw, plan_.vocab) : next_token(context, plan_.vocab);
+        int32_t t =
+            sampled ? drawn_token(context, spec->params.seed.value_or(0), spec->draw, plan_.vocab) : next_token(context, plan_.vocab);
         // structured output's mask: the first allowed token from the model's own, cyclically
         if (spec && !spec->allowed.empty()) {
             const auto& a = spec->allowed;
