@@ -1,21 +1,17 @@
 // radiance-worker --rank R --world N --connect ADDR [--transport shm|grpc] [--connect-timeout S]
 //
 // One process per rank: joins the front end, loads the container by mmap and the plugins from
-// RADIANCE_HOME, plans, owns its KV cache, runs steps, samples on rank 0 and returns the results.
+// RADIANCE_HOME, plans, owns its KV cache, runs steps (step_runner.h: queued on a card while the
+// next one arrives), samples on rank 0 and returns the results.
 // Exits non-zero with a clear message when it cannot serve; exits 0 when told to shut down.
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <thread>
 
 #include "radiance/engine/engine.h"
-#include "radiance/ipc/host_comm.h"
 #include "radiance/ipc/shm_ring.h"
-#include "radiance/ipc/step_codec.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
@@ -23,6 +19,7 @@
 #include "row_pool.h"
 #include "sampler.h"
 #include "session.h"
+#include "step_runner.h"
 
 using namespace radiance;
 namespace pb = radiance::v1;
@@ -74,84 +71,6 @@ pb::DeviceFacts facts() {
     return f;
 }
 
-// The group's communicator as steps name it: a step naming a new generation makes this rank
-// attach to it first (after a peer restarted, the whole group meets in a fresh one).
-struct CommState {
-    RadComm comm{};
-    std::unique_ptr<ipc::HostComm> host;
-    uint64_t generation = 0;
-    int rank = 0;
-    void follow(const ipc::StepMessage& m) {
-        if (m.comm_name.empty() || m.comm_generation == generation) return;
-        host = ipc::HostComm::attach(m.comm_name, rank);
-        host->fill(&comm);
-        generation = m.comm_generation;
-    }
-};
-
-// A failpoint for the front end's tests: RADIANCE_TEST_CRASH_ON_TOKEN=N makes this worker abort on
-// any step holding token N, as a request that crashes its rank every time would (the scheduler
-// must give up on that request, not re-run it forever). Unset in production: -1, never matches.
-int32_t crash_token() {
-    static const int32_t t = [] {
-        const char* v = std::getenv("RADIANCE_TEST_CRASH_ON_TOKEN");
-        return v && *v ? static_cast<int32_t>(std::strtol(v, nullptr, 10)) : -1;
-    }();
-    return t;
-}
-
-// Runs one encoded step; returns the encoded result.
-std::string run_step(engine::Engine& eng, CommState& comm, const std::string& bytes, bool sample_here, std::vector<float>& logits,
-                     worker::RowPool& rows) {
-    ipc::ResultMessage res;
-    try {
-        ipc::StepMessage m = ipc::decode_step(bytes);
-        if (crash_token() >= 0 && std::find(m.batch.tokens.begin(), m.batch.tokens.end(), crash_token()) != m.batch.tokens.end()) {
-            std::cerr << "radiance-worker: RADIANCE_TEST_CRASH_ON_TOKEN " << crash_token() << " in step " << m.step_id << ": aborting\n";
-            std::abort();
-        }
-        res.step_id = m.step_id;
-        comm.follow(m);
-        // Rows that need nothing but greedy or plain sampling are picked where the logits are (on a
-        // card: no copy back); a rank that does not sample needs no logits at all.
-        const size_t n_out = m.batch.out_ids.size();
-        const bool card_samples = worker::samples_on_card(eng);
-        const size_t mask_words = static_cast<size_t>((eng.vocab() + 31) / 32);
-        for (const auto& s : m.samples)
-            if (!s.allowed.empty() && s.allowed.size() != mask_words)
-                throw Error("bad step: a structured-output mask of " + std::to_string(s.allowed.size()) + " words for a vocabulary of " +
-                            std::to_string(eng.vocab()) + " (" + std::to_string(mask_words) + " words)");
-        std::vector<engine::CardDraw> draws(n_out);
-        for (auto& d : draws) d.on_card = true;
-        if (sample_here)
-            for (size_t i = 0; i < n_out; ++i)
-                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], card_samples, eng.mask_on_card())
-                                                                  : engine::CardDraw{};
-        std::vector<int32_t> tokens;
-        eng.step(m.batch, logits, draws, tokens);
-        if (sample_here) {
-            const int64_t V = eng.vocab();
-            res.tokens.resize(m.samples.size());
-            std::vector<size_t> on_host;  // rows whose logits came back, drawn in parallel
-            for (size_t i = 0; i < m.samples.size(); ++i) {
-                if (!tokens.empty() && tokens[i] >= 0)
-                    res.tokens[i].token = tokens[i];
-                else
-                    on_host.push_back(i);
-            }
-            rows.run(on_host.size(), [&](size_t k) {
-                const size_t i = on_host[k];
-                res.tokens[i] = worker::sample_row(&logits[i * V], V, m.samples[i]);
-            });
-            if (m.want_logits) res.logits = logits;
-        }
-    } catch (const std::exception& e) {
-        res.status = 1;
-        res.error = e.what();
-    }
-    return ipc::encode(res);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,7 +106,7 @@ int main(int argc, char** argv) {
     // Load and plan; anything that stops this rank from serving is reported to the front end too.
     std::unique_ptr<engine::Engine> eng;
     std::unique_ptr<ipc::ShmRing> ring;
-    CommState comm;
+    worker::CommState comm;
     comm.rank = o.rank;
     comm.comm.rank = o.rank;
     comm.comm.world = o.world;
@@ -221,6 +140,8 @@ int main(int argc, char** argv) {
         l->set_kv_blocks(eng->kv_blocks());
         l->set_vocab(eng->vocab());
         l->set_max_out_rows(eng->max_out_rows());
+        l->set_feeds_greedy(worker::feeds_greedy(*eng, o.world));
+        l->set_feeds_sampled(worker::feeds_sampled(*eng, o.world));
         l->set_summary(std::to_string(eng->declaration().ops.size()) + " ops, arena " + std::to_string(eng->arena_bytes()) + " B, KV " +
                        std::to_string(eng->kv_bytes()) + " B" + (worker::samples_on_card(*eng) ? ", sampling on the card" : ""));
         session->send(m);
@@ -232,31 +153,40 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    std::vector<float> logits;
     std::string req;
     const bool sample_here = o.rank == 0;
     worker::RowPool rows(sample_here ? worker::RowPool::default_threads() : 0);
+    worker::StepRunner runner(*eng, comm, sample_here, rows);
+    std::vector<std::string> answers;
     while (!session->stop_requested()) {
         if (session->connection_lost()) {
             std::cerr << "radiance-worker rank " << o.rank << ": lost the front end; exiting\n";
             return 4;
         }
-        bool got = ring ? ring->pop_request(&req, 100000) : session->next_step(&req, 100);
-        if (!got) continue;
-        std::string res = run_step(*eng, comm, req, sample_here, logits, rows);
-        session->steps_done++;
-        bool sent;
-        if (ring) {
-            sent = ring->push_result(res);
-        } else {
-            pb::WorkerMessage m;
-            m.mutable_result()->set_body(res);
-            sent = session->send(m);
+        // With steps queued on the card, the next step is looked for without waiting (the front
+        // end sends it while the card runs the last), else the oldest is collected and answered.
+        const bool busy = runner.busy();
+        const bool got = ring ? ring->pop_request(&req, busy ? 0 : 100000) : session->next_step(&req, busy ? 0 : 100);
+        if (got)
+            runner.take(req, answers);
+        else if (busy)
+            runner.collect_oldest(answers);
+        for (const std::string& res : answers) {
+            session->steps_done++;
+            bool sent;
+            if (ring) {
+                sent = ring->push_result(res);
+            } else {
+                pb::WorkerMessage m;
+                m.mutable_result()->set_body(res);
+                sent = session->send(m);
+            }
+            if (!sent) {
+                std::cerr << "radiance-worker rank " << o.rank << ": cannot return a step result\n";
+                return 5;
+            }
         }
-        if (!sent) {
-            std::cerr << "radiance-worker rank " << o.rank << ": cannot return a step result\n";
-            return 5;
-        }
+        answers.clear();
     }
     log::info("rank ", o.rank, " shutting down: ", session->stop_reason());
     return 0;

@@ -31,8 +31,7 @@ bool samples_on_card(const engine::Engine& eng) {
 engine::CardDraw card_draw(const ipc::SampleSpec& spec, bool sample_on_card, bool mask_on_card) {
     const step::SamplingParams& s = spec.params;
     engine::CardDraw d;
-    const bool plain = s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f && s.repetition_penalty == 1.0f &&
-                       s.logit_bias.empty();
+    const bool plain = step::needs_only_logits(s);
     const bool greedy = !(s.temperature > 0.0f);
     d.on_card = plain && (greedy || sample_on_card) && (spec.allowed.empty() || mask_on_card);
     if (!d.on_card) return d;

@@ -26,7 +26,8 @@
 #            then rad-golden --model on it: one card, and two ranks on two cards when there are two
 #   coll     rad-collbench: host staging, and every device row (peer memory, NCCL, staging) on 2 cards
 #   tp8b     rad-enginebench on the 8B: TP=1 vs TP=2 (two cards), prefill 512 and decode at 1 / 64
-#   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients
+#   http     radiance serve --placement device on the 8B and tools/radbench at 1 / 64 / 256 clients, after the
+#            engine's decode step at 64 / 256 rows; HTTP_LOCKSTEP=1 also with --disable-overlap-schedule
 #   long     1k in / 1k out at 64 / 256 sequences: radiance, and llama.cpp where peers-build and gguf8b ran
 #   prof     per-op times of decode-dominated runs, and the split-count A/B (RADIANCE_GPU_ATTN_MIN_SPLITS) at 64 / 256 rows
 #   decodeab kbench's decode-path rows, then decode with an A/B switch (DECODE_AB, values DECODE_AB_VALUES)
@@ -544,17 +545,26 @@ print(f'copy bandwidth {2*a.numel()/s/1e12:.2f} TB/s (read+write, 2 GiB)')" ;;
         -c 540672 -b 2048 -ub 512 -npp 1024 -ntg 1024 -npl 64,256 2>&1 | grep -E '^\||error|failed' | sed 's/^/long llamacpp: /' |
         tee -a "$OUTD/long.log"
     fi ;;
-  http)  # end to end through the HTTP server: radiance serve --placement device, radbench at 1 / 64 / 256 clients, 128 in / 128 out
-    "$B/bin/radiance" serve --model $M8.rad --placement device --port 8089 --max-seqs 256 --max-ctx 512 --max-queue 1024 \
-      > "$OUTD/serve.log" 2>&1 &
-    spid=$!
-    for _ in $(seq 1 90); do curl -sf http://127.0.0.1:8089/ready >/dev/null && break; sleep 2; done
-    for c in 1 64 256; do
-      n=$(( c == 1 ? 8 : 2 * c ))
-      python3 "$root/tools/radbench/radbench.py" --url http://127.0.0.1:8089 --concurrency $c --requests $n \
-        --prompt-tokens 128 --output-tokens 128 2>&1 | sed "s/^/http c=$c: /"
-    done 2>&1 | tee "$OUTD/http.log"
-    kill $spid; wait $spid 2>/dev/null ;;
+  http)  # end to end through the HTTP server: radiance serve --placement device, radbench at 1 / 64 / 256 clients, 128 in / 128 out;
+         # first rad-enginebench's decode at 64 / 256 rows (the ITL target's yardstick, same call); HTTP_LOCKSTEP=1 also
+         # serves with --disable-overlap-schedule ("http lockstep c=..." lines)
+    "$B/bin/rad-enginebench" $M8.rad --placement device --prefill "" --decode 64,256 --in 128 --out 128 2>&1 |
+      grep -E "^decode" | sed 's/^/http engine: /' | tee "$OUTD/http-engine.log"
+    for mode in overlap ${HTTP_LOCKSTEP:+lockstep}; do
+      flags=() tag=""
+      [[ $mode == lockstep ]] && flags=(--disable-overlap-schedule) tag="lockstep "
+      "$B/bin/radiance" serve --model $M8.rad --placement device --port 8089 --max-seqs 256 --max-ctx 512 --max-queue 1024 \
+        "${flags[@]}" > "$OUTD/serve-$mode.log" 2>&1 &
+      spid=$!
+      for _ in $(seq 1 90); do curl -sf http://127.0.0.1:8089/ready >/dev/null && break; sleep 2; done
+      for c in 1 64 256; do
+        n=$(( c == 1 ? 8 : 2 * c ))
+        python3 "$root/tools/radbench/radbench.py" --url http://127.0.0.1:8089 --concurrency $c --requests $n \
+          --prompt-tokens 128 --output-tokens 128 2>&1 | sed "s/^/http ${tag}c=$c: /"
+      done
+      curl -s http://127.0.0.1:8089/props | python3 -c 'import json,sys; s=json.load(sys.stdin)["stats"]; print(sys.argv[1] + "steps", s["steps"], "overlapped", s["overlapped_steps"])' "http $tag"
+      kill $spid; wait $spid 2>/dev/null
+    done 2>&1 | tee "$OUTD/http.log" ;;
   httpab)  # the front end's token budget a step at 64 / 256 clients: radiance serve --placement device with each --max-batch-tokens of HTTP_TOKENS (default 512 2048 8192), radbench 4 requests a client, 128 in / 128 out
     for tb in ${HTTP_TOKENS:-512 2048 8192}; do
       "$B/bin/radiance" serve --model $M8.rad --placement device --port 8089 --max-seqs 256 --max-ctx 512 --max-queue 1024 \

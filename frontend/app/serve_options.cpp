@@ -47,6 +47,8 @@ const char* const kUsage =
     "  --no-enable-prefix-caching  compute every prompt in full instead of reusing the KV blocks of earlier\n"
     "                            requests that began with the same tokens [default: prefix caching on;\n"
     "                            --enable-prefix-caching says so]\n"
+    "  --disable-overlap-schedule  build each step only once the step before is answered (lockstep) instead of\n"
+    "                            while it runs [default: overlapped where every rank picks the tokens it feeds]\n"
     "\n"
     "Workers\n"
     "  --tp N                    tensor-parallel ranks, one worker process each [default: 1]\n"
@@ -126,6 +128,8 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             o.prefix_caching = true;
         else if (args.is("--no-enable-prefix-caching"))
             o.prefix_caching = false;
+        else if (args.is("--disable-overlap-schedule"))
+            o.overlap = false;
         else if (args.is("-h", "--help")) {
             std::cout << kUsage;
             std::exit(0);

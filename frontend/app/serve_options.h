@@ -19,6 +19,7 @@ struct ServeOptions {
     std::string placement = "auto";
     bool graphs = true;
     bool prefix_caching = true;
+    bool overlap = true;       // the overlapped scheduler (SchedulerOptions::overlap)
     int max_ctx = 0;           // 0: the model's training context
     int max_batch_tokens = 0;  // 0: default_batch_tokens(max_seqs)
     int max_seqs = 16;

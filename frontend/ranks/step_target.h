@@ -1,6 +1,7 @@
 // step_target.h: what the scheduler needs of the ranks, and nothing else: whether they serve,
-// what their plan holds, how large a step may be, and running one. WorkerGroup is the real one
-// (worker processes over gRPC and shared memory); tests give the scheduler a fake.
+// what their plan holds, how large a step may be, and running steps, up to two at a time.
+// WorkerGroup is the real one (worker processes over gRPC and shared memory); tests give the
+// scheduler a fake.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -16,6 +17,12 @@ struct PlanInfo {
     int64_t kv_blocks = 0;
     int64_t vocab = 0;
     int64_t max_out_rows = 0;
+    // Which out rows every rank picks alike (on a card, or a one-rank host plan's sampler), so a
+    // step sent before their tokens are back may feed them (ipc::StepMessage::fed_from): greedy
+    // rows, and rows sampled with temperature / top_k / top_p / min_p and a seed. Rows with
+    // penalties, bias or logprobs never are.
+    bool feeds_greedy = false;
+    bool feeds_sampled = false;
 };
 
 // A rank went away during a step or before it; the message names rank, pid and cause.
@@ -38,9 +45,20 @@ public:
     virtual PlanInfo plan() const = 0;
     // The most bytes one encoded step may take.
     virtual uint64_t step_capacity() const = 0;
-    // Runs one step on every rank; rank 0's result. Throws RankLost when a rank goes, StepTooLarge
-    // past step_capacity(), radiance::Error when a rank reports a failure.
-    virtual ipc::ResultMessage step(const ipc::StepMessage& m) = 0;
+    // Sends a step to every rank without waiting for it; at most two are outstanding (a step sent
+    // while the one before runs: the overlapped scheduler). Throws RankLost when a rank is not
+    // there to take it, StepTooLarge past step_capacity() (sent to no rank). Taken by value: the
+    // caller moves a step it is done with (no copy of a large step).
+    virtual void send(ipc::StepMessage m) = 0;
+    // Waits for the oldest outstanding step; rank 0's result. Throws RankLost when a rank goes (every
+    // outstanding step is lost with it), radiance::Error when a rank reports a failure of this
+    // step (later steps stay outstanding). Steps are answered in the order they were sent.
+    virtual ipc::ResultMessage receive() = 0;
+    // One step in lockstep: send, then receive.
+    ipc::ResultMessage step(const ipc::StepMessage& m) {
+        send(m);
+        return receive();
+    }
     // Workers that crashed (not killed from outside) so far: the scheduler tells a step that
     // crashed a worker from one that lost a rank for another reason.
     virtual int64_t crashes() const = 0;

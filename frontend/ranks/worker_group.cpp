@@ -66,6 +66,10 @@ bool crashed(int status) {
     return sig != SIGKILL && sig != SIGTERM && sig != SIGINT;
 }
 
+// Slots of a rank's step ring in each direction: two outstanding steps and the answers owed for
+// steps given up on.
+constexpr uint32_t kRingSlots = 4;
+
 }  // namespace
 
 struct Rank {
@@ -78,6 +82,10 @@ struct Rank {
     Stream* stream = nullptr;
     std::shared_ptr<std::mutex> write_mu = std::make_shared<std::mutex>();
     std::deque<std::string> grpc_results;
+    // Answers this rank's ring owes: steps pushed to it whose results were not read yet. Steps
+    // given up on (lost with another rank) are answered all the same; send() reads those before
+    // they could fill the ring.
+    uint64_t answers_owed = 0;
     Clock::time_point last_heartbeat;
     PlanInfo plan;
     std::string failure;
@@ -104,8 +112,23 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     uint64_t generation = 0;
     std::unique_ptr<ipc::HostComm> comm;  // the current generation's communicator (world > 1)
     bool comm_aborted = false;
-    uint64_t step_seq = 0;
+    uint64_t step_seq = 0;  // the last step id sent
     std::function<void(const RankEvent&)> cb;
+    // Steps sent and not answered yet, oldest first (the scheduler's thread alone sends and
+    // receives): each with the ranks it went to, as they were then.
+    struct Target {
+        int rank;
+        std::shared_ptr<ipc::ShmRing> ring;
+        Stream* stream;
+        std::shared_ptr<std::mutex> wmu;
+        uint64_t session;
+    };
+    struct Sent {
+        uint64_t id = 0;
+        std::vector<Target> targets;
+        Clock::time_point deadline;
+    };
+    std::deque<Sent> sent;
 
     // Caller holds mu.
     void emit(Rank& r, const std::string& detail) {
@@ -144,6 +167,34 @@ struct WorkerGroup::Impl final : pb::Control::Service {
         uint64_t b = 65536 + static_cast<uint64_t>(opts.max_out_rows) * (64 + 8 * 32);
         if (opts.return_logits) b += static_cast<uint64_t>(opts.max_out_rows) * static_cast<uint64_t>(opts.vocab) * 4;
         return b;
+    }
+
+    // Reads and drops the answers a rank's ring holds for steps given up on (those before the
+    // outstanding ones: answers come in order), waiting for them only when the ring could not
+    // take one more answer otherwise. Caller holds no lock; the step loop's thread.
+    void drop_stale_answers(const Target& t, Clock::time_point deadline) {
+        for (;;) {
+            uint64_t owed;
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                const Rank& r = ranks[t.rank];
+                if (r.session != t.session || r.state != RankState::Ready)
+                    throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " went " + rank_state_name(r.state));
+                owed = r.answers_owed;
+            }
+            if (owed <= sent.size()) return;
+            const bool must = owed + 1 > kRingSlots;
+            std::string stale;
+            if (t.ring->pop_result(&stale, must ? 50000 : 0)) {
+                std::lock_guard<std::mutex> lk(mu);
+                Rank& r = ranks[t.rank];
+                if (r.session == t.session && r.answers_owed) r.answers_owed--;
+                continue;
+            }
+            if (!must) return;
+            if (Clock::now() > deadline)
+                throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " did not answer the steps given up on in time");
+        }
     }
 
     grpc::Status Session(grpc::ServerContext*, Stream* stream) override {
@@ -201,7 +252,8 @@ struct WorkerGroup::Impl final : pb::Control::Service {
                 std::string name =
                     "/radiance-" + std::to_string(getpid()) + "-r" + std::to_string(r.index) + "-s" + std::to_string(my_session);
                 try {
-                    r.ring = ipc::ShmRing::create(name, 4, request_slot_bytes(), result_slot_bytes());
+                    r.ring = ipc::ShmRing::create(name, kRingSlots, request_slot_bytes(), result_slot_bytes());
+                    r.answers_owed = 0;
                     w->set_shm_name(name);
                     w->set_shm_bytes(r.ring->bytes());
                 } catch (const std::exception& e) {
@@ -223,7 +275,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             r.last_heartbeat = Clock::now();
             if (msg.has_loaded()) {
                 const auto& l = msg.loaded();
-                r.plan = PlanInfo{l.kv_block_size(), l.kv_blocks(), l.vocab(), l.max_out_rows()};
+                r.plan = PlanInfo{l.kv_block_size(), l.kv_blocks(), l.vocab(), l.max_out_rows(), l.feeds_greedy(), l.feeds_sampled()};
                 r.state = RankState::Ready;
                 log::info("rank ", r.index, " (pid ", r.pid, ") ready: ", l.summary());
                 emit(r, "ready");
@@ -390,7 +442,11 @@ PlanInfo WorkerGroup::plan() const {
     std::lock_guard<std::mutex> lk(impl_->mu);
     PlanInfo p = impl_->ranks[0].plan;
     // Each rank sized its cache from its own memory: the group holds what the smallest holds.
-    for (const auto& r : impl_->ranks) p.kv_blocks = std::min(p.kv_blocks, r.plan.kv_blocks);
+    for (const auto& r : impl_->ranks) {
+        p.kv_blocks = std::min(p.kv_blocks, r.plan.kv_blocks);
+        p.feeds_greedy = p.feeds_greedy && r.plan.feeds_greedy;  // a fed row needs its token on every rank
+        p.feeds_sampled = p.feeds_sampled && r.plan.feeds_sampled;
+    }
     if (impl_->pinned_kv_blocks == 0) impl_->pinned_kv_blocks = p.kv_blocks;
     p.kv_blocks = std::min(p.kv_blocks, impl_->pinned_kv_blocks);
     return p;
@@ -432,24 +488,19 @@ std::vector<RankState> WorkerGroup::states() const {
     return s;
 }
 
-ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
+void WorkerGroup::send(ipc::StepMessage copy) {
     Impl& m = *impl_;
-    ipc::StepMessage copy = msg;
-    std::string bytes;
-    struct Target {
-        int rank;
-        std::shared_ptr<ipc::ShmRing> ring;
-        Stream* stream;
-        std::shared_ptr<std::mutex> wmu;
-        uint64_t session;
-    };
-    std::vector<Target> targets;
+    if (m.sent.size() >= 2) throw Error("two steps are outstanding already (receive one first)");
+    Impl::Sent sent;
     {
         std::lock_guard<std::mutex> lk(m.mu);
-        copy.step_id = ++m.step_seq;
+        copy.step_id = m.step_seq + 1;  // taken once the step is sent, so a worker sees consecutive ids
         for (Rank& r : m.ranks) {
-            if (r.state != RankState::Ready) throw RankLost(r.index, "rank " + std::to_string(r.index) + " is " + rank_state_name(r.state));
-            targets.push_back({r.index, r.ring, r.stream, r.write_mu, r.session});
+            if (r.state != RankState::Ready) {
+                m.sent.clear();  // a step outstanding is lost with the rank
+                throw RankLost(r.index, "rank " + std::to_string(r.index) + " is " + rank_state_name(r.state));
+            }
+            sent.targets.push_back({r.index, r.ring, r.stream, r.write_mu, r.session});
         }
         // A whole group without a live communicator gets a new generation: after a rank re-joins,
         // the survivors and the newcomer meet in a fresh one.
@@ -464,14 +515,30 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
             copy.comm_generation = m.generation;
         }
     }
-    bytes = ipc::encode(copy);
+    const std::string bytes = ipc::encode(copy);
     if (bytes.size() > step_capacity())
         throw StepTooLarge("a step of " + std::to_string(bytes.size()) + " bytes exceeds the " + std::to_string(step_capacity()) +
                            " a step may take");
-    for (auto& t : targets) {
+    {
+        std::lock_guard<std::mutex> lk(m.mu);
+        m.step_seq = copy.step_id;
+    }
+    sent.id = copy.step_id;
+    sent.deadline = Clock::now() + m.opts.step_timeout;
+    for (auto& t : sent.targets) {
         bool ok;
         if (t.ring) {
+            try {
+                m.drop_stale_answers(t, sent.deadline);
+            } catch (const RankLost&) {
+                m.sent.clear();  // a step outstanding is lost with the rank
+                throw;
+            }
             ok = t.ring->push_request(bytes);
+            if (ok) {
+                std::lock_guard<std::mutex> lk(m.mu);
+                if (Rank& r = m.ranks[t.rank]; r.session == t.session) r.answers_owed++;
+            }
         } else {
             pb::FrontMessage f;
             f.mutable_step()->set_step(copy.step_id);
@@ -479,16 +546,39 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
             std::lock_guard<std::mutex> wl(*t.wmu);
             ok = t.stream && t.stream->Write(f);
         }
-        if (!ok) throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " did not take the step (ring full or stream closed)");
+        if (!ok) {
+            m.sent.clear();
+            throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " did not take the step (ring full or stream closed)");
+        }
     }
+    m.sent.push_back(std::move(sent));
+}
+
+ipc::ResultMessage WorkerGroup::receive() {
+    Impl& m = *impl_;
+    if (m.sent.empty()) throw Error("no step is outstanding");
+    const Impl::Sent s = std::move(m.sent.front());
+    m.sent.pop_front();
+    // Every later step is lost with a rank (the caller re-queues their requests).
+    struct ClearOnLoss {
+        Impl& m;
+        bool armed = true;
+        ~ClearOnLoss() {
+            if (armed) m.sent.clear();
+        }
+    } clear_on_loss{m};
     ipc::ResultMessage first;
-    const auto deadline = Clock::now() + m.opts.step_timeout;
     // One rank's next encoded result; throws RankLost when the rank goes away or times out.
-    auto receive = [&](const Target& t) -> std::string {
+    auto receive_one = [&](const Impl::Target& t) -> std::string {
         std::string out;
         for (;;) {
             if (t.ring) {
-                if (t.ring->pop_result(&out, 50000)) return out;
+                if (t.ring->pop_result(&out, 50000)) {
+                    std::lock_guard<std::mutex> lk(m.mu);
+                    Rank& r = m.ranks[t.rank];
+                    if (r.session == t.session && r.answers_owed) r.answers_owed--;
+                    return out;
+                }
             } else {
                 std::unique_lock<std::mutex> lk(m.mu);
                 Rank& r = m.ranks[t.rank];
@@ -504,31 +594,34 @@ ipc::ResultMessage WorkerGroup::step(const ipc::StepMessage& msg) {
             Rank& r = m.ranks[t.rank];
             if (r.session != t.session || r.state != RankState::Ready)
                 throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " (pid " + std::to_string(r.pid) + ") went " +
-                                           rank_state_name(r.state) + " during step " + std::to_string(copy.step_id));
-            if (Clock::now() > deadline)
-                throw RankLost(t.rank,
-                               "rank " + std::to_string(t.rank) + " did not finish step " + std::to_string(copy.step_id) + " in time");
+                                           rank_state_name(r.state) + " during step " + std::to_string(s.id));
+            if (Clock::now() > s.deadline)
+                throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " did not finish step " + std::to_string(s.id) + " in time");
         }
     };
-    for (auto& t : targets) {
-        ipc::ResultMessage res = ipc::decode_result(receive(t));
-        while (res.step_id < copy.step_id) res = ipc::decode_result(receive(t));  // a late answer to an abandoned step
-        if (res.step_id != copy.step_id)
+    for (auto& t : s.targets) {
+        ipc::ResultMessage res = ipc::decode_result(receive_one(t));
+        while (res.step_id < s.id) res = ipc::decode_result(receive_one(t));  // a late answer to an abandoned step
+        if (res.step_id != s.id)
             throw RankLost(t.rank, "rank " + std::to_string(t.rank) + " answered step " + std::to_string(res.step_id) + " to step " +
-                                       std::to_string(copy.step_id));
+                                       std::to_string(s.id));
         if (res.status != 0) {
             // A collective aborted because a peer went down is that peer's loss, not a bad step.
             std::lock_guard<std::mutex> lk(m.mu);
             for (Rank& r : m.ranks)
-                if (r.state != RankState::Ready || r.session != targets[static_cast<size_t>(r.index)].session)
+                if (r.state != RankState::Ready || r.session != s.targets[static_cast<size_t>(r.index)].session)
                     throw RankLost(r.index, "rank " + std::to_string(r.index) + " went " + rank_state_name(r.state) + " during step " +
-                                                std::to_string(copy.step_id));
+                                                std::to_string(s.id));
+            clear_on_loss.armed = false;  // the rank refused this step; the later ones are still its to answer
             throw Error("rank " + std::to_string(t.rank) + ": " + res.error);
         }
         if (t.rank == 0) first = std::move(res);
     }
+    clear_on_loss.armed = false;
     return first;
 }
+
+size_t WorkerGroup::outstanding() const { return impl_->sent.size(); }
 
 void WorkerGroup::restart_rank(int rank) {
     Impl& m = *impl_;

@@ -70,9 +70,12 @@ public:
     PlanInfo plan() const override;
     std::string address() const;
 
-    // Runs one step on every rank and returns rank 0's result. Throws RankLost, or StepTooLarge
-    // for a step whose encoding exceeds step_capacity() (sent to no rank).
-    ipc::ResultMessage step(const ipc::StepMessage& m) override;
+    // Steps on every rank, up to two outstanding (StepTarget). Called from one thread. Step ids
+    // are the group's, consecutive as sent, so a worker can tell that a step fed from the one
+    // before (StepMessage::fed_from) follows the step it ran last.
+    void send(ipc::StepMessage m) override;
+    ipc::ResultMessage receive() override;
+    size_t outstanding() const;
     // The most bytes one encoded step may take: a shared-memory request slot, sized from the
     // group's max_tok, max_seqs, max_ctx and max_out_rows (gRPC carries more; this is the bound for
     // both, so a step fits whichever transport a rank uses).

@@ -107,7 +107,8 @@ public:
     virtual ~GenerationService() = default;
     // Queues a request; returns its id. Throws QueueFull, NotReady or BadRequest.
     virtual uint64_t submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) = 0;
-    // Stops a request and frees its KV blocks at once; its sink gets on_finish(why), and that is
+    // Stops a request; its KV blocks go back once no step in flight holds them (at the latest when
+    // the step sent before the cancel is answered); its sink gets on_finish(why), and that is
     // the finish reason metrics count: Cancelled for a client that left, Stop when the API layer
     // matched a stop string in the text.
     virtual void cancel(uint64_t id, FinishReason why = FinishReason::Cancelled) = 0;

@@ -3,8 +3,8 @@
 // Every step mixes decode rows (one token for each running sequence, first) with prefill chunks
 // under a token budget (chunked prefill). KV blocks are allocated on demand; when they run out the
 // newest running request is preempted by recompute (its blocks freed, its tokens kept, recomputed
-// later), never failed. Cancelling frees a request's blocks at once. Waiting requests are served
-// first come, first served, from a bounded queue.
+// later), never failed. Cancelling frees a request's blocks once no step in flight holds them.
+// Waiting requests are served first come, first served, from a bounded queue.
 //
 // Automatic prefix caching (on unless SchedulerOptions::prefix_caching is false): once a full
 // block's KV is computed it is published in the block cache (block_cache.h); a request admitted
@@ -14,6 +14,17 @@
 // least recently used first and before any preemption. A waiting request whose next block another
 // request is computing right now waits a step or so and then shares it (n > 1, many clients with
 // one system prompt) instead of computing it beside it.
+//
+// Overlapped (SchedulerOptions::overlap, on by default): while a step runs, the next one is built
+// and sent. Rows of the running step whose tokens every rank picks alike (PlanInfo::feeds_*: on a
+// card, or a one-rank host plan) continue in it at their next position, their tokens fed from the
+// running step's picks on the workers (ipc::StepMessage::fed_from); rows whose tokens the host
+// must see first (penalties, logprobs) sit that step out and join the one after; arrivals and
+// prefill chunks join either. A row that stops in the running step (a stop token, a cancel) rides
+// the next as a zombie: its client hears of the end at once, its token from the next step is
+// dropped, and its blocks go back only once that step is answered. Blocks are published to the
+// prefix cache only from answered steps. At most two steps are outstanding; a rank lost with two
+// in flight re-queues every running request as a lost step always did, zombies retired.
 //
 // The front end owns the truth of every request (prompt, generated tokens, sampling state), so a
 // rank that dies costs time, not data: every running request is re-queued with what it generated
@@ -47,6 +58,7 @@ struct SchedulerOptions {
     std::chrono::milliseconds stall_timeout{60000};
     std::string model_name;
     bool prefix_caching = true;  // --no-enable-prefix-caching turns it off
+    bool overlap = true;         // --disable-overlap-schedule turns it off: lockstep steps
 };
 
 // What the scheduler reports as it works (metrics listen here; all calls come from its thread).
@@ -71,7 +83,9 @@ struct SchedulerStats {
     int64_t kv_blocks_evictable = 0;                          // cached, held by no request
     int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // tokens, as on_prefix_cache counts them
     int64_t preemptions = 0, prompt_tokens = 0, generated_tokens = 0, steps = 0, requeued_after_rank_loss = 0;
-    int64_t steps_abandoned = 0;  // steps whose requests were failed after kStepAttempts failures in a row
+    int64_t steps_abandoned = 0;          // steps whose requests were failed after kStepAttempts failures in a row
+    int64_t overlapped_steps = 0;         // steps sent while the step before them still ran
+    int64_t lost_with_two_in_flight = 0;  // ranks lost while two steps were outstanding
 };
 
 // The step token budget when none is given: a full decode batch (one token per sequence) plus as
@@ -103,18 +117,31 @@ public:
 
 private:
     struct Request;
+    struct Sent;  // a step sent and not answered yet (scheduler_request.h)
+    // The step loop (scheduler_loop.cpp): build, send, receive the oldest, apply its result.
     void loop();
+    void send_step(ipc::StepMessage& m, Sent&& sent, std::vector<SinkEvent>& done);
+    void receive_step(std::vector<SinkEvent>& emitted, std::vector<SinkEvent>& done);
+    void apply_result(const Sent& s, const ipc::ResultMessage& res, std::vector<SinkEvent>& emitted, std::vector<SinkEvent>& done);
+    // A step lost or discarded: its rows as if never sent (their KV from `computed` on is redone).
+    void undo(const Sent& s);
+    // Builds the next step (scheduler_build.cpp). With `prev` outstanding, only a step that feeds
+    // some of prev's rows is built (false otherwise: the caller waits for prev's answer).
     // dead_ends: rows whose structured-output constraint allows no token (the caller fails them).
-    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large,
-                    std::vector<Request*>& dead_ends);
+    bool build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, std::vector<Request*>& too_large, std::vector<Request*>& dead_ends);
+    // Whether the next step may feed the row's token: every rank picks it alike, and nothing the
+    // host derives from it (a structured-output mask) goes into the row that follows.
+    bool feedable(const Request& r, const ipc::SampleSpec& spec) const;
     bool stalled() const;  // work to do and no step finished for opts_.stall_timeout
     void settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now);
     void preempt_newest(Request* keep);
     void retire(Request& r);  // frees its blocks and takes it out of the queues
-    // Ends r: the observer hears of it, it is retired, its sink's finish joins `done`, and it is
-    // erased (r is gone afterwards).
+    // Ends r: the observer hears of it, its sink's finish joins `done`, it is retired and erased (r
+    // is gone afterwards), or, while an outstanding step holds a row of it, it becomes a zombie
+    // that bury() erases once the last of those is answered.
     void finish(Request& r, FinishReason why, const std::string& error, std::vector<SinkEvent>& done,
                 std::chrono::steady_clock::time_point now);
+    void bury(Request& r);
     void requeue_all(const std::string& why);
     // Prefix caching: the request's chain hashes for every full block of its tokens; how many of
     // its leading blocks the cache gives it (references taken, `computed` moved past them); and
@@ -151,6 +178,10 @@ private:
     uint64_t joins_seen_ = 0;
     std::atomic<int64_t> last_progress_{std::chrono::steady_clock::now().time_since_epoch().count()};  // a step finished or nothing to do
     SchedulerStats stats_;
+    // Steps sent and not answered, oldest first (the step loop's own), and when the last answer came.
+    std::vector<Sent> sent_;  // at most two
+    std::chrono::steady_clock::time_point last_answer_;
+    uint64_t built_steps_ = 0;   // serial of the step being built (Request::step_serial)
     SinkDispatcher dispatcher_;  // delivers to sinks while the next step runs
     std::thread thread_;
 };

@@ -163,6 +163,7 @@ int Engine::kv_block_size() const { return impl_->block; }
 int64_t Engine::kv_blocks() const { return impl_->blocks; }
 int64_t Engine::vocab() const { return impl_->vocab; }
 bool Engine::sample_on_card() const { return impl_->sample_op >= 0; }
+bool Engine::greedy_on_card() const { return impl_->argmax_op >= 0 || impl_->sample_op >= 0; }
 bool Engine::mask_on_card() const { return impl_->pick_mask; }
 Engine::HostTimes Engine::host_times() const { return impl_->host_times; }
 void Engine::reset_host_times() { impl_->host_times = {}; }

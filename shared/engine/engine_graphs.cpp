@@ -94,7 +94,8 @@ int64_t Engine::Impl::table_width(int64_t max_ctx) const {
 
 // Decode steps of one shape are recorded as a graph on their second run and replayed after:
 // their launches differ only in the inputs, which sit at the same place every step.
-void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick) {
+void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, std::span<const int32_t> fed_from, int pick_op,
+                                 const std::function<bool()>& pick) {
     const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && (opts.world_size == 1 || collectives_on_queue);
     if (opts.comm && opts.comm->staging != graph_generation) {  // a new generation of the group: the
         for (auto& [k, g] : graphs)                             // recorded collectives name the old one
@@ -118,28 +119,43 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
             rc = dev->copy(stage_d + st_mask.off, stage_h + st_mask.off, stage_mask_bytes, RAD_COPY_H2D, stream);
         return rc;
     };
-    // A fed step's first rows take the previous step's picked tokens from its slot on the card,
-    // after the inputs' copy (which brought placeholders there).
+    // A fed step's rows take the previous step's picked tokens from its slot on the card, after
+    // the inputs' copy (which brought placeholders there): a copy per run of rows fed from
+    // consecutive out rows (one run while no row of the previous step dropped out).
     auto feed = [&] {
         const uint8_t* prev_ids = stage_dev.data + static_cast<uint64_t>(slot ^ 1) * stage_bytes + st_ids.off;
-        if (fed > 0 && dev->copy(stage_d + st_tokens.off, prev_ids, static_cast<uint64_t>(fed) * 4, RAD_COPY_D2D, stream) != RAD_OK &&
-            step_error.empty())
-            step_error = std::string("feeding the previous step's tokens: ") + dev->last_error();
+        for (size_t i = 0; i < fed_from.size();) {
+            size_t j = i + 1;
+            while (j < fed_from.size() && fed_from[j] == fed_from[j - 1] + 1) ++j;
+            if (dev->copy(stage_d + st_tokens.off + i * 4, prev_ids + static_cast<uint64_t>(fed_from[i]) * 4, (j - i) * 4, RAD_COPY_D2D,
+                          stream) != RAD_OK)
+                return std::string("feeding the previous step's tokens: ") + dev->last_error();
+            i = j;
+        }
+        return std::string();
     };
-    const std::array<int64_t, 9> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0,       b->block_table_stride,
-                                     pick_op,  slot,     fed,      stage_mask_bytes ? 1 : 0};
+    // Which rows are fed from where changes from step to step (a row that finished drops out), so
+    // a fed step's copies stay outside its graph: the inputs' copy (masks included) and the
+    // feeding are queued first and the graph holds the model's ops and the pick. Steps without fed
+    // rows keep the inputs' copy inside.
+    const bool fed = !fed_from.empty();
+    const std::array<int64_t, 9> key{b->n_tok, b->n_seq, b->n_out,    every_row ? 1 : 0,       b->block_table_stride,
+                                     pick_op,  slot,     fed ? 1 : 0, stage_mask_bytes ? 1 : 0};
     auto it = graphable ? graphs.find(key) : graphs.end();
     const bool replay = it != graphs.end() && it->second;
     const bool record = it != graphs.end() && !it->second;  // seen once: record this run
-    if (!(replay || record)) device_check(copy_inputs(), "copying the step's inputs");
+    const bool copy_in_graph = (replay || record) && !fed;
+    if (!copy_in_graph) {
+        device_check(copy_inputs(), "copying the step's inputs");
+        if (const std::string e = feed(); !e.empty()) throw Error("step failed: " + e);
+    }
     if (replay) {
         device_check(dev->graph_launch(it->second, stream), "replaying a decode graph");
         return;
     }
     if (record) device_check(dev->graph_begin(stream), "starting a graph");
-    if (record && copy_inputs() != RAD_OK && step_error.empty())
+    if (record && copy_in_graph && copy_inputs() != RAD_OK && step_error.empty())
         step_error = std::string("copying the step's inputs: ") + dev->last_error();
-    if (step_error.empty()) feed();
     if (step_error.empty()) arch->step(ctx, b);
     if (step_error.empty() && pick_op >= 0) pick();  // a failed pick leaves step_error
     if (record) {

@@ -146,12 +146,12 @@ struct Engine::Impl {
     };
     std::deque<Queued> queued;
     void* marks[2] = {nullptr, nullptr};
-    int64_t pickable_next = 0;  // leading out rows of the last queued step whose tokens the card picked (what the next may feed)
-    uint64_t stage_used = 0;    // this step's staged bytes, from the start of the area
+    std::vector<uint8_t> picked_last;  // which out rows of the last queued step the card picked (what the next may feed from)
+    uint64_t stage_used = 0;           // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
-    // block-table width, pick op or -1, staging slot, rows fed from the previous step, masks
-    // copied); null graph: seen once, not recorded
+    // block-table width, pick op or -1, staging slot, whether rows are fed from the previous step,
+    // masks copied); null graph: seen once, not recorded
     std::map<std::array<int64_t, 9>, void*> graphs;
     // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
@@ -199,14 +199,14 @@ struct Engine::Impl {
     static void ctx_fail(RadCtx* c, const char* what);
     static int ctx_status(RadCtx* c);
     // engine_step.cpp
-    std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws, int64_t fed,
-                                    bool every_row_picked);
+    std::vector<uint8_t> queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
+                                    std::span<const int32_t> fed_from, bool every_row_picked);
     // engine_graphs.cpp
     void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void stage_masks(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void stage_batch(const StepBatch& in, RadBatch* b);
     int64_t table_width(int64_t max_ctx) const;
-    void run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick);
+    void run_on_device(RadCtx* ctx, const RadBatch* b, std::span<const int32_t> fed_from, int pick_op, const std::function<bool()>& pick);
 };
 
 }  // namespace radiance::engine

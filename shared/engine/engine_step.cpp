@@ -28,10 +28,10 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 // Checks the step, stages its inputs in the next slot and queues its work on the card (on the
 // host: runs it and fills `logits`). Returns which out rows get their token picked on the card;
 // the logits of the others are queued to come back to logits_h. With every_row_picked a step
-// whose rows cannot all be picked there is refused before anything is staged. Its first `fed`
-// token rows take the tokens the card picked for the previous step's first out rows.
+// whose rows cannot all be picked there is refused before anything is staged. Token row i <
+// fed_from.size() takes the token the card picked for the previous step's out row fed_from[i].
 std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws,
-                                              int64_t fed, bool every_row_picked) {
+                                              std::span<const int32_t> fed_from, bool every_row_picked) {
     Impl& m = *this;
     const auto t_enter = Clock::now();
     const int64_t n_tok = static_cast<int64_t>(in.tokens.size());
@@ -114,9 +114,14 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     for (size_t i = 0; i < n_out && pick_op >= 0; ++i) masked |= picked[i] && draws[i].allowed;
     if (every_row_picked && std::count(picked.begin(), picked.end(), 1) != static_cast<std::ptrdiff_t>(n_out))
         bad("a pipelined step needs every out row's token picked on the card (on_card draws the card's ops can serve)");
-    if (fed < 0 || fed > n_tok || fed > m.pickable_next)
-        bad(std::to_string(fed) + " rows fed from the previous step, whose first " + std::to_string(m.pickable_next) +
-            " out rows were picked on the card");
+    if (!fed_from.empty() && !m.dev) bad("rows fed from the previous step's picks need the plan on a card");
+    if (static_cast<int64_t>(fed_from.size()) > n_tok)
+        bad(std::to_string(fed_from.size()) + " rows fed from the previous step in a step of " + std::to_string(n_tok) + " tokens");
+    for (int32_t src : fed_from)
+        if (src < 0 || static_cast<size_t>(src) >= m.picked_last.size() || !m.picked_last[static_cast<size_t>(src)])
+            bad("a row fed from the previous step's out row " + std::to_string(src) + ", whose token was not picked on the card (" +
+                std::to_string(std::count(m.picked_last.begin(), m.picked_last.end(), 1)) + " of its " +
+                std::to_string(m.picked_last.size()) + " out rows were)");
     // The other slot than the step before's (whose picked ids a fed step reads, and which may
     // still be queued); back to that one if this step fails before it is queued.
     struct SlotFlip {
@@ -131,8 +136,6 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     if (pick_op >= 0 && pick_op == m.sample_op) m.stage_draws(draws, picked);
     m.stage_mask_bytes = 0;
     if (masked) m.stage_masks(draws, picked);
-    int64_t lead_picked = 0;
-    while (lead_picked < static_cast<int64_t>(n_out) && picked[static_cast<size_t>(lead_picked)]) ++lead_picked;
     const auto t_stage = Clock::now();
     if (m.dev) m.stage_batch(in, &b);
     m.step_error.clear();
@@ -142,7 +145,7 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
         const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
         logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
-        m.pickable_next = 0;
+        m.picked_last.clear();
         flip.queued = true;
         return picked;
     }
@@ -169,7 +172,7 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         return true;
     };
     const auto t_queue = Clock::now();
-    m.run_on_device(&ctx, &b, fed, n_picked ? pick_op : -1, pick);
+    m.run_on_device(&ctx, &b, fed_from, n_picked ? pick_op : -1, pick);
     const auto* lg_dev = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
     if (n_picked == 0 && n_out) {
         m.device_check(m.dev->copy(m.logits_h, lg_dev, n_out * V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
@@ -182,7 +185,7 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     m.host_times.stage_us += micros(t_queue - t_stage);
     m.host_times.queue_us += micros(Clock::now() - t_queue);
     flip.queued = true;
-    m.pickable_next = lead_picked;
+    m.picked_last = picked;
     return picked;
 }
 
@@ -194,11 +197,12 @@ static void picked_tokens(const int32_t* ids, const std::vector<uint8_t>* picked
         if (!(*picked)[i]) tokens[i] = -1;  // its logits came back instead
 }
 
-void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws, std::vector<int32_t>& tokens) {
+void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::vector<CardDraw>& draws, std::vector<int32_t>& tokens,
+                  std::span<const int32_t> fed_from) {
     Impl& m = *impl_;
     if (!m.queued.empty()) throw Error("bad step: pipelined steps are still queued (collect them first)");
     tokens.clear();
-    const std::vector<uint8_t> picked = m.queue_step(in, logits, draws, 0, false);
+    const std::vector<uint8_t> picked = m.queue_step(in, logits, draws, fed_from, false);
     if (!m.dev) return;
     const auto t_wait = Clock::now();
     m.device_check(m.dev->sync(m.stream), "running the step");
@@ -213,11 +217,18 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
 }
 
 void Engine::enqueue(const StepBatch& in, const std::vector<CardDraw>& draws, int32_t fed) {
+    if (fed < 0) throw Error("bad step: " + std::to_string(fed) + " rows fed from the previous step");
+    std::vector<int32_t> from(static_cast<size_t>(fed));
+    for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<int32_t>(i);
+    enqueue(in, draws, from);
+}
+
+void Engine::enqueue(const StepBatch& in, const std::vector<CardDraw>& draws, std::span<const int32_t> fed_from) {
     Impl& m = *impl_;
     if (!m.dev) throw Error("bad step: pipelined steps need the plan on a card");
     if (m.queued.size() >= 2) throw Error("bad step: two steps are queued already (collect one first)");
     std::vector<float> none;
-    m.queue_step(in, none, draws, fed, true);
+    m.queue_step(in, none, draws, fed_from, true);
     void* mark = m.marks[m.slot];
     if (mark) m.device_check(m.dev->mark_record(mark, m.stream), "marking the end of a queued step");
     m.queued.push_back({m.slot, in.out_ids.size(), mark});
@@ -235,7 +246,7 @@ void Engine::collect(std::vector<int32_t>& tokens) {
         m.device_check(q.mark ? m.dev->mark_wait(q.mark) : m.dev->sync(m.stream), "running a queued step");
     } catch (...) {
         m.queued.clear();  // what was queued after it cannot have run either
-        m.pickable_next = 0;
+        m.picked_last.clear();
         throw;
     }
     m.host_times.steps += 1;

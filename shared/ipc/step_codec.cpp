@@ -83,7 +83,7 @@ size_t encoded_size(const SampleSpec& s) {
 
 size_t encoded_size(const StepMessage& m) {
     const auto& b = m.batch;
-    size_t n = 4 + 8 + 1 + 4 + m.comm_name.size() + 8 + 6 * 4 + 4 + 4 + 4;
+    size_t n = 4 + 8 + 1 + 4 + m.comm_name.size() + 8 + 6 * 4 + 4 + 4 + 4 + 4 + 4 * m.fed_from.size();
     n += 4 * (b.tokens.size() + b.positions.size() + b.cu_seqlens.size() + b.seq_ids.size() + b.out_ids.size() + b.block_tables.size());
     for (const auto& s : m.samples) n += encoded_size(s);
     return n;
@@ -105,6 +105,7 @@ std::string encode(const StepMessage& m) {
     w.vec(b.block_tables);
     w.put(b.block_table_stride);
     w.put(b.n_seq_decode);
+    w.vec(m.fed_from);
     w.put<uint32_t>(static_cast<uint32_t>(m.samples.size()));
     for (auto& s : m.samples) {
         const step::SamplingParams& p = s.params;
@@ -143,6 +144,8 @@ StepMessage decode_step(const std::string& bytes) {
     b.block_tables = r.vec<int32_t>("block_tables");
     b.block_table_stride = r.get<int32_t>("block_table_stride");
     b.n_seq_decode = r.get<int32_t>("n_seq_decode");
+    m.fed_from = r.vec<int32_t>("fed_from");
+    if (m.fed_from.size() > b.tokens.size()) throw Error("step descriptor: more fed rows than tokens");
     uint32_t ns = r.get<uint32_t>("samples");
     if (ns > b.out_ids.size()) throw Error("step descriptor: more sample specs than out rows");
     m.samples.resize(ns);

@@ -1,6 +1,6 @@
 // Writes valid step descriptors and results into a folder: the seed corpus of step_fuzz (a
-// prefill, a decode of two sequences, a mixed step with sampling specs, a constrained row's mask, a result). Block tables
-// fit the fuzzer's engine (8 blocks of KV cache).
+// prefill, a decode of two sequences, a mixed step with sampling specs, a fed decode step, a
+// constrained row's mask, a result). Block tables fit the fuzzer's engine (8 blocks of KV cache).
 #include <fstream>
 #include <string>
 
@@ -59,9 +59,17 @@ int main(int argc, char** argv) {
     mixed.samples = {s, SampleSpec{}};
     write(dir + "/mixed.step", encode(mixed));
 
+    StepMessage fed = decode;  // pipelined: both rows fed from the step before, in swapped order
+    fed.step_id = 4;
+    fed.batch.tokens = {0, 0};
+    fed.batch.positions = {4, 7};
+    fed.batch.block_tables = {2, 3, 0, 1};
+    fed.fed_from = {1, 0};
+    write(dir + "/fed.step", encode(fed));
+
     // A constrained row: structured output's mask (a bit per id of the fixture's vocabulary).
     StepMessage masked = decode;
-    masked.step_id = 4;
+    masked.step_id = 5;
     SampleSpec m;
     m.params.temperature = 1.0f;
     m.params.seed = 3;

@@ -22,11 +22,14 @@ float32 transformers at a near-tie; measured, it gives the reference's 48 ids ex
 prompts alone and under this load, so it is held to the same exact comparison.
 
 usage: restart_under_load.py RADIANCE_BIN MODEL_DIR [--kills N] [--requests N] [--serve-arg ARG ...]
-                             [--reference JSON]
+                             [--reference JSON] [--overlapped]
 
 --serve-arg passes ARG on to `radiance serve` (repeat it), e.g. the pretend card's placement, where
 the ranks record tensor-parallel decode graphs that must be dropped when the group re-forms.
 --reference replaces demo_greedy_reference.json (beside this script).
+--overlapped: the server overlaps its steps (a step sent while the one before runs), and some kill
+must land with two steps in flight (/props stats.lost_with_two_in_flight), whose requests are then
+checked like any other.
 
 Mutations this test was seen to fail on (then reverted): the disturbed run as before (each client
 sending one request, no wait for streams) with 1.5 s more before kills 4 and 5, as on a faster
@@ -305,6 +308,14 @@ def main():
             failures.append(f"rank_restarts_total counts {restarts}, expected {kills}")
         if not saw_503:
             failures.append("/ready never answered 503 while a rank was down")
+        if "--overlapped" in sys.argv:
+            st = json.loads(get(port, "/props")[1])["stats"]
+            print(f"overlapped steps {st['overlapped_steps']} of {st['steps']}, "
+                  f"{st['lost_with_two_in_flight']} rank loss(es) with two steps in flight")
+            if st["overlapped_steps"] <= 0:
+                failures.append("no step was sent while another ran")
+            if st["lost_with_two_in_flight"] <= 0:
+                failures.append("no kill landed with two steps in flight")
         if get(port, "/ready")[0] != 200:
             failures.append("/ready is not 200 at the end")
     finally:

@@ -1,6 +1,7 @@
 // The scheduler over real workers: many concurrent greedy requests of different lengths give
 // exactly transformers' greedy tokens, also when a small KV cache forces preemption by recompute,
-// and cancelling frees the request's blocks at once.
+// and cancelling frees the request's blocks at once. The steps overlap (a one-rank host plan feeds
+// each continuing row the token its worker sampled), so these check the overlapped scheduler too.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include <radiance/sampling/sampler.h>
 
@@ -131,6 +133,7 @@ TEST_CASE("16 concurrent greedy requests give transformers' tokens, with and wit
         SchedulerStats st = sched.stats();
         CHECK(st.kv_blocks_used == 0);
         if (kv_blocks == 12) CHECK(st.preemptions > 0);
+        CHECK(st.overlapped_steps > 0);  // a one-rank host plan feeds its samples: steps overlapped
         sched.stop();
         group.shutdown();
     }
@@ -138,7 +141,7 @@ TEST_CASE("16 concurrent greedy requests give transformers' tokens, with and wit
 
 // No ';' in a test name: catch_discover_tests splits the name there into two ctest tests whose
 // filters match no test case, and Catch2 passes "No tests ran" (this one ran nothing that way).
-TEST_CASE("cancelling frees the request's KV blocks at once, and stop tokens end a request", "[scheduler]") {
+TEST_CASE("cancelling frees the request's KV blocks, and stop tokens end a request", "[scheduler]") {
     auto g = golden();
     WorkerGroup group(group_options(64));
     group.start();
@@ -155,7 +158,7 @@ TEST_CASE("cancelling frees the request's KV blocks at once, and stop tokens end
     r.sampling.temperature = 0;
     // The tiny model can finish its 80 tokens between two looks (well under 10 ms on an idle
     // machine), so a request is cancelled right after its third token and tried again if it
-    // ended first; one caught running must free its blocks at once.
+    // ended first; one caught running must free its blocks.
     // The reason given to cancel() is the one the sink (and the metrics) get: Stop when the API
     // layer matched a stop string (mutation run: the cancellation finishing with Cancelled always
     // fails the Stop round).
@@ -172,6 +175,9 @@ TEST_CASE("cancelling frees the request's KV blocks at once, and stop tokens end
             caught = true;
             CHECK(s->why == why);
             CHECK(used > 0);  // it held blocks while it ran
+            // They go back once no outstanding step holds them: at the latest when the step sent
+            // before the cancel is answered (the overlapped scheduler), milliseconds here.
+            for (int i = 0; i < 100 && sched.stats().kv_blocks_used; ++i) std::this_thread::sleep_for(milliseconds(10));
             CHECK(sched.stats().kv_blocks_used == 0);
         }
         CHECK(caught);
@@ -248,6 +254,7 @@ TEST_CASE("a seeded sampled request draws the host sampler's tokens for its seed
         alone = run(0, kSeed);
         crowded = run(5, kSeed);
         other_seed = run(0, kOtherSeed);
+        CHECK(sched.stats().overlapped_steps > 0);  // the draws below came from fed, overlapped steps
         sched.stop();
         group.shutdown();
     }
@@ -493,8 +500,8 @@ TEST_CASE("ready() is false while the scheduler makes no progress; unholdable re
     REQUIRE(sched.ready());
     GenerationRequest huge;
     huge.prompt = g[0].ids;
-    huge.max_tokens = 129;  // more than 8 x 16 tokens with the prompt
-    CHECK_THROWS_WITH(sched.submit(huge, std::make_shared<Collect>()), Catch::Contains("KV cache blocks; the cache holds 8"));
+    huge.max_tokens = 129;  // more than 8 x 16 tokens with the prompt: the context is cut to what the cache holds
+    CHECK_THROWS_WITH(sched.submit(huge, std::make_shared<Collect>()), Catch::Contains("exceeds the context of 128"));
 
     REQUIRE(pid > 0);
     GenerationRequest r;

@@ -213,3 +213,31 @@ TEST_CASE("a group stopped while it restarts a rank ends cleanly and leaves no w
         CHECK(worker_children() == 0);
     }
 }
+
+// Every step a rank is given is answered, also one the group gave up on when another rank was
+// lost: a surviving rank's answers to such steps pile up in its ring unless they are read, and a
+// full ring ends the worker ("cannot return a step result"). Rank 0 is killed right after each of
+// six steps, before anyone reads an answer; rank 1 must live through all six and then answer a
+// step that it and the restarted rank 0 serve. (Mutation seen failing, 2026-12-07: send() not
+// reading the stale answers: rank 1 exited with code 5 at the fifth kill, 4 ring slots.)
+TEST_CASE("a surviving rank's answers to steps given up on never fill its ring", "[workers]") {
+    auto go = options(false);
+    go.world_size = 2;
+    frontend::WorkerGroup g(go);
+    g.start();
+    REQUIRE(g.wait_ready(seconds(120)));
+    const std::vector<int32_t> prompt{1, 5, 9, 13};
+    const int32_t want = g.step(prompt_step(prompt)).tokens.at(0).token;
+    for (int k = 0; k < 6; ++k) {
+        INFO("kill " << k + 1);
+        g.send(prompt_step(prompt));
+        g.restart_rank(0);
+        CHECK_THROWS_AS(g.receive(), frontend::RankLost);
+        REQUIRE(g.wait_ready(seconds(120)));
+    }
+    CHECK(g.restarts() == std::vector<int>{6, 0});
+    const ipc::ResultMessage r = g.step(prompt_step(prompt));
+    REQUIRE(r.tokens.size() == 1);
+    CHECK(r.tokens[0].token == want);
+    g.shutdown();
+}

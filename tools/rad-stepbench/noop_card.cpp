@@ -4,12 +4,14 @@
 // plans on the card, greedy rows are picked "on the card" and no logits travel back, as on the
 // H200. The token is RADIANCE_NOOP_TOKEN (default 272, " the" in the demo model's tokenizer), so
 // every streamed chunk carries text. RADIANCE_NOOP_STEP_US="BASE,PER_TOKEN" makes each step take
-// BASE + PER_TOKEN x tokens microseconds (a sleep in the step's sync: on a card the host waits while
-// the card works), so the scheduler sees steps as long as a real card's. Never installed into a
-// serving home.
+// BASE + PER_TOKEN x tokens microseconds of the card's time (a clock the card keeps: a step queued
+// behind another starts when that one ends; the host sleeps in a sync or a mark's wait until the
+// work it waits for is done), so the scheduler sees steps as long as a real card's, pipelined or
+// not. Never installed into a serving home.
 #include <radiance/kernels/pretend_card.h>
 #include <radiance/rad_ops.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -41,12 +43,36 @@ const StepCost& step_cost() {
 
 int nothing(const RadArgs*) { return RAD_OK; }
 
-// The step's token count, from the embedding launch (its ranged `n`, replayed with a graph too);
-// the step's sync charges for it.
-int64_t g_step_tokens = 0;
+// The card's clock: when the work queued on it so far is done. A step's work is queued by its
+// embedding launch (its ranged `n` is the step's tokens; replayed with a graph too) and takes
+// its cost after whatever was queued before it, so two steps queued back to back (pipelined:
+// Engine::enqueue) run one after the other while the host goes on, as on a card.
+using Clock = std::chrono::steady_clock;
+Clock::time_point g_busy_until{};
+
+// How busy the card was: at exit (a worker told to shut down), the steps it ran and their share of
+// the time from the first step's start to the last one's end, on stderr (the server's log). What
+// the host's turnaround between steps left idle is the rest.
+struct BusyReport {
+    int64_t steps = 0;
+    double busy_us = 0;
+    Clock::time_point first{};
+    ~BusyReport() {
+        if (steps == 0 || busy_us <= 0) return;
+        const double span_us = std::chrono::duration<double, std::micro>(g_busy_until - first).count();
+        std::fprintf(stderr, "libnoopcard: %lld steps, the card busy %.1f%% of %.2f s\n", static_cast<long long>(steps),
+                     100.0 * busy_us / span_us, span_us / 1e6);
+    }
+} g_report;
 
 int embed_row(const RadArgs* a) {
-    g_step_tokens = rad_args_geti(a, "n");
+    const StepCost& c = step_cost();
+    const int64_t tokens = rad_args_geti(a, "n");
+    const double us = tokens > 0 ? c.base_us + c.per_token_us * static_cast<double>(tokens) : 0.0;
+    const Clock::time_point start = std::max(Clock::now(), g_busy_until);
+    g_busy_until = start + std::chrono::microseconds(static_cast<int64_t>(us));
+    if (g_report.steps++ == 0) g_report.first = start;
+    g_report.busy_us += us;
     return RAD_OK;
 }
 
@@ -60,11 +86,19 @@ int fixed_argmax(const RadArgs* a) {
     return RAD_OK;
 }
 
-void charge_step() {
-    const StepCost& c = step_cost();
-    const double us = g_step_tokens > 0 ? c.base_us + c.per_token_us * static_cast<double>(g_step_tokens) : 0.0;
-    g_step_tokens = 0;
-    if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(us)));
+// The host waits for the card: until the work queued before a sync, or before a mark was
+// recorded, is done.
+void wait_until(Clock::time_point t) { std::this_thread::sleep_until(t); }
+void wait_for_card() { wait_until(g_busy_until); }
+void* mark_create() { return new Clock::time_point{}; }
+void mark_destroy(void* m) { delete static_cast<Clock::time_point*>(m); }
+int mark_record(void* m, RadStream) {
+    *static_cast<Clock::time_point*>(m) = g_busy_until;
+    return RAD_OK;
+}
+int mark_wait(void* m) {
+    wait_until(*static_cast<Clock::time_point*>(m));
+    return RAD_OK;
 }
 
 using radiance::pretend_card::row;
@@ -90,10 +124,15 @@ const RadKernelInfo rows[] = {
     {"noopcard_argmax", "argmax", "argmax", "the fixed token", "any", "any", RAD_DOMAIN_DEVICE, 0, nullptr, 0, 0, row<fixed_argmax>},
 };
 
-// The pretend card of radiance/kernels/pretend_card.h, its sync charging the step's time.
+// The pretend card of radiance/kernels/pretend_card.h, its sync and marks waiting on the card's clock.
 const RadDeviceApi g_api = [] {
-    radiance::pretend_card::g_on_sync = charge_step;
-    return radiance::pretend_card::api("noop", "pretend card that computes nothing", 1, 1);
+    radiance::pretend_card::g_on_sync = wait_for_card;
+    RadDeviceApi d = radiance::pretend_card::api("noop", "pretend card that computes nothing", 1, 1);
+    d.mark_create = mark_create;
+    d.mark_destroy = mark_destroy;
+    d.mark_record = mark_record;
+    d.mark_wait = mark_wait;
+    return d;
 }();
 
 }  // namespace

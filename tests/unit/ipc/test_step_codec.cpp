@@ -36,6 +36,7 @@ StepMessage full_step() {
     b.block_tables = {1, 2, 3, 4, 5, 6};
     b.block_table_stride = 2;
     b.n_seq_decode = 2;
+    m.fed_from = {4, 1};
     SampleSpec a;
     a.params.temperature = 0.7f;
     a.params.top_p = 0.9f;
@@ -81,6 +82,7 @@ void require_same(const StepMessage& x, const StepMessage& y) {
     CHECK(x.batch.block_tables == y.batch.block_tables);
     CHECK(x.batch.block_table_stride == y.batch.block_table_stride);
     CHECK(x.batch.n_seq_decode == y.batch.n_seq_decode);
+    CHECK(x.fed_from == y.fed_from);
     REQUIRE(x.samples.size() == y.samples.size());
     for (size_t i = 0; i < x.samples.size(); ++i) {
         const SampleSpec &a = x.samples[i], &b = y.samples[i];
@@ -158,6 +160,9 @@ TEST_CASE("step_codec: encoded_size is the encoding's size", "[step_codec]") {
     r.batch.out_ids.push_back(5);
     r.samples.push_back(SampleSpec{});
     CHECK(encode(r).size() == before + kStepTokenBytes + kStepRowBytes + encoded_size(SampleSpec{}));
+    // And a fed row's entry.
+    r.fed_from.push_back(2);
+    CHECK(encode(r).size() == before + kStepTokenBytes + kStepRowBytes + encoded_size(SampleSpec{}) + kStepFedBytes);
 }
 
 TEST_CASE("step_codec: encoding is stable and starts with the magic", "[step_codec]") {
@@ -209,6 +214,11 @@ TEST_CASE("step_codec: impossible counts are refused before anything is allocate
     k.samples.push_back(SampleSpec{});
     k.samples.push_back(SampleSpec{});
     CHECK(error_of(decode_step, encode(k)) == "step descriptor: more sample specs than out rows");
+
+    // More fed rows than token rows.
+    StepMessage f = full_step();
+    f.fed_from.assign(6, 0);
+    CHECK(error_of(decode_step, encode(f)) == "step descriptor: more fed rows than tokens");
 
     // A result claiming more token rows than it has bytes.
     ResultMessage r;

@@ -7,6 +7,7 @@
 // container's mapping where their stored form is what the kernels read.
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,19 +85,27 @@ public:
     // has it (sample_on_card() says). tokens[i] is -1 for a row whose logits came back instead (not
     // on_card, or sampled without a `sample` row), and tokens stays empty when no row was picked
     // (a host plan: every row's logits came back and the caller picks).
-    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws, std::vector<int32_t>& tokens);
+    // `fed_from` as for enqueue(): the step's first token rows take tokens the card picked for the
+    // step before (on a card only; a host plan's caller puts the tokens in itself).
+    void step(const StepBatch& batch, std::vector<float>& logits, const std::vector<CardDraw>& draws, std::vector<int32_t>& tokens,
+              std::span<const int32_t> fed_from = {});
     // Pipelined steps on a card: enqueue stages a step and queues its work without waiting, so the
     // card runs it right after the step before it while the host takes that one's tokens; collect
     // waits for the oldest queued step and returns its picked tokens (one per out row). Every out
-    // row must be picked on the card (draws as for step(), each on_card and servable there). The
-    // first `fed` token rows take the tokens the card picked for the previous step's first `fed`
-    // out rows (their values in batch.tokens are placeholders): decode continues without the host
-    // seeing the token first. At most two steps are queued; step() refuses while any is.
+    // row must be picked on the card (draws as for step(), each on_card and servable there). Token
+    // row i < fed_from.size() takes the token the card picked for the previous step's out row
+    // fed_from[i] (its value in batch.tokens is a placeholder): decode continues without the host
+    // seeing the token first, and rows of the previous step may drop out or change places. The
+    // `fed` form feeds the first `fed` rows from the previous step's first `fed` out rows. At most
+    // two steps are queued; step() refuses while any is.
+    void enqueue(const StepBatch& batch, const std::vector<CardDraw>& draws, std::span<const int32_t> fed_from);
     void enqueue(const StepBatch& batch, const std::vector<CardDraw>& draws, int32_t fed);
     void collect(std::vector<int32_t>& tokens);
     size_t queued_steps() const;
-    // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`).
+    // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`), and
+    // greedy rows picked there (`argmax` or `sample`).
     bool sample_on_card() const;
+    bool greedy_on_card() const;
     // Whether the card's pick ops take structured output's mask (their `mask` operand): rows
     // with CardDraw::allowed are picked there too; otherwise their logits come back.
     bool mask_on_card() const;

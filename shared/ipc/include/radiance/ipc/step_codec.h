@@ -35,6 +35,10 @@ struct StepMessage {
     uint64_t comm_generation = 0;  // a new generation: attach before running the step
     step::StepBatch batch;
     std::vector<SampleSpec> samples;  // one per out row, or empty: no sampling
+    // Pipelined steps: token row i < fed_from.size() takes the token picked for out row
+    // fed_from[i] of the step before this one, which every rank picks alike (its value in
+    // batch.tokens is a placeholder). A worker refuses it unless it ran that step just before.
+    std::vector<int32_t> fed_from;
 };
 
 struct Sampled {
@@ -57,6 +61,7 @@ size_t encoded_size(const SampleSpec& s);  // one spec's bytes
 size_t encoded_size(const StepMessage& m);
 inline constexpr size_t kStepRowBytes = 3 * 4;    // a sequence's cu_seqlens, seq_ids and (at most one) out id entries
 inline constexpr size_t kStepTokenBytes = 2 * 4;  // a token and its position
+inline constexpr size_t kStepFedBytes = 4;        // a fed row's fed_from entry
 
 std::string encode(const StepMessage& m);
 std::string encode(const ResultMessage& m);

@@ -27,6 +27,14 @@ struct SamplingParams {
     std::optional<uint64_t> seed;
 };
 
+// Whether a row's token needs nothing but its logits and its draw: no penalties, no bias, no
+// logprobs. Such a token may be picked where the logits are (on a card) and, picked alike on every
+// rank, fed to the next step before the host has seen it (the overlapped scheduler).
+inline bool needs_only_logits(const SamplingParams& s) {
+    return s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f && s.repetition_penalty == 1.0f &&
+           s.logit_bias.empty();
+}
+
 struct TokenLogprob {
     int32_t token = 0;
     float logprob = 0;
