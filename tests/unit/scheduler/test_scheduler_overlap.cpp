@@ -259,6 +259,12 @@ TEST_CASE("scheduler overlap: a row that stops rides the next step as a zombie a
     radiance::log::set_level(radiance::log::Level::error);
     Served t(64, options());
     auto& [ranks, log, s] = t;
+    // Steps that take a while, so the next one is always out before one is answered (with instant
+    // answers a loaded machine sometimes let the scheduler read the stop token first: no zombie).
+    ranks.before_step = [&](const radiance::ipc::StepMessage& m) {
+        log.record(m);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    };
     std::mt19937 rng(50);
     const auto p = random_tokens(rng, 10);
     const auto ref = FakeRanks::reference(p, 12, kVocab);
