@@ -5,6 +5,9 @@
 # fixtures from ../shared (the repository's own travel with it), then compress it all into
 # .devcarry/bundle.tar.xz. There: mkdir B && tar -C B -xJf .devcarry/bundle.tar.xz and run with
 # LD_LIBRARY_PATH=B/lib:/usr/local/cuda/lib64.
+# The tree that travels with a call is capped at 64 MiB: BUNDLE_TRACE=0 leaves out the CUPTI
+# timeline (librad_cudatrace, libcupti), BUNDLE_FIXTURES=0 the golden fixtures, for calls that
+# carry llama.cpp's source and tokenizers beside the bundle.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/.bundle}
@@ -16,12 +19,13 @@ for b in radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kb
   [[ -x $build/bin/$b ]] && cp "$build/bin/$b" "$out/bin/"
 done
 # the CUPTI kernel timeline (tools/rad-cudatrace; CUDA_INJECTION64_PATH) with its libcupti
-[[ -f $build/lib/librad_cudatrace.so ]] && cp "$build/lib/librad_cudatrace.so" "$out/lib/"
+[[ ${BUNDLE_TRACE:-1} != 0 && -f $build/lib/librad_cudatrace.so ]] && cp "$build/lib/librad_cudatrace.so" "$out/lib/"
 for kind in kernels architectures quantizers; do
   [[ -d $build/share/radiance/$kind ]] && cp -r "$build/share/radiance/$kind" "$out/share/radiance/"
 done
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libdl\.so|libpthread\.so|librt\.so|libcuda\.so|libcudart|libcublas|libnccl)'
 for f in "$out"/bin/* "$out"/share/radiance/*/*.so "$out"/lib/librad_cudatrace.so; do
+  [[ -e $f ]] || continue
   ldd "$f" 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
     [[ $name =~ $skip ]] && continue
     [[ -e $out/lib/$name ]] || cp -L "$path" "$out/lib/$name"
@@ -29,7 +33,8 @@ for f in "$out"/bin/* "$out"/share/radiance/*/*.so "$out"/lib/librad_cudatrace.s
 done
 strip --strip-unneeded "$out"/lib/*.so* "$out"/bin/* 2>/dev/null || true
 # each with its teacher-forced decode references beside it, where rad-golden looks for them
-for fx in llama qwen2 qwen3 mistral_swa mixtral qwen3_moe; do
+[[ ${BUNDLE_FIXTURES:-1} == 0 ]] && fixtures=() || fixtures=(llama qwen2 qwen3 mistral_swa mixtral qwen3_moe gemma3)
+for fx in "${fixtures[@]}"; do
   [[ -d $shared/fixtures/golden/$fx ]] || continue
   cp -r "$shared/fixtures/golden/$fx" "$out/fixtures/"
   chmod -R u+w "$out/fixtures/$fx"

@@ -116,11 +116,17 @@ std::string run_step(engine::Engine& eng, CommState& comm, const std::string& by
         // card: no copy back); a rank that does not sample needs no logits at all.
         const size_t n_out = m.batch.out_ids.size();
         const bool card_samples = worker::samples_on_card(eng);
+        const size_t mask_words = static_cast<size_t>((eng.vocab() + 31) / 32);
+        for (const auto& s : m.samples)
+            if (!s.allowed.empty() && s.allowed.size() != mask_words)
+                throw Error("bad step: a structured-output mask of " + std::to_string(s.allowed.size()) + " words for a vocabulary of " +
+                            std::to_string(eng.vocab()) + " (" + std::to_string(mask_words) + " words)");
         std::vector<engine::CardDraw> draws(n_out);
         for (auto& d : draws) d.on_card = true;
         if (sample_here)
             for (size_t i = 0; i < n_out; ++i)
-                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], card_samples) : engine::CardDraw{};
+                draws[i] = !m.want_logits && i < m.samples.size() ? worker::card_draw(m.samples[i], card_samples, eng.mask_on_card())
+                                                                  : engine::CardDraw{};
         std::vector<int32_t> tokens;
         eng.step(m.batch, logits, draws, tokens);
         if (sample_here) {

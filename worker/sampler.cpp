@@ -15,8 +15,8 @@ ipc::Sampled sample_row(const float* logits, int64_t vocab, const ipc::SampleSpe
     std::vector<int32_t> generated;
     for (auto& [tok, count] : spec.gen_counts) generated.insert(generated.end(), static_cast<size_t>(count), tok);
     sampling::TokenHistory h{spec.seen_tokens, generated};
-    sampling::SampleResult r =
-        sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)), spec.params, h, static_cast<uint64_t>(spec.draw));
+    sampling::SampleResult r = sampler.sample(std::span<const float>(logits, static_cast<size_t>(vocab)), spec.params, h,
+                                              static_cast<uint64_t>(spec.draw), spec.allowed);
     return {r.token, r.logprob, std::move(r.top)};
 }
 
@@ -28,14 +28,15 @@ bool samples_on_card(const engine::Engine& eng) {
     return eng.sample_on_card() && !host_only;
 }
 
-engine::CardDraw card_draw(const ipc::SampleSpec& spec, bool sample_on_card) {
+engine::CardDraw card_draw(const ipc::SampleSpec& spec, bool sample_on_card, bool mask_on_card) {
     const step::SamplingParams& s = spec.params;
     engine::CardDraw d;
     const bool plain = s.top_logprobs < 0 && s.presence_penalty == 0.0f && s.frequency_penalty == 0.0f && s.repetition_penalty == 1.0f &&
                        s.logit_bias.empty();
     const bool greedy = !(s.temperature > 0.0f);
-    d.on_card = plain && (greedy || sample_on_card);
+    d.on_card = plain && (greedy || sample_on_card) && (spec.allowed.empty() || mask_on_card);
     if (!d.on_card) return d;
+    d.allowed = spec.allowed.empty() ? nullptr : spec.allowed.data();
     d.temperature = greedy ? 0.0f : s.temperature;
     d.top_p = s.top_p;
     d.min_p = s.min_p;

@@ -7,6 +7,12 @@
 #            (commit them under tests/golden/fixtures)
 #   moebench rad-enginebench on Qwen3-30B-A3B's shape (bench/gpu/configs/qwen3-30b-a3b.json, MOE_LAYERS layers,
 #            default 12 of 48, weights drawn by rad-convert --random-weights): prefill 512, decode 1 / 64
+#   moecut   a random Qwen3-30B-A3B-shaped HF checkpoint cut to MOE_LAYERS (default 8) layers
+#            (tools/golden/make_random_moe.py) in /tmp/moecut, its .rad and its bf16 GGUF (llama.cpp's converter)
+#   moepeers llama.cpp's CUDA build (peers-build first) then rad-enginebench on the moecut weights: pp512/4096,
+#            tg128, 128 in / 128 out at 1, 64, 256 sequences; MOEPEERS summary lines
+#   moecpu   the 16-core host on the moecut weights: llama.cpp's CPU build against rad-enginebench --placement host
+#            (pp512, tg128), two pairs back to back
 #   make8b   the random Llama-3.1-8B-shaped checkpoint (tools/golden/make_random_llama.py) + .rad
 #   rand8b   only the .rad, its weights drawn by rad-convert --random-weights (for radiance-only calls)
 #   bench    rad-enginebench on it (prefill 512/4096, decode at 1/64/256 concurrent)
@@ -236,9 +242,9 @@ cpu16_pair() {  # cpu16_pair SHAPE PAIR: llama-bench (CPU build) then rad-engine
     r1 = (b + 0 > 0 && a + 0 > 0) ? sprintf("%.2f", a / b) : "n/a"; r2 = (e + 0 > 0 && c + 0 > 0) ? sprintf("%.2f", c / e) : "n/a"
     printf "CPU16 model=%s pair=%s threads=%s pp512 radiance=%s llamacpp=%s ratio=%s tg128 radiance=%s llamacpp=%s ratio=%s\n", m, p, t, a, b, r1, c, e, r2 }'
 }
-peers_gpu_bench() {  # llama.cpp's CUDA build on /tmp/llama8b-bf16.gguf
-  local L=/tmp/llamacpp-cuda/bin G=/tmp/llama8b-bf16.gguf out
-  [[ -s $G ]] || { echo "peers-gpu: no $G (run make8b and gguf8b first)"; return 1; }
+peers_gpu_bench() {  # peers_gpu_bench [GGUF]: llama.cpp's CUDA build on GGUF (default /tmp/llama8b-bf16.gguf)
+  local L=/tmp/llamacpp-cuda/bin G=${1:-/tmp/llama8b-bf16.gguf} out
+  [[ -s $G ]] || { echo "peers-gpu: no $G (run make8b and gguf8b, or moecut, first)"; return 1; }
   echo "peers-gpu: llama.cpp $(cut -c1-9 /tmp/llamacpp-src/LLAMACPP_COMMIT 2>/dev/null) CUDA build, $G ($(du -h $G | cut -f1))"
   out=$(LD_LIBRARY_PATH=$cuda_lib timeout 240 "$L/llama-bench" -m $G -ngl 99 -fa 1 -p 512,4096 -n 128 -r 3 -o md 2>&1 | grep -E '^\||error|failed|^build:')
   sed 's/^/llamacpp-gpu bench: /' <<< "$out"
@@ -278,6 +284,40 @@ for stage in "$@"; do
     [[ -f $d.rad ]] || LD_LIBRARY_PATH=$B/lib:$cuda_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-convert" $d -o $d.rad --random-weights 1 2>&1 | tail -1
     LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-enginebench" $d.rad --placement device \
       ${MOEBENCH_ARGS:---prefill 512 --decode 1,64 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill|model|case)" | tee -a "$OUTD/moebench.log" ;;
+  moecut)
+    MC=/tmp/moecut
+    peers_tokenizers
+    if [[ ! -f $MC/model.safetensors.index.json ]]; then
+      t0=$SECONDS
+      python3 "$root/tools/golden/make_random_moe.py" "$root/bench/gpu/configs/qwen3-30b-a3b.json" $MC --layers "${MOE_LAYERS:-8}" \
+        --tokenizer "$RADTOK/qwen3" 2>&1 | tail -1
+      echo "moecut: checkpoint in $((SECONDS - t0)) s, $(du -sh $MC | cut -f1)"
+    fi
+    if [[ ! -s $MC.rad ]]; then t0=$SECONDS; "$B/bin/rad-convert" $MC -o $MC.rad 2>&1 | tail -1; echo "moecut: rad-convert $((SECONDS - t0)) s"; fi
+    to_gguf $MC $MC-bf16.gguf
+    df -h /tmp | tail -1 | sed 's/^/moecut: disk /' ;;
+  moepeers)
+    {
+      peers_wait cuda "${PEERS_WAIT_S:-360}" && peers_gpu_bench /tmp/moecut-bf16.gguf
+      quiet_begin
+      "$B/bin/rad-enginebench" /tmp/moecut.rad --placement device --prefill 512,4096 --decode 1,64,256 --in 128 --out 128 2>&1 |
+        grep -E "^(decode|prefill|model)" | sed 's/^/MOEPEERS radiance: /'
+      quiet_end
+    } 2>&1 | tee "$OUTD/moepeers.log" ;;
+  moecpu)
+    {
+      d=/tmp/moecut T=${CPU16_THREADS:-16}
+      if peers_wait cpu "${PEERS_WAIT_S:-360}"; then
+        quiet_begin
+        for p in 1 2; do
+          LD_LIBRARY_PATH=$cuda_lib timeout 300 /tmp/llamacpp-cpu/bin/llama-bench -m $d-bf16.gguf -t "$T" -p 512 -n 128 -r 2 -o md 2>&1 |
+            grep -E '^\||error|failed' | sed "s/^/moecpu llamacpp pair$p: /"
+          RADIANCE_THREADS=$T timeout 300 "$B/bin/rad-enginebench" $d.rad --placement host --prefill 512 --decode 1 --in 16 --out 128 2>&1 |
+            grep -E "^(decode|prefill)" | sed "s/^/moecpu radiance pair$p: /"
+        done
+        quiet_end
+      fi
+    } 2>&1 | tee "$OUTD/moecpu.log" ;;
   make8b)
     if [[ -s $M8.rad && -f $M8/model.safetensors ]]; then echo "make8b: $M8.rad exists (a warm machine)"; continue; fi
     python3 "$root/tools/golden/make_random_llama.py" $M8

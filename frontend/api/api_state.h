@@ -11,6 +11,7 @@
 #include "generation_job.h"
 #include "json_io.h"
 #include "radiance/jinja/chat_template.h"
+#include "structured_output.h"
 
 namespace radiance::frontend {
 
@@ -39,11 +40,14 @@ public:
     JobPlan new_plan(const ordered_json& body, const std::string& stop_field) const;
     // 400 naming param for an id the model does not have.
     void check_token_ids(const std::vector<int32_t>& ids, const std::string& param) const;
+    // Structured output's compiled grammars (shared by every route; locked inside).
+    GrammarCache& grammars() const { return *grammars_; }
 
 private:
     ApiContext& ctx_;
     std::optional<jinja::ChatTemplate> chat_template_;
     std::vector<int32_t> stop_token_ids_;
+    std::unique_ptr<GrammarCache> grammars_ = std::make_unique<GrammarCache>();
 };
 
 }  // namespace radiance::frontend

@@ -8,6 +8,7 @@
 #include "api_error.h"
 #include "radiance/text/stream_decoder.h"
 #include "stop_matcher.h"
+#include "structured_output.h"
 #include "wire_output.h"
 
 namespace radiance::frontend {
@@ -100,6 +101,8 @@ void Job::submit_all() {
         req.max_tokens = plan_.choices[i].max_tokens;
         req.stop_token_ids = plan_.stop_token_ids;
         req.deadline = plan_.deadline;
+        req.cache_salt = plan_.cache_salt;
+        if (plan_.choices[i].grammar) req.constraint = make_constraint(plan_.choices[i].grammar, plan_.stop_token_ids);
         uint64_t id = 0;
         try {
             id = service_.submit(std::move(req), std::make_shared<ChoiceSink>(shared_from_this(), i));

@@ -12,12 +12,17 @@
 #include "http_server.h"
 #include "radiance/text/tokenizer.h"
 
+namespace radiance::grammar {
+class CompiledGrammar;
+}
+
 namespace radiance::frontend {
 
 struct ChoicePlan {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
     int max_tokens = 16;
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;  // structured output, or null
 };
 
 struct JobPlan {
@@ -26,6 +31,7 @@ struct JobPlan {
     std::vector<int32_t> stop_token_ids;  // end a choice; not part of its text or tokens
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     bool skip_special_tokens = true;
+    std::string cache_salt;  // GenerationRequest::cache_salt of every choice
 };
 
 // Aborted: the server cut it short (a shutdown past its timeout); the text so far is answered,

@@ -7,6 +7,7 @@
 #include "openai_logprobs.h"
 #include "route_handlers.h"
 #include "sampling_fields.h"
+#include "structured_output.h"
 #include "wire_output.h"
 
 namespace radiance::frontend {
@@ -41,7 +42,7 @@ LlamaRequest read_llama_request(const ApiState& api, const ordered_json& body) {
     if (n_predict < 0) n_predict = INT32_MAX;
     r.n_predict = api.plan_max_tokens(r.prompt.ids.size(), n_predict, "prompt", "n_predict", true);
     req.plan = api.new_plan(body, "stop");
-    req.plan.choices.push_back({r.prompt.ids, sampling, r.n_predict});
+    req.plan.choices.push_back({r.prompt.ids, sampling, r.n_predict, read_llama_constraint(body, api)});  // json_schema, grammar
     return req;
 }
 

@@ -8,6 +8,7 @@
 #include "openai_shapes.h"
 #include "route_handlers.h"
 #include "sampling_fields.h"
+#include "structured_output.h"
 #include "wire_output.h"
 
 namespace radiance::frontend {
@@ -31,10 +32,6 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
 
     r.stream = get_bool(body, "stream").value_or(false);
     r.include_usage = openai_include_usage(body);
-    if (auto rf = body.find("response_format"); rf != body.end() && !rf->is_null()) {
-        if (!rf->is_object() || rf->value("type", std::string()) != "text")
-            throw bad_request("only {\"type\": \"text\"} is supported for 'response_format'", "response_format");
-    }
     const int n = static_cast<int>(get_int(body, "n", 1, api.ctx().options.max_n).value_or(1));
     r.logprobs = get_bool(body, "logprobs").value_or(false);
     const auto top = get_int(body, "top_logprobs", 0, api.ctx().options.max_top_logprobs);
@@ -43,6 +40,7 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
     SamplingParams sampling = read_openai_sampling(body, api);
     sampling.top_logprobs = r.logprobs ? static_cast<int>(top.value_or(0)) : -1;
     r.plan = api.new_plan(body, "stop");
+    r.plan.cache_salt = openai_cache_salt(body);
 
     auto tools = body.find("tools");
     if (tools != body.end() && !tools->is_null() && !tools->is_array()) throw bad_request("'tools' must be an array", "tools");
@@ -60,8 +58,9 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
         body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null() ? "max_completion_tokens" : "max_tokens";
     const int max_tokens = api.plan_max_tokens(prompt.size(), get_int(body, max_name, INT32_MIN, INT32_MAX), "messages", max_name, false);
 
+    const auto constraint = read_openai_constraint(body, api);  // response_format, structured_outputs
     for (int i = 0; i < n; ++i) {
-        ChoicePlan c{prompt, sampling, max_tokens};
+        ChoicePlan c{prompt, sampling, max_tokens, constraint};
         c.sampling.seed = seed_for_choice(sampling.seed, static_cast<size_t>(i));
         r.plan.choices.push_back(std::move(c));
     }

@@ -9,6 +9,7 @@
 #include "openai_shapes.h"
 #include "route_handlers.h"
 #include "sampling_fields.h"
+#include "structured_output.h"
 #include "wire_output.h"
 
 namespace radiance::frontend {
@@ -59,11 +60,13 @@ CompletionRequest read_completion_request(const ApiState& api, const ordered_jso
     SamplingParams sampling = read_openai_sampling(body, api);
     sampling.top_logprobs = r.logprobs;
     req.plan = api.new_plan(body, "stop");
+    req.plan.cache_salt = openai_cache_salt(body);
     const auto requested = get_int(body, "max_tokens", INT32_MIN, INT32_MAX);
+    const auto constraint = read_openai_constraint(body, api);  // structured_outputs, response_format (as vLLM)
     for (const auto& p : r.prompts) {
         const int max_tokens = api.plan_max_tokens(p.ids.size(), requested, "prompt", "max_tokens", false);
         for (size_t i = 0; i < r.n; ++i) {
-            ChoicePlan c{p.ids, sampling, max_tokens};
+            ChoicePlan c{p.ids, sampling, max_tokens, constraint};
             c.sampling.seed = seed_for_choice(sampling.seed, i);
             req.plan.choices.push_back(std::move(c));
         }

@@ -18,6 +18,16 @@ inline bool openai_include_usage(const ordered_json& body) {
     return get_bool(*so, "include_usage").value_or(false);
 }
 
+// vLLM's cache_salt: a request shares cached KV blocks only with requests of the same salt. A
+// non-empty string (vLLM's rule) of at most 1,024 bytes (it is kept with every cached first block).
+inline std::string openai_cache_salt(const ordered_json& body) {
+    const std::optional<std::string> salt = get_string(body, "cache_salt");
+    if (!salt) return "";
+    if (salt->empty()) throw bad_request("'cache_salt' must be a non-empty string", "cache_salt");
+    if (salt->size() > 1024) throw bad_request("'cache_salt' is over 1024 bytes", "cache_salt");
+    return *salt;
+}
+
 // The event a stream carries when a generation fails after the 200 went out (the SDKs raise it).
 inline ordered_json openai_stream_error(const ApiError& e) {
     return {{"error",

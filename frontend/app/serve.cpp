@@ -117,6 +117,7 @@ int serve(const ServeOptions& o) {
     so.max_ctx = max_ctx;
     so.max_queue = static_cast<size_t>(o.max_queue);
     so.model_name = name;
+    so.prefix_caching = o.prefix_caching;
     Scheduler scheduler(group, so, &metrics);
 
     ApiContext ctx;

@@ -44,6 +44,9 @@ const char* const kUsage =
     "                            or what memory holds: see --gpu-memory-utilization; on the host, half the free memory]\n"
     "  --gpu-memory-utilization F  share of the card's memory weights, buffers and KV cache may take [default: 0.9]\n"
     "  --max-queue N             waiting requests before 429 [default: 256]\n"
+    "  --no-enable-prefix-caching  compute every prompt in full instead of reusing the KV blocks of earlier\n"
+    "                            requests that began with the same tokens [default: prefix caching on;\n"
+    "                            --enable-prefix-caching says so]\n"
     "\n"
     "Workers\n"
     "  --tp N                    tensor-parallel ranks, one worker process each [default: 1]\n"
@@ -119,6 +122,10 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             o.placement = args.value();
         else if (args.is("--no-graphs"))
             o.graphs = false;
+        else if (args.is("--enable-prefix-caching"))
+            o.prefix_caching = true;
+        else if (args.is("--no-enable-prefix-caching"))
+            o.prefix_caching = false;
         else if (args.is("-h", "--help")) {
             std::cout << kUsage;
             std::exit(0);

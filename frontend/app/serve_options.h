@@ -18,6 +18,7 @@ struct ServeOptions {
     bool debug_selection = false;
     std::string placement = "auto";
     bool graphs = true;
+    bool prefix_caching = true;
     int max_ctx = 0;           // 0: the model's training context
     int max_batch_tokens = 0;  // 0: default_batch_tokens(max_seqs)
     int max_seqs = 16;

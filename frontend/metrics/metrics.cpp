@@ -26,6 +26,8 @@ struct Metrics::Impl {
     Counter* prompt_tokens;
     Counter* generation_tokens;
     Counter* preemptions;
+    Counter* prefix_queries;
+    Counter* prefix_hits;
     prometheus::Family<Counter>* step_failures;
     prometheus::Family<Counter>* success;
     prometheus::Family<Counter>* http;
@@ -61,6 +63,16 @@ Metrics::Metrics(const std::string& model_name, int world_size) : impl_(std::mak
         &prometheus::BuildCounter().Name("radiance:generation_tokens_total").Help("Tokens generated.").Register(r).Add(m.base);
     m.preemptions =
         &prometheus::BuildCounter().Name("radiance:num_preemptions_total").Help("Preemptions by recompute.").Register(r).Add(m.base);
+    m.prefix_queries = &prometheus::BuildCounter()
+                            .Name("radiance:prefix_cache_queries_total")
+                            .Help("Prompt tokens looked up in the prefix cache (once a request).")
+                            .Register(r)
+                            .Add(m.base);
+    m.prefix_hits = &prometheus::BuildCounter()
+                         .Name("radiance:prefix_cache_hits_total")
+                         .Help("Prompt tokens whose KV the prefix cache held.")
+                         .Register(r)
+                         .Add(m.base);
     m.step_failures = &prometheus::BuildCounter()
                            .Name("radiance:step_failures_total")
                            .Help("Steps that failed, by cause: a rank lost during the step, or an error on a healthy group.")
@@ -99,6 +111,10 @@ void Metrics::on_first_token(double queue_seconds, double ttft_seconds) {
 }
 void Metrics::on_token_gap(double seconds) { impl_->itl->Observe(seconds); }
 void Metrics::on_preemption() { impl_->preemptions->Increment(); }
+void Metrics::on_prefix_cache(int64_t queried, int64_t hits) {
+    impl_->prefix_queries->Increment(static_cast<double>(queried));
+    impl_->prefix_hits->Increment(static_cast<double>(hits));
+}
 void Metrics::on_step_failure(bool rank_lost) {
     auto labels = impl_->base;
     labels["cause"] = rank_lost ? "rank_lost" : "error";

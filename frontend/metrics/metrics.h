@@ -22,6 +22,7 @@ public:
     void on_finish(FinishReason why, double e2e_seconds, int64_t prompt_tokens, int64_t generated) override;
     void on_preemption() override;
     void on_step_failure(bool rank_lost) override;
+    void on_prefix_cache(int64_t queried, int64_t hits) override;
 
     // Rank events from the worker group.
     void on_rank(const RankEvent& e);

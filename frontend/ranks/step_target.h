@@ -44,6 +44,10 @@ public:
     // Workers that crashed (not killed from outside) so far: the scheduler tells a step that
     // crashed a worker from one that lost a rank for another reason.
     virtual int64_t crashes() const = 0;
+    // Workers that have joined so far (a rank's restart is one more). A worker joins with an empty
+    // KV cache, so while this stays the same every block the front end accounted for is still
+    // there; once it moves, none may be.
+    virtual uint64_t joins() const = 0;
 };
 
 }  // namespace radiance::frontend

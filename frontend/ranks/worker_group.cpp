@@ -96,6 +96,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     std::vector<std::thread> threads;
     std::atomic<bool> stopping{false};
     int64_t crashes = 0;  // workers that crashed or hung (guarded by mu)
+    uint64_t joins = 0;   // workers accepted so far (guarded by mu)
     // The KV blocks the front end schedules, fixed by the first plan() (guarded by mu): ranks
     // joining later are told to hold exactly these (with kv_blocks 0 each would size its own
     // from the memory it finds).
@@ -131,11 +132,13 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     // more: every kernel library's so far; smaller ones only fit fewer rows a step); every out
     // row's sampling spec; and the penalty token lists (4 + 8 bytes a token) of four rows at the
     // full context. More penalty rows than that wait for the next step. Sized from the context
-    // and not per row, so a 128k-token context keeps the ring near what 4k needed per row.
+    // and not per row, so a 128k-token context keeps the ring near what 4k needed per row. Every
+    // out row may carry a structured-output mask (a bit per vocabulary id).
     uint64_t request_slot_bytes() const {
         const uint64_t ctx = static_cast<uint64_t>(opts.max_ctx) + 1;
+        const uint64_t mask = opts.vocab > 0 ? (static_cast<uint64_t>(opts.vocab) + 31) / 32 * 4 : 0;
         return (1u << 20) + static_cast<uint64_t>(opts.max_tok) * 16 + static_cast<uint64_t>(opts.max_seqs) * (ctx / 8 + 2) * 4 +
-               static_cast<uint64_t>(opts.max_out_rows) * 512 + 4 * ctx * 12;
+               static_cast<uint64_t>(opts.max_out_rows) * (512 + mask) + 4 * ctx * 12;
     }
     uint64_t result_slot_bytes() const {
         uint64_t b = 65536 + static_cast<uint64_t>(opts.max_out_rows) * (64 + 8 * 32);
@@ -168,6 +171,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             if (r.state == RankState::Joined || r.state == RankState::Loading || r.state == RankState::Ready)
                 return refuse("rank " + std::to_string(h.rank()) + " is already served by pid " + std::to_string(r.pid));
             r.state = RankState::Loading;
+            ++joins;
             r.pid = h.pid();
             r.host = h.facts().hostname();
             r.failure.clear();
@@ -402,6 +406,11 @@ void WorkerGroup::on_rank_event(std::function<void(const RankEvent&)> cb) {
 int64_t WorkerGroup::crashes() const {
     std::lock_guard<std::mutex> lk(impl_->mu);
     return impl_->crashes;
+}
+
+uint64_t WorkerGroup::joins() const {
+    std::lock_guard<std::mutex> lk(impl_->mu);
+    return impl_->joins;
 }
 
 std::vector<int> WorkerGroup::restarts() const {

@@ -26,7 +26,7 @@ struct GroupOptions {
     std::string worker_binary;             // spawn mode: the radiance-worker to run ("" = beside this executable)
     std::vector<std::string> worker_args;  // extra arguments for spawned workers
     bool force_grpc = false;               // steps over gRPC even on one host
-    int64_t vocab = 0;                     // sizes result slots when logits travel back
+    int64_t vocab = 0;                     // sizes result slots when logits travel back, and step slots' masks
     // engine configuration every rank gets
     int max_tok = 256, max_seqs = 16, max_ctx = 2048, max_out_rows = 16;
     int64_t kv_blocks = 0;
@@ -83,6 +83,7 @@ public:
     // Spawned workers that ended themselves badly (a fault signal, abort, non-zero exit) or hung,
     // as opposed to being killed from outside (SIGKILL, SIGTERM). External workers are not counted.
     int64_t crashes() const override;
+    uint64_t joins() const override;
     // Called (from supervisor threads) on every rank state change.
     void on_rank_event(std::function<void(const RankEvent&)> cb);
     std::vector<RankState> states() const;

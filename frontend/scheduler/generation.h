@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,11 +30,32 @@ inline constexpr size_t kMaxLogitBias = 1024;
 // to the worker's sampler.
 using step::SamplingParams;
 
+// Which tokens a request may generate next (structured output: a grammar's matcher). The
+// scheduler asks for each sampled row's mask and sends it with the row (ipc::SampleSpec::allowed,
+// applied before sampling on the host or the card), then reports every token generated. Calls
+// come from the scheduler's thread, one request at a time; they must not block.
+class TokenConstraint {
+public:
+    virtual ~TokenConstraint() = default;
+    // Fills `words` (one bit per vocabulary id: bit t % 32 of word t / 32) with the tokens allowed
+    // next, the request's stop tokens among them where the constraint may end. False when none
+    // is: the request ends in error (never waits for a token that cannot come).
+    virtual bool allowed(std::span<uint32_t> words) = 0;
+    // The request generated `token` (not a stop token); false when the constraint refuses it.
+    virtual bool accept(int32_t token) = 0;
+    // Nothing may follow what was generated: the request is complete (it ends as stopped).
+    virtual bool complete() const = 0;
+};
+
 struct GenerationRequest {
     std::vector<int32_t> prompt;
     SamplingParams sampling;
-    int max_tokens = 16;                  // generated tokens at most (>= 1)
-    std::vector<int32_t> stop_token_ids;  // end the request when sampled (EOS and friends)
+    std::shared_ptr<TokenConstraint> constraint;  // structured output, or null
+    int max_tokens = 16;                          // generated tokens at most (>= 1)
+    std::vector<int32_t> stop_token_ids;          // end the request when sampled (EOS and friends)
+    // Requests share cached KV blocks only when their salts are equal (vLLM's cache_salt: a
+    // tenant's prompts cannot be timed against another's); "" for none.
+    std::string cache_salt;
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 

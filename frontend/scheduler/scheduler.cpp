@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <unordered_set>
 
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
@@ -14,19 +15,21 @@ struct Scheduler::Request {
     std::shared_ptr<GenerationSink> sink;
     uint64_t seed = 0;
     std::vector<int32_t> generated;
+    std::vector<int32_t> tokens;  // the prompt, then the generated tokens: the sequence KV is computed for
     std::vector<int32_t> blocks;
     int64_t computed = 0;  // tokens whose KV the workers hold
+    // Prefix caching: chain hashes of the sequence's full blocks (hash_full_blocks), how many of
+    // its leading blocks are in the cache, and whether its first lookup was counted.
+    std::vector<uint64_t> block_hashes;
+    CachedPrefix cached;
+    bool lookup_counted = false;
     bool cancelled = false;
     FinishReason cancel_why = FinishReason::Cancelled;
     bool in_step = false;
     std::chrono::steady_clock::time_point arrived, first_scheduled, last_token;
     std::map<int32_t, int32_t> gen_counts;
 
-    int64_t len() const { return static_cast<int64_t>(req.prompt.size() + generated.size()); }
-    int32_t token_at(int64_t i) const {
-        const int64_t p = static_cast<int64_t>(req.prompt.size());
-        return i < p ? req.prompt[i] : generated[i - p];
-    }
+    int64_t len() const { return static_cast<int64_t>(tokens.size()); }
 };
 
 namespace {
@@ -67,6 +70,13 @@ ipc::SampleSpec spec_of(const GenerationRequest& q, uint64_t seed, const std::ve
     return o;
 }
 
+// Structured output: the row's mask from its constraint; false when no token is allowed.
+bool constrain(GenerationRequest& q, int64_t vocab, ipc::SampleSpec& spec) {
+    if (!q.constraint) return true;
+    spec.allowed.assign(static_cast<size_t>((vocab + 31) / 32), 0);
+    return q.constraint->allowed(spec.allowed);
+}
+
 }  // namespace
 
 int default_batch_tokens(int max_seqs) { return std::max(256, 2 * max_seqs); }
@@ -80,6 +90,7 @@ void Scheduler::start() {
     plan_ = group_.plan();
     if (plan_.kv_block_size <= 0 || plan_.kv_blocks <= 0) throw Error("the workers report no KV cache to schedule");
     blocks_.reset(plan_.kv_blocks);
+    joins_seen_ = group_.joins();
     stats_.kv_blocks_total = plan_.kv_blocks;
     // A context the cache cannot hold once would only be refused request by request: serve less.
     const int64_t cache_tokens = plan_.kv_blocks * plan_.kv_block_size;
@@ -121,7 +132,8 @@ SchedulerStats Scheduler::stats() const {
     SchedulerStats s = stats_;
     s.running = static_cast<int64_t>(running_.size());
     s.waiting = static_cast<int64_t>(waiting_.size());
-    s.kv_blocks_used = blocks_.total() - blocks_.free_count();
+    s.kv_blocks_used = blocks_.held_count();
+    s.kv_blocks_evictable = blocks_.evictable_count();
     return s;
 }
 
@@ -133,6 +145,12 @@ nlohmann::json Scheduler::stats_json() const {
             {"kv_blocks_used", s.kv_blocks_used},
             {"kv_block_size", plan_.kv_block_size},
             {"kv_cache_usage", s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / static_cast<double>(s.kv_blocks_total) : 0.0},
+            {"kv_blocks_evictable", s.kv_blocks_evictable},
+            {"prefix_caching", opts_.prefix_caching},
+            {"prefix_cache_queries", s.prefix_cache_queries},
+            {"prefix_cache_hits", s.prefix_cache_hits},
+            {"prefix_cache_hit_rate",
+             s.prefix_cache_queries ? static_cast<double>(s.prefix_cache_hits) / static_cast<double>(s.prefix_cache_queries) : 0.0},
             {"preemptions", s.preemptions},
             {"prompt_tokens", s.prompt_tokens},
             {"generated_tokens", s.generated_tokens},
@@ -176,6 +194,7 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
     r->id = next_id_++;
     r->seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull + r->id;
     r->req = std::move(req);
+    r->tokens = r->req.prompt;
     r->sink = std::move(sink);
     r->arrived = std::chrono::steady_clock::now();
     waiting_.push_back(r.get());
@@ -212,8 +231,7 @@ void Scheduler::preempt_newest(Request* keep) {
     for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
         Request* v = *it;
         if (v == keep || v->in_step) continue;
-        blocks_.release(v->blocks);
-        v->computed = 0;
+        drop_kv(*v);
         running_.erase(std::next(it).base());
         waiting_.push_front(v);
         stats_.preemptions++;
@@ -228,7 +246,8 @@ void Scheduler::preempt_newest(Request* keep) {
 // added: a row's sampling spec carries its logit_bias, and its prompt for a repetition penalty); a
 // row that would overflow it waits, moved to the front so it goes first next step, and a row too
 // large for a step of its own is failed (too_large).
-bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large) {
+bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large,
+                           std::vector<Request*>& dead_ends) {
     const int block = plan_.kv_block_size;
     int budget = opts_.max_batch_tokens;
     auto& b = m.batch;
@@ -242,6 +261,10 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
         const bool samples = to == r->len();
         ipc::SampleSpec spec;
         if (samples) spec = spec_of(r->req, r->seed, r->generated, r->gen_counts);
+        if (samples && !constrain(r->req, plan_.vocab, spec)) {
+            dead_ends.push_back(r);
+            return false;
+        }
         const size_t row_bytes =
             static_cast<size_t>(to - from) * ipc::kStepTokenBytes + ipc::kStepRowBytes + (samples ? ipc::encoded_size(spec) : 0);
         const size_t w = std::max(stride, r->blocks.size());
@@ -256,7 +279,7 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
         bytes += row_bytes;
         stride = w;
         for (int64_t i = from; i < to; ++i) {
-            b.tokens.push_back(r->token_at(i));
+            b.tokens.push_back(r->tokens[static_cast<size_t>(i)]);
             b.positions.push_back(static_cast<int32_t>(i));
         }
         b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
@@ -294,10 +317,45 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
     };
     for (size_t i = 0; i < running_.size(); ++i)
         if (Request* r = running_[i]; !r->in_step && r->computed < r->len() - 1) prefill(r);
-    while (!waiting_.empty()) {
-        Request* r = waiting_.front();
-        if (!prefill(r)) break;  // one too large stays queued: the caller fails it (retire takes it off)
-        waiting_.pop_front();
+    // Full blocks running requests are prefilling and have not published yet (built when first
+    // asked): a waiting request whose next uncached block is one of them waits for it.
+    std::unordered_set<uint64_t> in_flight;
+    bool in_flight_known = false;
+    auto note_in_flight = [&](const Request& r) {
+        for (size_t k = static_cast<size_t>(r.cached.blocks); k < r.block_hashes.size(); ++k) in_flight.insert(r.block_hashes[k]);
+    };
+    auto next_block_in_flight = [&](const Request& r) {
+        if (!opts_.prefix_caching || r.cached.blocks >= (r.len() - 1) / block) return false;
+        if (!in_flight_known) {
+            for (const Request* q : running_)
+                if (q->computed < q->len() - 1) note_in_flight(*q);
+            in_flight_known = true;
+        }
+        return in_flight.count(r.block_hashes[static_cast<size_t>(r.cached.blocks)]) > 0;
+    };
+    // Waiting requests in order, each starting from the longest run of cached blocks it begins
+    // with; one waiting for an in-flight block is passed over (it holds nothing meanwhile).
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+        Request* r = *it;
+        if (budget <= 0 || full || static_cast<int>(rows.size()) >= opts_.max_seqs) break;
+        share_cached_prefix(*r);
+        if (next_block_in_flight(*r)) {
+            drop_kv(*r);
+            ++it;
+            continue;
+        }
+        if (!prefill(r)) {  // one too large stays queued: the caller fails it (retire takes it off)
+            drop_kv(*r);
+            break;
+        }
+        if (opts_.prefix_caching && !r->lookup_counted) {
+            r->lookup_counted = true;
+            stats_.prefix_cache_queries += r->len();
+            stats_.prefix_cache_hits += r->computed;
+            if (observer_) observer_->on_prefix_cache(r->len(), r->computed);
+        }
+        if (in_flight_known) note_in_flight(*r);
+        it = waiting_.erase(it);
         running_.push_back(r);
     }
     if (rows.empty()) return false;
@@ -307,6 +365,37 @@ bool Scheduler::build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, 
         for (size_t k = 0; k < stride; ++k) b.block_tables.push_back(k < r->blocks.size() ? r->blocks[k] : r->blocks[0]);
     }
     return true;
+}
+
+void Scheduler::hash_full_blocks(Request& r) {
+    const int block = plan_.kv_block_size;
+    const std::span<const int32_t> seq(r.tokens);
+    for (size_t k = r.block_hashes.size(); k < seq.size() / static_cast<size_t>(block); ++k) {
+        const uint64_t parent = k ? r.block_hashes.back() : 0;
+        r.block_hashes.push_back(blocks_.hash(parent, seq.subspan(k * block, block), k ? "" : r.req.cache_salt));
+    }
+}
+
+void Scheduler::share_cached_prefix(Request& r) {
+    if (!opts_.prefix_caching) return;
+    hash_full_blocks(r);
+    // The last token is always computed, for its logits: the run stops short of the block holding it.
+    const int block = plan_.kv_block_size;
+    blocks_.share_cached(r.blocks, r.cached, r.tokens, r.block_hashes, r.req.cache_salt, (r.len() - 1) / block, block);
+    r.computed = r.cached.blocks * block;
+}
+
+void Scheduler::publish_computed(Request& r) {
+    const int block = plan_.kv_block_size;
+    if (!opts_.prefix_caching || r.computed / block <= r.cached.blocks) return;
+    hash_full_blocks(r);
+    blocks_.publish(r.blocks, r.cached, r.tokens, r.block_hashes, r.req.cache_salt, r.computed / block, block);
+}
+
+void Scheduler::drop_kv(Request& r) {
+    blocks_.release(r.blocks);
+    r.computed = 0;
+    r.cached = {};
 }
 
 void Scheduler::retire(Request& r) {
@@ -329,14 +418,15 @@ void Scheduler::requeue_all(const std::string& why) {
     // Oldest first at the front of the queue, ahead of new arrivals.
     for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
         Request* r = *it;
-        blocks_.release(r->blocks);
-        r->computed = 0;
+        drop_kv(*r);
         r->in_step = false;
         waiting_.push_front(r);
         stats_.requeued_after_rank_loss++;
     }
     if (!running_.empty()) log::warn("re-queued ", running_.size(), " running request(s) for recompute: ", why);
     running_.clear();
+    // The KV behind every cached block may be gone with the rank.
+    blocks_.forget_cached();
 }
 
 // The last step was lost with a rank; the group is whole again. If a worker crashed during it,
@@ -364,6 +454,7 @@ void Scheduler::loop() {
     while (!stop_) {
         ipc::StepMessage m;
         std::vector<std::pair<Request*, bool>> rows;
+        uint64_t joins_at_step = 0;
         {
             std::unique_lock<std::mutex> lk(mu_);
             // Cancellations and deadlines first: their blocks are free for this step.
@@ -376,12 +467,24 @@ void Scheduler::loop() {
                 else if (now > r.req.deadline)
                     finish(r, FinishReason::Error, "the request's deadline passed", done, now);
             }
-            std::vector<Request*> too_large;
+            std::vector<Request*> too_large, dead_ends;
             if (group_.ready() && !suspects_.empty()) settle_lost_step(done, now);
+            if (const uint64_t joins = group_.joins(); joins != joins_seen_) {
+                // A rank came back between steps (while idle): what it held is gone.
+                requeue_all("a rank joined again with an empty KV cache");
+                joins_seen_ = joins;
+            }
+            joins_at_step = joins_seen_;
             if (!group_.ready()) {
                 requeue_all("a rank is down");
-            } else if (build_step(m, rows, too_large)) {
+            } else if (build_step(m, rows, too_large, dead_ends)) {
                 stats_.steps++;
+            }
+            for (Request* r : dead_ends) {
+                // A constraint no token of the vocabulary can continue: end it rather than wait.
+                if (r->in_step) continue;  // it made this step after all (a row of its own could not)
+                finish(*r, FinishReason::Error,
+                       "the output constraint allows no token here (the grammar cannot be continued with this vocabulary)", done, now);
             }
             for (Request* r : too_large) {
                 const std::string why =
@@ -406,6 +509,8 @@ void Scheduler::loop() {
         crashes_at_step_ = group_.crashes();
         try {
             res = group_.step(m);
+            // A step that ran on a rank which joined after the step was built read KV it never had.
+            if (group_.joins() != joins_at_step) throw RankLost(-1, "a rank joined again during the step (its KV cache is empty)");
             if (observer_)
                 observer_->on_step(std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count(),
                                    static_cast<int>(m.batch.tokens.size()), static_cast<int>(rows.size()));
@@ -439,10 +544,12 @@ void Scheduler::loop() {
                     Request* r = rows[k].first;
                     const int64_t n = m.batch.cu_seqlens[k + 1] - m.batch.cu_seqlens[k];
                     r->computed += n;
+                    publish_computed(*r);
                     if (!rows[k].second) continue;
                     const ipc::Sampled& t = res.tokens.at(out++);
                     if (r->cancelled) continue;
                     r->generated.push_back(t.token);
+                    r->tokens.push_back(t.token);
                     r->gen_counts[t.token]++;
                     const auto now = std::chrono::steady_clock::now();
                     using secs = std::chrono::duration<double>;
@@ -463,11 +570,17 @@ void Scheduler::loop() {
                     const auto& stops = r->req.stop_token_ids;
                     FinishReason why;
                     bool end = false;
-                    if (std::find(stops.begin(), stops.end(), t.token) != stops.end())
+                    const bool stop_token = std::find(stops.begin(), stops.end(), t.token) != stops.end();
+                    if (stop_token)
                         why = FinishReason::Stop, end = true;
+                    else if (r->req.constraint && !r->req.constraint->accept(t.token))
+                        // never, as the token came through the constraint's own mask
+                        why = FinishReason::Error, end = true;
+                    else if (r->req.constraint && r->req.constraint->complete())
+                        why = FinishReason::Stop, end = true;  // the structured output is whole: nothing may follow
                     else if (static_cast<int>(r->generated.size()) >= r->req.max_tokens || r->len() >= max_ctx_.load())
                         why = FinishReason::Length, end = true;
-                    if (end) finish(*r, why, "", done, now);
+                    if (end) finish(*r, why, why == FinishReason::Error ? "the output constraint refused a sampled token" : "", done, now);
                 }
             }
         }

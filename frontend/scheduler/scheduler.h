@@ -6,9 +6,20 @@
 // later), never failed. Cancelling frees a request's blocks at once. Waiting requests are served
 // first come, first served, from a bounded queue.
 //
+// Automatic prefix caching (on unless SchedulerOptions::prefix_caching is false): once a full
+// block's KV is computed it is published in the block cache (block_cache.h); a request admitted
+// later takes references on the longest cached run of full blocks its tokens begin with and
+// prefills only the rest, at least its last token (the run stops short of a block holding it), so
+// a shared block is only ever read. Blocks no request holds stay cached until grow() evicts them,
+// least recently used first and before any preemption. A waiting request whose next block another
+// request is computing right now waits a step or so and then shares it (n > 1, many clients with
+// one system prompt) instead of computing it beside it.
+//
 // The front end owns the truth of every request (prompt, generated tokens, sampling state), so a
 // rank that dies costs time, not data: every running request is re-queued with what it generated
-// so far and recomputed once the group is ready again.
+// so far and recomputed once the group is ready again. A rank that joins again starts with an
+// empty KV cache: the block cache is forgotten whenever the group's joins() moves, and a step
+// during which it moved counts as lost.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -35,6 +46,7 @@ struct SchedulerOptions {
     // (a scheduler making no progress is not serving, whatever the ranks say).
     std::chrono::milliseconds stall_timeout{60000};
     std::string model_name;
+    bool prefix_caching = true;  // --no-enable-prefix-caching turns it off
 };
 
 // What the scheduler reports as it works (metrics listen here; all calls come from its thread).
@@ -48,11 +60,16 @@ public:
     virtual void on_preemption() = 0;
     // A step failed: a rank was lost during it (rank_lost) or it failed on a healthy group.
     virtual void on_step_failure(bool rank_lost) { (void)rank_lost; }
+    // A request's first admission looked up its `queried` tokens in the prefix cache and found the
+    // KV of `hits` of them (vLLM's counting; a re-admission after a preemption is not counted).
+    virtual void on_prefix_cache(int64_t queried, int64_t hits) { (void)queried, (void)hits; }
 };
 
 struct SchedulerStats {
     int64_t running = 0, waiting = 0;
     int64_t kv_blocks_total = 0, kv_blocks_used = 0;
+    int64_t kv_blocks_evictable = 0;                          // cached, held by no request
+    int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // tokens, as on_prefix_cache counts them
     int64_t preemptions = 0, prompt_tokens = 0, generated_tokens = 0, steps = 0, requeued_after_rank_loss = 0;
     int64_t steps_abandoned = 0;  // steps whose requests were failed after kStepAttempts failures in a row
 };
@@ -87,7 +104,9 @@ public:
 private:
     struct Request;
     void loop();
-    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large);
+    // dead_ends: rows whose structured-output constraint allows no token (the caller fails them).
+    bool build_step(ipc::StepMessage& m, std::vector<std::pair<Request*, bool>>& rows, std::vector<Request*>& too_large,
+                    std::vector<Request*>& dead_ends);
     bool stalled() const;  // work to do and no step finished for opts_.stall_timeout
     void settle_lost_step(std::vector<SinkEvent>& done, std::chrono::steady_clock::time_point now);
     void preempt_newest(Request* keep);
@@ -97,6 +116,15 @@ private:
     void finish(Request& r, FinishReason why, const std::string& error, std::vector<SinkEvent>& done,
                 std::chrono::steady_clock::time_point now);
     void requeue_all(const std::string& why);
+    // Prefix caching: the request's chain hashes for every full block of its tokens; how many of
+    // its leading blocks the cache gives it (references taken, `computed` moved past them); and
+    // publishing its computed full blocks. A no-op each when prefix caching is off.
+    void hash_full_blocks(Request& r);
+    void share_cached_prefix(Request& r);
+    void publish_computed(Request& r);
+    // Drops every block a request holds and what it computed there (preemption, re-queueing, an
+    // admission that did not fit).
+    void drop_kv(Request& r);
 
     StepTarget& group_;
     SchedulerOptions opts_;
@@ -119,6 +147,8 @@ private:
     std::vector<uint64_t> suspects_;
     std::string suspect_failure_;
     int64_t crashes_at_step_ = 0;
+    // group_.joins() when the block cache was last known to match the workers (guarded by mu_).
+    uint64_t joins_seen_ = 0;
     std::atomic<int64_t> last_progress_{std::chrono::steady_clock::now().time_since_epoch().count()};  // a step finished or nothing to do
     SchedulerStats stats_;
     SinkDispatcher dispatcher_;  // delivers to sinks while the next step runs

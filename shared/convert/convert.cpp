@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "radiance/container/container.h"
+#include "radiance/convert/bpe_files.h"
 #include "radiance/convert/hf_config.h"
 #include "radiance/convert/quantize_weight.h"
 #include "radiance/convert/random_weights.h"
@@ -77,10 +78,26 @@ struct Built {
     std::vector<std::string> used;
 };
 
-const engine::NameMapEntry* entry_for(const std::vector<engine::NameMapEntry>& map, const std::string& target) {
+// A target's map entries in declaration order: a plugin may give alternatives (a checkpoint that
+// fuses what another stores per part), the first that builds wins.
+std::vector<const engine::NameMapEntry*> entries_for(const std::vector<engine::NameMapEntry>& map, const std::string& target) {
+    std::vector<const engine::NameMapEntry*> out;
     for (auto& e : map)
-        if (e.target == target) return &e;
-    return nullptr;
+        if (e.target == target) out.push_back(&e);
+    return out;
+}
+
+// A tensor of more dimensions than declared whose leading ones flatten into the declared first
+// (transformers 5's fused experts, [E, 2F, d] for a declared [E * 2F, d]): row-major, so the
+// bytes are already the declared layout.
+void flatten_leading(std::vector<int64_t>& shape, const std::vector<int64_t>& want) {
+    if (want.empty() || shape.size() <= want.size()) return;
+    const size_t extra = shape.size() - want.size();
+    int64_t lead = 1;
+    for (size_t i = 0; i <= extra; ++i) lead *= shape[i];
+    std::vector<int64_t> flat{lead};
+    flat.insert(flat.end(), shape.begin() + static_cast<std::ptrdiff_t>(extra) + 1, shape.end());
+    if (flat == want) shape = flat;
 }
 
 // Builds a weight from its map entry; returns false (with `why`) when its sources are absent.
@@ -396,8 +413,9 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     d.select = opts.select;
     d.encoding = [&](const std::string& stored, const std::vector<engine::NameMapEntry>& map) -> std::optional<RadEncoding> {
         if (opts.random_weights) return rad_encoding_plain(random_dtype);
-        const engine::NameMapEntry* e = entry_for(map, stored);
-        std::vector<std::string> names = e ? e->sources : std::vector<std::string>{stored};
+        std::vector<std::string> names;
+        for (const engine::NameMapEntry* e : entries_for(map, stored)) names.insert(names.end(), e->sources.begin(), e->sources.end());
+        if (names.empty()) names.push_back(stored);
         for (auto& s : names)
             if (const StTensor* t = ck.find(s)) return rad_encoding_plain(t->dtype);
         return std::nullopt;
@@ -465,7 +483,8 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         }
         ++done;
         engine::NameMapEntry self{wd.name, RAD_MAP_COPY, {wd.name}};
-        const engine::NameMapEntry* e = entry_for(decl.name_map, wd.name);
+        std::vector<const engine::NameMapEntry*> entries = entries_for(decl.name_map, wd.name);
+        if (entries.empty()) entries.push_back(&self);
         Built b;
         std::string why;
         std::vector<int64_t> want(wd.d.shape, wd.d.shape + wd.d.rank);
@@ -477,10 +496,19 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             b.data = b.owned.data();
             b.bytes = b.owned.size();
             b.used = {"(random)"};
-        } else if (!build(ck, e ? *e : self, &b, &why)) {
-            if (!wd.d.optional) errors.push_back("weight '" + wd.name + "': " + why);
-            continue;
+        } else {
+            bool built = false;
+            for (const engine::NameMapEntry* e : entries) {
+                std::string why_e;
+                if ((built = build(ck, *e, &b, &why_e))) break;
+                why = why_e;  // the last alternative's reason: plugins list the usual layout last
+            }
+            if (!built) {
+                if (!wd.d.optional) errors.push_back("weight '" + wd.name + "': " + why);
+                continue;
+            }
         }
+        flatten_leading(b.shape, want);
         if (b.shape != want) {
             std::vector<std::string> from;
             for (auto& s : b.used) from.push_back(s + " in " + ck.find(s)->file);
@@ -533,10 +561,14 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             << (recipe ? " and its recipe's encoding" : "") << "\n";
         return;
     }
-    if (auto t = read_file(src / "tokenizer.json"))
+    if (auto t = read_file(src / "tokenizer.json")) {
         w->set_blob(container::Section::Tokenizer, *t);
-    else
-        log << "note: no tokenizer.json in " << opts.src << "; the container carries no tokenizer\n";
+    } else if (auto v = read_file(src / "vocab.json"), m = read_file(src / "merges.txt"); v && m) {
+        w->set_blob(container::Section::Tokenizer, tokenizer_json_from_bpe_files(*v, *m, opts.src));
+        log << "note: the tokenizer from " << opts.src << "'s vocab.json and merges.txt (byte-level BPE, as GPT-2's)\n";
+    } else {
+        log << "note: no tokenizer.json (nor vocab.json + merges.txt) in " << opts.src << "; the container carries no tokenizer\n";
+    }
     if (tok_cfg_text) {
         w->set_blob(container::Section::TokenizerConfig, *tok_cfg_text);
         auto tc = nlohmann::json::parse(*tok_cfg_text, nullptr, false);

@@ -59,15 +59,24 @@ void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std:
 
 }  // namespace
 
+// model_type without its underscores; a text-only variant of a multimodal family ("gemma3_text")
+// is the family itself, whose plugin also serves the multimodal checkpoint's text tower.
 std::string arch_id_of(const nlohmann::json& config) {
     if (!config.contains("model_type") || !config["model_type"].is_string()) throw Error("config.json has no model_type");
-    std::string id;
-    for (char c : config["model_type"].get<std::string>())
+    std::string type = config["model_type"].get<std::string>(), id;
+    if (type.size() > 5 && type.compare(type.size() - 5, 5, "_text") == 0) type.resize(type.size() - 5);
+    for (char c : type)
         if (c != '_') id += c;
     return id;
 }
 
-std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_in, const std::string& model_name) {
+std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_raw, const std::string& model_name) {
+    // GPT-2's config names its dimensions its own way; transformers maps them (attribute_map).
+    nlohmann::json cfg_in = cfg_raw;
+    for (auto [ours, theirs] :
+         {std::pair{"hidden_size", "n_embd"}, std::pair{"num_hidden_layers", "n_layer"}, std::pair{"num_attention_heads", "n_head"},
+          std::pair{"max_position_embeddings", "n_positions"}, std::pair{"intermediate_size", "n_inner"}})
+        if (!cfg_in.contains(ours) && cfg_in.contains(theirs) && cfg_in[theirs].is_number_integer()) cfg_in[ours] = cfg_in[theirs];
     // Multimodal configs keep the language model under text_config.
     const nlohmann::json& cfg = cfg_in.contains("text_config") && cfg_in["text_config"].is_object() ? cfg_in["text_config"] : cfg_in;
     std::map<std::string, MetaValue> out;

@@ -129,6 +129,16 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
             if (od.res.ok()) (std::string(op) == "argmax" ? m.argmax_op : m.sample_op) = static_cast<int>(m.decl.ops.size());
             m.decl.ops.push_back(std::move(od));
         }
+        // Structured output's masks go with the pick where its schema has the operand (rad_ops.h);
+        // a library fixing an older schema leaves constrained rows to the host sampler.
+        auto takes_mask = [&](const char* op) {
+            const RadOpSchema* s = reg.schema(op);
+            for (int32_t i = 0; s && i < s->n_operands; ++i)
+                if (std::string(s->operands[i].name) == "mask") return true;
+            return false;
+        };
+        m.pick_mask = (m.argmax_op >= 0 || m.sample_op >= 0) && (m.argmax_op < 0 || takes_mask("argmax")) &&
+                      (m.sample_op < 0 || takes_mask("sample"));
     }
     m.plan_ops();
     m.plan_weights();
@@ -153,6 +163,7 @@ int Engine::kv_block_size() const { return impl_->block; }
 int64_t Engine::kv_blocks() const { return impl_->blocks; }
 int64_t Engine::vocab() const { return impl_->vocab; }
 bool Engine::sample_on_card() const { return impl_->sample_op >= 0; }
+bool Engine::mask_on_card() const { return impl_->pick_mask; }
 Engine::HostTimes Engine::host_times() const { return impl_->host_times; }
 void Engine::reset_host_times() { impl_->host_times = {}; }
 int64_t Engine::max_out_rows() const { return impl_->max_out; }

@@ -31,6 +31,20 @@ void Engine::Impl::stage_draws(const std::vector<CardDraw>& draws, const std::ve
     }
 }
 
+// Structured output's masks into their region: a constrained row's own, all ones for the rest
+// (every token allowed); run_on_device copies them after the inputs.
+void Engine::Impl::stage_masks(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked) {
+    const size_t row = static_cast<size_t>(mask_words) * 4;
+    for (size_t i = 0; i < draws.size(); ++i) {
+        uint8_t* dst = stage_h + st_mask.off + i * row;
+        if (picked[i] && draws[i].allowed)
+            std::memcpy(dst, draws[i].allowed, row);
+        else
+            std::memset(dst, 0xFF, row);
+    }
+    stage_mask_bytes = draws.size() * row;
+}
+
 // The step's inputs into their fixed regions (block tables padded to the card's stride) and the
 // batch pointed at them; run_on_device copies them to the card in one copy.
 void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
@@ -98,7 +112,12 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
     // launch a step instead of a copy and a launch. (The pick issued after the graph and the copy
     // queued before it measured level, docs/PERFORMANCE.md, session 15; their A/B switches are
     // retired.)
-    auto copy_inputs = [&] { return dev->copy(stage_d, stage_h, stage_used, RAD_COPY_H2D, stream); };
+    auto copy_inputs = [&] {
+        int rc = dev->copy(stage_d, stage_h, stage_used, RAD_COPY_H2D, stream);
+        if (rc == RAD_OK && stage_mask_bytes)
+            rc = dev->copy(stage_d + st_mask.off, stage_h + st_mask.off, stage_mask_bytes, RAD_COPY_H2D, stream);
+        return rc;
+    };
     // A fed step's first rows take the previous step's picked tokens from its slot on the card,
     // after the inputs' copy (which brought placeholders there).
     auto feed = [&] {
@@ -107,7 +126,8 @@ void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, in
             step_error.empty())
             step_error = std::string("feeding the previous step's tokens: ") + dev->last_error();
     };
-    const std::array<int64_t, 8> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0, b->block_table_stride, pick_op, slot, fed};
+    const std::array<int64_t, 9> key{b->n_tok, b->n_seq, b->n_out, every_row ? 1 : 0,       b->block_table_stride,
+                                     pick_op,  slot,     fed,      stage_mask_bytes ? 1 : 0};
     auto it = graphable ? graphs.find(key) : graphs.end();
     const bool replay = it != graphs.end() && it->second;
     const bool record = it != graphs.end() && !it->second;  // seen once: record this run

@@ -125,9 +125,15 @@ struct Engine::Impl {
         uint64_t off = 0;
     };
     StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
-    int argmax_op = -1;        // the engine's own ops: greedy tokens on the card (-1: no row serves it)
-    int sample_op = -1;        // and sampled ones (temperature, top_k, top_p, min_p)
-    int64_t stage_stride = 0;  // the widest block tables on the card (the plan's longest context)
+    // Structured output's masks ([max_out, mask_words] u32), after the block tables: copied only
+    // by steps with a constrained row picked on the card (stage_mask_bytes), so others pay nothing.
+    StageRegion st_mask;
+    int64_t mask_words = 0;
+    bool pick_mask = false;         // every pick op's schema has the `mask` operand
+    uint64_t stage_mask_bytes = 0;  // this step's masks to copy (0: none)
+    int argmax_op = -1;             // the engine's own ops: greedy tokens on the card (-1: no row serves it)
+    int sample_op = -1;             // and sampled ones (temperature, top_k, top_p, min_p)
+    int64_t stage_stride = 0;       // the widest block tables on the card (the plan's longest context)
     // Two slots of them: steps alternate, so a step can be staged while the one before it is still
     // queued (pipelined decode, Engine::enqueue); a recorded graph keeps its slot's addresses.
     uint8_t* stage_host = nullptr;  // both slots
@@ -149,9 +155,9 @@ struct Engine::Impl {
     uint64_t stage_used = 0;    // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
-    // block-table width, pick op or -1, staging slot, rows fed from the previous step); null graph:
-    // seen once, not recorded
-    std::map<std::array<int64_t, 8>, void*> graphs;
+    // block-table width, pick op or -1, staging slot, rows fed from the previous step, masks
+    // copied); null graph: seen once, not recorded
+    std::map<std::array<int64_t, 9>, void*> graphs;
     // every collective row of the plan stays on the card's queue (rad_kernel_queued), so
     // a tensor-parallel decode step can be recorded too
     bool collectives_on_queue = true;
@@ -204,6 +210,7 @@ struct Engine::Impl {
                                     bool every_row_picked);
     // engine_graphs.cpp
     void stage_draws(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
+    void stage_masks(const std::vector<CardDraw>& draws, const std::vector<uint8_t>& picked);
     void stage_batch(const StepBatch& in, RadBatch* b);
     int64_t table_width(int64_t max_ctx) const;
     void run_on_device(RadCtx* ctx, const RadBatch* b, int64_t fed, int pick_op, const std::function<bool()>& pick);

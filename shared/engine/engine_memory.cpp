@@ -169,7 +169,9 @@ void Engine::Impl::plan_staging() {
     region(st_u, 2 * max_out);    // and its draws: f64 [rows]
     region(st_tokens, opts.max_tok);
     region(st_pos, opts.max_tok);
-    region(st_bt, static_cast<int64_t>(opts.max_seqs) * stage_stride);  // last: copies stop where the tables do
+    region(st_bt, static_cast<int64_t>(opts.max_seqs) * stage_stride);  // copies of the inputs stop where the tables do
+    mask_words = (vocab + 31) / 32;
+    if (pick_mask) region(st_mask, max_out * mask_words);  // copied on its own, by constrained steps only
     stage_bytes = at;
     stage_host = static_cast<uint8_t*>(dev->alloc_host(2 * stage_bytes));
     logits_h = static_cast<float*>(dev->alloc_host(static_cast<uint64_t>(max_out * vocab) * 4));

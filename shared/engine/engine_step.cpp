@@ -106,8 +106,12 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         }
         if (any) pick_op = m.sample_op >= 0 && (sampled || m.argmax_op < 0) ? m.sample_op : m.argmax_op;
         for (size_t i = 0; pick_op >= 0 && i < n_out; ++i)
-            picked[i] = draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f));
+            picked[i] =
+                draws[i].on_card && (pick_op == m.sample_op || !(draws[i].temperature > 0.0f)) && (m.pick_mask || !draws[i].allowed);
     }
+    // Structured output: masks travel only when a constrained row is picked here.
+    bool masked = false;
+    for (size_t i = 0; i < n_out && pick_op >= 0; ++i) masked |= picked[i] && draws[i].allowed;
     if (every_row_picked && std::count(picked.begin(), picked.end(), 1) != static_cast<std::ptrdiff_t>(n_out))
         bad("a pipelined step needs every out row's token picked on the card (on_card draws the card's ops can serve)");
     if (fed < 0 || fed > n_tok || fed > m.pickable_next)
@@ -125,6 +129,8 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     } flip{m, m.slot};
     if (m.dev) m.use_slot(m.slot ^ 1);
     if (pick_op >= 0 && pick_op == m.sample_op) m.stage_draws(draws, picked);
+    m.stage_mask_bytes = 0;
+    if (masked) m.stage_masks(draws, picked);
     int64_t lead_picked = 0;
     while (lead_picked < static_cast<int64_t>(n_out) && picked[static_cast<size_t>(lead_picked)]) ++lead_picked;
     const auto t_stage = Clock::now();
@@ -146,16 +152,17 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     auto pick = [&]() -> bool {
         const auto rows = static_cast<int64_t>(n_out);
         const RadOperandRef lg = rad_brows(m.decl.logits, rows), ids = rad_raw(m.stage_h + m.st_ids.off, RAD_I32, rows);
-        const RadOperandRef with_argmax[2] = {lg, ids};
-        const RadOperandRef with_sample[4] = {lg, rad_raw2(m.stage_h + m.st_cfg.off, RAD_F32, rows, 4),
-                                              rad_raw(m.stage_h + m.st_u.off, RAD_F64, rows), ids};
+        const RadOperandRef mask = masked ? rad_raw2(m.stage_h + m.st_mask.off, RAD_U32, rows, m.mask_words) : rad_none();
+        const RadOperandRef with_argmax[3] = {lg, ids, mask};
+        const RadOperandRef with_sample[5] = {lg, rad_raw2(m.stage_h + m.st_cfg.off, RAD_F32, rows, 4),
+                                              rad_raw(m.stage_h + m.st_u.off, RAD_F64, rows), ids, mask};
         const bool by_sample = pick_op == m.sample_op;
         // failures go to step_error, not an exception: a graph may be recording
         auto failed = [&](const std::string& why) {
             if (m.step_error.empty()) m.step_error = why;
             return false;
         };
-        if (m.issue(pick_op, by_sample ? with_sample : with_argmax, by_sample ? 4 : 2, rows) != RAD_OK)
+        if (m.issue(pick_op, by_sample ? with_sample : with_argmax, (by_sample ? 4 : 2) + (m.pick_mask ? 1 : 0), rows) != RAD_OK)
             return failed("picking the tokens on the card");
         if (m.dev->copy(m.stage_h + m.st_ids.off, m.stage_d + m.st_ids.off, n_out * 4, RAD_COPY_D2H, m.stream) != RAD_OK)
             return failed(std::string("reading the tokens picked on the card: ") + m.dev->last_error());

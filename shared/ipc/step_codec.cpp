@@ -77,8 +77,8 @@ static_assert(sizeof(Pair) == 8 && sizeof(Count) == 8 && sizeof(step::TokenLogpr
 }  // namespace
 
 size_t encoded_size(const SampleSpec& s) {
-    return 3 * 4 + 4 + 8 + 8 + 3 * 4 + 4 + 3 * 4 + s.params.logit_bias.size() * sizeof(Pair) + s.seen_tokens.size() * 4 +
-           s.gen_counts.size() * sizeof(Count);
+    return 3 * 4 + 4 + 8 + 8 + 3 * 4 + 4 + 4 * 4 + s.params.logit_bias.size() * sizeof(Pair) + s.seen_tokens.size() * 4 +
+           s.gen_counts.size() * sizeof(Count) + s.allowed.size() * 4;
 }
 
 size_t encoded_size(const StepMessage& m) {
@@ -121,6 +121,7 @@ std::string encode(const StepMessage& m) {
         w.vec(p.logit_bias);
         w.vec(s.seen_tokens);
         w.vec(s.gen_counts);
+        w.vec(s.allowed);
     }
     return w.take();
 }
@@ -160,6 +161,7 @@ StepMessage decode_step(const std::string& bytes) {
         p.logit_bias = r.vec<Pair>("logit_bias");
         s.seen_tokens = r.vec<int32_t>("seen_tokens");
         s.gen_counts = r.vec<Count>("gen_counts");
+        s.allowed = r.vec<uint32_t>("allowed");
     }
     r.done();
     return m;

@@ -42,6 +42,7 @@ const RadKernelInfo rows[] = {
     ROW("fake_swiglu", "swiglu", ref_swiglu, nullptr, 0),
     ROW("fake_geglu", "geglu", ref_geglu, nullptr, 0),
     ROW("fake_gelu", "gelu", ref_gelu, nullptr, 0),
+    ROW("fake_softcap", "softcap", ref_softcap, nullptr, 0),
     ROW("fake_add", "add", ref_add, nullptr, 0),
     ROW("fake_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
     ROW("fake_argmax", "argmax", ref_argmax, nullptr, 0),

@@ -3,7 +3,10 @@
 // lockstep steps decode; misuse is refused with an error that says what is wrong.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <memory>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,6 +14,8 @@
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
 #include "radiance/engine/engine.h"
+#include "radiance/sampling/counter_rng.h"
+#include "radiance/sampling/sampler.h"
 #include "radiance/util/error.h"
 
 using namespace radiance;
@@ -18,8 +23,14 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// RAD_TEST_DEVICE_KERNELS=libgpu RAD_TEST_DEVICE_HOMES=build/share/radiance runs these tests on a
+// real card instead of the pretend one (the lead's GPU machine).
 std::unique_ptr<engine::Engine> make_engine(const std::string& placement) {
-    core::LoadOptions lo = core::load_options(FAKE_HOMES, placement == "device" ? "libfakedev" : "libref");
+    const char* kernels = std::getenv("RAD_TEST_DEVICE_KERNELS");
+    const char* homes = std::getenv("RAD_TEST_DEVICE_HOMES");
+    core::LoadOptions lo = placement == "device" && kernels && homes
+                               ? core::load_options(homes, kernels)
+                               : core::load_options(FAKE_HOMES, placement == "device" ? "libfakedev" : "libref");
     auto reg = std::make_shared<const core::Registry>(core::Registry::load(lo));
     auto model = std::shared_ptr<const container::Reader>(container::Reader::open(testing::converted_llama()));
     engine::EngineOptions eo;
@@ -158,4 +169,58 @@ TEST_CASE("pipelined steps need the plan on a card", "[engine][pipelined]") {
     auto e = make_engine("host");
     prefill(*e, 5);
     CHECK_THROWS_WITH(e->enqueue(decode_batch({1, 2}, 5), greedy_draws(), 0), Contains("on a card"));
+}
+
+// Structured output on the pretend card: a constrained row's token is picked there with its mask
+// (the `mask` operand of argmax and sample) and equals the host sampler's for the same logits,
+// settings and mask; the unconstrained row beside it is untouched; steps with and without masks
+// alternate, so recorded graphs of both kinds are replayed. Mutation seen failing: the engine
+// not copying the masks (stage_mask_bytes left 0): the card picks from stale masks.
+TEST_CASE("structured-output masks pick the host sampler's token on the card", "[engine][pipelined]") {
+    auto e = make_engine("device");
+    REQUIRE(e->mask_on_card());
+    const int64_t V = e->vocab();
+    const size_t words = static_cast<size_t>((V + 31) / 32);
+    std::vector<int32_t> next = prefill(*e, 5);
+    std::mt19937 rng(3);
+    for (int t = 0; t < 12; ++t) {
+        const int pos = 5 + t;
+        engine::StepBatch b = decode_batch(next, pos);
+        // the logits first (nothing picked on the card), then the same step with the picks there
+        std::vector<float> lg;
+        std::vector<int32_t> toks;
+        e->step(b, lg, greedy_draws(false), toks);
+        REQUIRE(lg.size() == static_cast<size_t>(2 * V));
+        std::vector<uint32_t> mask(words, 0);
+        const bool masked = t % 3 != 2;  // every third step unconstrained: both graph kinds replayed
+        for (int k = 0; k < 1 + t % 5; ++k) {
+            const auto id = static_cast<int32_t>(rng() % static_cast<uint32_t>(V));
+            mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+        }
+        std::vector<engine::CardDraw> d(2);
+        step::SamplingParams p[2];
+        for (int r = 0; r < 2; ++r) {
+            d[r].on_card = true;
+            d[r].temperature = p[r].temperature = t % 2 ? 0.9f : 0.0f;
+            d[r].top_k = p[r].top_k = t % 4 == 1 ? 3 : 0;
+            p[r].seed = 17;
+            d[r].u = radiance::sampling::uniform_at(17, static_cast<uint64_t>(pos * 2 + r));
+        }
+        if (masked) d[0].allowed = mask.data();
+        e->step(b, lg, d, toks);
+        REQUIRE(toks.size() == 2);
+        for (int r = 0; r < 2; ++r) {
+            std::vector<float> row;
+            std::vector<int32_t> none;
+            e->step(b, row, greedy_draws(false), none);
+            row.resize(static_cast<size_t>(2 * V));
+            const std::span<const float> x(row.data() + r * V, static_cast<size_t>(V));
+            const auto want = radiance::sampling::sample(x, p[r], {}, static_cast<uint64_t>(pos * 2 + r),
+                                                         r == 0 && masked ? std::span<const uint32_t>(mask) : std::span<const uint32_t>());
+            INFO("step " << t << " row " << r << (masked ? " masked" : ""));
+            CHECK(toks[static_cast<size_t>(r)] == want.token);
+            if (r == 0 && masked) CHECK(((mask[static_cast<size_t>(toks[0]) >> 5] >> (toks[0] & 31)) & 1u));
+        }
+        next = toks;
+    }
 }

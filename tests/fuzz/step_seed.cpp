@@ -1,5 +1,5 @@
 // Writes valid step descriptors and results into a folder: the seed corpus of step_fuzz (a
-// prefill, a decode of two sequences, a mixed step with sampling specs, a result). Block tables
+// prefill, a decode of two sequences, a mixed step with sampling specs, a constrained row's mask, a result). Block tables
 // fit the fuzzer's engine (8 blocks of KV cache).
 #include <fstream>
 #include <string>
@@ -58,6 +58,17 @@ int main(int argc, char** argv) {
     s.gen_counts = {{90, 1}};
     mixed.samples = {s, SampleSpec{}};
     write(dir + "/mixed.step", encode(mixed));
+
+    // A constrained row: structured output's mask (a bit per id of the fixture's vocabulary).
+    StepMessage masked = decode;
+    masked.step_id = 4;
+    SampleSpec m;
+    m.params.temperature = 1.0f;
+    m.params.seed = 3;
+    m.allowed.assign(8, 0u);
+    m.allowed[0] = 0x0000ff00u;
+    masked.samples = {m, SampleSpec{}};
+    write(dir + "/masked.step", encode(masked));
 
     ResultMessage r;
     r.step_id = 3;

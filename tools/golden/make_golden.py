@@ -79,6 +79,22 @@ CASES = {
                            shared_expert_intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                            num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, norm_topk_prob=False,
                            rope_parameters=dict(rope_type="default", rope_theta=1000000.0)), [10, 80]),
+    # Dense families beyond llama (issue [20]): Gemma 2 with soft-capping that bites (scores and
+    # logits of a random model reach a few units) and windows shorter than the prompts; Gemma 3
+    # with global layers among sliding ones, linear rope scaling on the global ones only, an odd
+    # head count and query_pre_attn_scalar != head_dim; GPT-2 (Conv1D weights, learned positions).
+    "gemma2_softcap_w12": ("gemma2", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=3,
+                           num_attention_heads=4, num_key_value_heads=2, head_dim=16, sliding_window=12,
+                           query_pre_attn_scalar=24, attn_logit_softcapping=2.0, final_logit_softcapping=3.0,
+                           rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [9, 40, 120]),
+    "gemma3_global_linear": ("gemma3_text", dict(hidden_size=80, intermediate_size=160, num_hidden_layers=4,
+                             num_attention_heads=5, num_key_value_heads=1, head_dim=16, sliding_window=16,
+                             query_pre_attn_scalar=32,
+                             layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+                             rope_parameters=dict(full_attention=dict(rope_type="linear", rope_theta=1000000.0, factor=4.0),
+                                                  sliding_attention=dict(rope_type="default", rope_theta=10000.0))),
+                             [7, 60, 130]),
+    "gpt2_tiny": ("gpt2", dict(hidden_size=64, n_inner=192, num_hidden_layers=3, num_attention_heads=4), [5, 50, 140]),
 }
 
 

@@ -66,6 +66,17 @@ void gelu(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, const std::str
     out.push_back(std::move(c));
 }
 
+// Logits soft-capped (Gemma 2), values well past the cap included.
+void softcap(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, double cap, bool in_place) {
+    Case c = base("softcap", n, dim, " cap=" + std::to_string(static_cast<int>(cap)) + (in_place ? " in-place" : ""));
+    c.params["cap"] = pf64(cap);
+    Operand x = g.rows(n, dim, 0, static_cast<float>(-4 * cap), static_cast<float>(4 * cap));
+    if (in_place) x.output = true;
+    c.opds.push_back(x);
+    c.opds.push_back(in_place ? alias_of(0, x) : as_output(g.rows(n, dim)));
+    out.push_back(std::move(c));
+}
+
 void add(Gen& g, std::vector<Case>& out, int64_t n, int64_t dim, int alias) {
     Case c = base("add", n, dim, alias < 0 ? "" : alias == 0 ? " y=a" : " y=b");
     c.tol = kExact;
@@ -135,6 +146,8 @@ void rowwise_cases(Gen& g, std::vector<Case>& out) {
     gelu(g, out, 17, 1003, "none", true);
     gelu(g, out, 17, 3072, "tanh", true);
     gelu(g, out, 3, 5, "none", false);
+    softcap(g, out, 3, 32000, 30.0, true);
+    softcap(g, out, 2, 1003, 50.0, false);
     add(g, out, 17, 1003, 0);
     add(g, out, 17, 896, 1);
     embed(g, out, 17, 1003, RAD_F16, 45.25);

@@ -333,6 +333,10 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                 {f32(f, {n, d.heads * d.head_dim}, true), i32(f, pos)}, n * d.heads * d.head_dim * 8));
         out.push_back(make_case("swiglu", rows_label + " dim=" + std::to_string(d.ff), {pi("n", n), pi("dim", d.ff)},
                                 {f32(f, {n, 2 * d.ff}), f32(f, {n, d.ff}, true)}, n * d.ff * 12));
+        // Gemma 2's final logits: values well past the cap
+        out.push_back(make_case("softcap", rows_label + " vocab=" + std::to_string(d.vocab) + " cap=30",
+                                {pi("n", n), pi("dim", d.vocab), pf("cap", 30.0)},
+                                {f32(f, {n, d.vocab}, false, 100.0f), f32(f, {n, d.vocab}, true)}, n * d.vocab * 8));
         out.push_back(make_case("add", rows_label + " dim=" + std::to_string(d.hidden), {pi("n", n), pi("dim", d.hidden)},
                                 {f32(f, {n, d.hidden}), f32(f, {n, d.hidden}), f32(f, {n, d.hidden}, true)}, n * d.hidden * 12));
         std::vector<int32_t> ids;
@@ -344,16 +348,15 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                 {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
                                 n * d.vocab * 4));
     }
-    // Qwen3-30B-A3B's experts (2048 wide, 128 of width 768, 8 picked); one and two rows take the
-    // card's gemvs, 64 rows its grouped tiles
+    // Qwen3-30B-A3B's experts (2048 wide, 128 of width 768, 8 picked); few rows take the card's
+    // gemvs, many its grouped tiles (4 and 8 rows: where one path hands over to the other)
     if (small) {
         moe(out, f, 512, 256, 16, 4, {1, 2, 24});
         // ~300 rows an expert: the host chain's chunks of 256 and the card's many tiles an expert
         // (a chain that stopped after its first chunk failed here at 0.40)
         moe(out, f, 64, 32, 2, 1, {600});
-    }
-    else
-        moe(out, f, 2048, 768, 128, 8, {1, 2, 64});
+    } else
+        moe(out, f, 2048, 768, 128, 8, {1, 2, 4, 8, 64, 256});
     sampling(out, f, d, 1);
     sampling(out, f, d, small ? 24 : 64);
     attention(out, f, d, 1, 1, small ? 200 : 1000);                // one decode row

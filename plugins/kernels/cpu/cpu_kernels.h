@@ -188,6 +188,7 @@ int cpu_attention(const RadArgs* a);
 int cpu_swiglu(const RadArgs* a);
 int cpu_geglu(const RadArgs* a);
 int cpu_gelu(const RadArgs* a);
+int cpu_softcap(const RadArgs* a);
 int cpu_add(const RadArgs* a);
 int cpu_gather_rows(const RadArgs* a);
 int cpu_moe_route(const RadArgs* a);

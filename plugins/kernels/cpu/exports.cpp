@@ -62,6 +62,7 @@ const RadKernelInfo rows[] = {
     ROW("cpu_swiglu", "swiglu", cpu_swiglu, "vectorised silu(gate) * up", "any", 0, nullptr, 0),
     ROW("cpu_geglu", "geglu", cpu_geglu, "vectorised gelu_tanh(gate) * up", "any", 0, nullptr, 0),
     ROW("cpu_gelu", "gelu", cpu_gelu, "vectorised gelu (erf or tanh)", "any", 0, nullptr, 0),
+    ROW("cpu_softcap", "softcap", cpu_softcap, "libref's scalar loop (logits rows only)", "any", 0, nullptr, 0),
     ROW("cpu_add", "add", cpu_add, "vectorised add", "any", 0, nullptr, 0),
     ROW("cpu_gather_rows", "gather_rows", cpu_gather_rows, "row copy", "any", 0, nullptr, 0),
     // Tensor parallelism on one host: the shared host-staging sum, so libcpu and libref ranks agree bytewise.

@@ -54,6 +54,7 @@ const RadKernelInfo rows[] = {
     ROW("gpu_swiglu", "swiglu", gpu::swiglu, "silu(gate) * up", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_geglu", "geglu", gpu::geglu, "gelu_tanh(gate) * up", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_gelu", "gelu", gpu::gelu, "gelu (erf or tanh)", "any", 0, nullptr, 0, nullptr, nullptr),
+    ROW("gpu_softcap", "softcap", gpu::softcap, "cap * tanh(x / cap)", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_add", "add", gpu::add, "elementwise add", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_gather_rows", "gather_rows", gpu::gather_rows, "row copy", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_all_reduce_p2p", "all_reduce", gpu::all_reduce_p2p, "one-shot sum in rank order over peer memory, one launch",

@@ -16,6 +16,7 @@ int add(const RadArgs* a);
 int swiglu(const RadArgs* a);
 int geglu(const RadArgs* a);
 int gelu(const RadArgs* a);
+int softcap(const RadArgs* a);
 int gather_rows(const RadArgs* a);
 // Norms (k_norm.cu).
 int rms_norm(const RadArgs* a);

@@ -31,7 +31,8 @@ int argmax_parts(int64_t n, int64_t vocab) {
 // Block (row, part) takes part `part` of the row's ids; with one part it writes the token (only
 // -inf entries: every one ties at -inf and the lowest index wins, token 0 as the sampler), else
 // its best for k_argmax_final.
-__global__ void k_argmax(const float* x, int64_t px, int64_t vocab, int parts, float* pv, int* pi, int32_t* y) {
+__global__ void k_argmax(const float* x, int64_t px, int64_t vocab, int parts, float* pv, int* pi, int32_t* y, const uint32_t* mask,
+                         int64_t pmask) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float sv[32];
@@ -39,9 +40,11 @@ __global__ void k_argmax(const float* x, int64_t px, int64_t vocab, int parts, f
     const int64_t row = blockIdx.x, per = (vocab + parts - 1) / parts;
     const int64_t begin = blockIdx.y * per, end = min(vocab, begin + per);
     const float* xr = x + row * px;
+    const uint32_t* mr = mask ? mask + row * pmask : nullptr;  // structured output: clear bits count as -inf
     float v = -INFINITY;
     int idx = INT_MAX;
-    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) better(v, idx, sane(xr[j]), static_cast<int>(j));
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x)
+        better(v, idx, pick::allowed(mr, j) ? sane(xr[j]) : -INFINITY, static_cast<int>(j));
     block_best(v, idx, sv, si);
     if (threadIdx.x != 0) return;
     if (parts == 1) {
@@ -74,16 +77,20 @@ int argmax(const RadArgs* a) {
     if (n <= 0) return RAD_OK;
     const auto* xp = static_cast<const float*>(x->data);
     auto* yp = static_cast<int32_t*>(y->data);
+    const RadTensor* mask = rad_arg_in(a, 2);
+    if (mask && (mask->dtype != RAD_U32 || mask->rank != 2 || mask->shape[1] * 32 < vocab)) return RAD_E_DTYPE;
+    const auto* mp = mask ? static_cast<const uint32_t*>(mask->data) : nullptr;
+    const int64_t pm = mask ? pitch_elems(mask) : 0;
     const int parts = a->scratch_bytes >= argmax_scratch_bytes(n) ? argmax_parts(n, vocab) : 1;
     if (parts == 1) {  // a block of 1024 per row
         gpu_launch(k_argmax, dim3(static_cast<unsigned>(n), 1), 1024, 0, stream_of(a), xp, pitch_elems(x), vocab, 1,
-                   static_cast<float*>(nullptr), static_cast<int*>(nullptr), yp);
+                   static_cast<float*>(nullptr), static_cast<int*>(nullptr), yp, mp, pm);
         return launched();
     }
     auto* pv = static_cast<float*>(a->scratch);
     auto* pi = reinterpret_cast<int*>(pv + n * kArgmaxMaxParts);
     gpu_launch(k_argmax, dim3(static_cast<unsigned>(n), static_cast<unsigned>(parts)), 256, 0, stream_of(a), xp, pitch_elems(x), vocab,
-               parts, pv, pi, yp);
+               parts, pv, pi, yp, mp, pm);
     gpu_launch(k_argmax_final, static_cast<unsigned>(n), kWarpSize, 0, stream_of(a), static_cast<const float*>(pv),
                static_cast<const int*>(pi), yp, parts);
     return launched();

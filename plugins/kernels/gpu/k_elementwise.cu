@@ -1,4 +1,4 @@
-// k_elementwise.cu: embed, add, swiglu, geglu, gelu, gather_rows. Memory-bound row loops: one
+// k_elementwise.cu: embed, add, swiglu, geglu, gelu, softcap, gather_rows. Memory-bound row loops: one
 // block per row band, threads across the row, f32 arithmetic as docs/OPS.md defines it.
 #include <cmath>
 
@@ -95,6 +95,14 @@ __global__ void k_gelu(const float* x, int64_t px, float* y, int64_t py, int64_t
     }
 }
 
+__global__ void k_softcap(const float* x, int64_t px, float* y, int64_t py, int64_t dim, float cap) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t i = blockIdx.y;
+    for (int64_t d = blockIdx.x * blockDim.x + threadIdx.x; d < dim; d += gridDim.x * blockDim.x)
+        y[i * py + d] = cap * tanhf(x[i * px + d] / cap);
+}
+
 __global__ void k_gather(const float* x, int64_t px, const int32_t* ids, float* y, int64_t py, int64_t dim) {
     gpu_grid_wait();
     gpu_grid_release();
@@ -163,6 +171,19 @@ int gelu(const RadArgs* a) {
     const int tanh_form = approx[0] == 't';
     gpu_launch(k_gelu, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
                static_cast<float*>(y->data), pitch_elems(y), dim, tanh_form);
+    return launched();
+}
+
+int softcap(const RadArgs* a) {
+    const RadTensor* x = rad_arg_in(a, 0);
+    RadTensor* y = rad_arg_out(a, 1);
+    if (!x || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32) return RAD_E_DTYPE;
+    const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
+    const float cap = static_cast<float>(rad_args_getf(a, "cap"));
+    if (!(cap > 0.0f)) return RAD_E_ARG;
+    if (n <= 0) return RAD_OK;
+    gpu_launch(k_softcap, row_grid(n, dim), 256, 0, stream_of(a), static_cast<const float*>(x->data), pitch_elems(x),
+               static_cast<float*>(y->data), pitch_elems(y), dim, cap);
     return launched();
 }
 

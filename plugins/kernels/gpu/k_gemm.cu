@@ -26,68 +26,6 @@ __device__ __forceinline__ void weight_rows(const W* w, int64_t n0, int64_t N, i
     }
 }
 
-// U chunk steps of STEP chunks from `at`, 16 bytes of each weight row per step; with GUARD, steps
-// at or past `chunks` read as zeros (the loop bound guarantees them otherwise).
-template <int U, int R, int STEP, bool GUARD>
-__device__ __forceinline__ void load_chunks(uint4 (&raw)[U][R], const uint4* const* wrow, int64_t at, int64_t chunks) {
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int r = 0; r < R; ++r) raw[u][r] = !GUARD || at + STEP * u < chunks ? __ldg(wrow[r] + at + STEP * u) : make_uint4(0, 0, 0, 0);
-}
-
-// A gemv's norm of its x rows (rms_norm_gemm): each x value times the norm weight (or 1 + it)
-// as it is multiplied, and the sum of the squares of the x values it saw, row by row; the rows'
-// 1 / rms scales the sums at the end.
-template <typename W, int M>
-struct RowNorm {
-    const W* w;
-    int unit;
-    float ss[M];
-};
-
-// acc[m][r] += x row m's VN values of `chunk` times weight row r's 16 bytes raw[r], for every m
-// and r (each accumulator sees the same additions in the same order in both gemv kernels). With
-// a norm, the x values are weighted by the norm's weight first and their squares summed.
-template <typename W, int M, int R, bool NORM = false>
-__device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw)[R], const float* __restrict__ x, int64_t px,
-                                           int64_t chunk, RowNorm<W, M>* norm = nullptr) {
-    constexpr int VN = Vec<W>::kN;
-    float xv[M][VN];
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-        const float4* xp = reinterpret_cast<const float4*>(x + m * px + chunk * VN);
-#pragma unroll
-        for (int q = 0; q < VN / 4; ++q) {
-            const float4 t = __ldg(xp + q);
-            xv[m][4 * q] = t.x;
-            xv[m][4 * q + 1] = t.y;
-            xv[m][4 * q + 2] = t.z;
-            xv[m][4 * q + 3] = t.w;
-        }
-    }
-    if constexpr (NORM) {
-        float g[VN];
-        widen16<W>(__ldg(reinterpret_cast<const uint4*>(norm->w) + chunk), g);
-#pragma unroll
-        for (int m = 0; m < M; ++m)
-#pragma unroll
-            for (int e = 0; e < VN; ++e) {
-                norm->ss[m] += xv[m][e] * xv[m][e];
-                xv[m][e] *= norm->unit ? 1.0f + g[e] : g[e];
-            }
-    }
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        float wv[VN];
-        widen16<W>(raw[r], wv);
-#pragma unroll
-        for (int m = 0; m < M; ++m)
-#pragma unroll
-            for (int e = 0; e < VN; ++e) acc[m][r] += xv[m][e] * wv[e];
-    }
-}
-
 // M rows of x (compile-time, three to eight: one or two rows take k_gemv_block), R weight rows per
 // warp. Vector path needs K % VN == 0 and aligned rows. GLU (gemm_swiglu): w stacks [gate | up] of
 // N rows each; a warp's first R/2 rows are gate rows n0.., its last R/2 the matching up rows

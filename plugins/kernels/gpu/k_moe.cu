@@ -5,28 +5,36 @@
 //
 // moe_mlp reads only the routed experts' weights, and every launch has a grid fixed by the row
 // count, so a recorded decode graph replays whatever the router picks. Two paths:
-// - few (row, pick) pairs (decode): weight-streaming gemvs per pair, a warp per output, 16-byte
-//   weight loads: [gate|up] with swiglu, then down times the pick's weight;
-// - more pairs: the pairs counting-sorted by expert on the card (one block), then grouped tiled
-//   products over each expert's rows (tiles of one expert only; the grid is sized for the worst
-//   case and surplus blocks return), so an expert's weights are read once per 32 of its rows.
-// Either way each pair's output lands in scratch and a last kernel sums a row's picks in
-// ascending expert order, so the sum's order is the definition's and no atomics add floats.
-// Rows are taken in chunks of kChunkRows so the scratch stays bounded at any step size.
+// - few (row, pick) pairs (decode): weight-streaming gemvs per pair: [gate|up] with swiglu, then
+//   down times the pick's weight and a combine (session 21's kernels below), or with
+//   RADIANCE_GPU_MOE_V2 k_moe_gemv.h's, whose lanes keep 16 loads in flight and whose down kernel
+//   takes every pick of a row's columns and sums them itself;
+// - more pairs: the pairs counting-sorted by expert on the card (one block), then grouped tiles
+//   over each expert's rows (tiles of one expert only; the grid is sized for the worst case and
+//   surplus blocks return), so an expert's weights are read once per tile of its rows: f32 FMA
+//   tiles, or with RADIANCE_GPU_MOE_V2 and bf16 weights the tensor cores (k_moe_mma.h); a last
+//   kernel sums each row's pick outputs.
+// Either way a row's picks are added in ascending expert order, the definition's, and no atomics
+// add floats. Rows are taken in chunks of kChunkRows so the scratch stays bounded at any step size.
 #include <cfloat>
 #include <climits>
+#include <type_traits>
 
 #include "k_common.h"
+#include "k_moe_gemv.h"
+#include "k_moe_mma.h"
 #include "k_paged.h"
 #include "k_vec.h"
 
 namespace gpu {
 namespace {
 
-constexpr int kChunkRows = 1024;  // rows a pass of the kernels below takes
-constexpr int kMaxPick = 16;      // picks a row at most (the combine's sort)
-constexpr int kGemvPairs = 16;    // pairs at most for the gemv path
-constexpr int kBM = 32, kBN = 64, kBK = 32;
+using moe::expert_of;
+using moe::kMaxPick;
+
+constexpr int kChunkRows = 1024;             // rows a pass of the kernels below takes
+constexpr int kGemvPairs = 16;               // pairs at most for the gemv path
+constexpr int kBM = 32, kBN = 64, kBK = 32;  // the FMA tiles
 
 // A warp per row: lane l holds experts l, l + 32, ...; each of the k rounds takes the largest
 // (p, -id) below the previous pick, reduced over the warp.
@@ -76,16 +84,11 @@ __global__ void k_moe_route(const float* x, int64_t px, int32_t* ids, int64_t pi
     if (lane < k) w[t * pw + lane] = norm ? mine / picked : mine;
 }
 
-// The pair's expert, or -1 for an id outside [0, E) (that pair adds nothing).
-__device__ __forceinline__ int expert_of(const int32_t* ids, int64_t pi, int k, int64_t pair, int E) {
-    const int e = ids[(pair / k) * pi + pair % k];
-    return e >= 0 && e < E ? e : -1;
-}
-
-// Warp per output f of pair blockIdx.x: act[pair, f] = silu(gate . x) * (up . x).
+// Session 21's pair gemvs (the default while the v2 paths are measured): a warp per output f of
+// pair blockIdx.x: act[pair, f] = silu(gate . x) * (up . x).
 template <typename W>
 __global__ void __launch_bounds__(256)
-    k_moe_gemv_gu(const float* x, int64_t px, const int32_t* ids, int64_t pi, const W* gu, float* act, int64_t d, int64_t F, int E, int k) {
+    k_moe_pair_gu(const float* x, int64_t px, const int32_t* ids, int64_t pi, const W* gu, float* act, int64_t d, int64_t F, int E, int k) {
     gpu_grid_wait();
     gpu_grid_release();
     constexpr int V = Vec<W>::kN;
@@ -113,7 +116,7 @@ __global__ void __launch_bounds__(256)
 
 // Warp per output c of pair blockIdx.x: out[pair, c] = (down row c . act[pair]) * w[pair].
 template <typename W>
-__global__ void __launch_bounds__(256) k_moe_gemv_down(const float* act, const int32_t* ids, int64_t pi, const float* wt, int64_t pw,
+__global__ void __launch_bounds__(256) k_moe_pair_down(const float* act, const int32_t* ids, int64_t pi, const float* wt, int64_t pw,
                                                        const W* down, float* out, int64_t d, int64_t F, int E, int k) {
     gpu_grid_wait();
     gpu_grid_release();
@@ -135,10 +138,10 @@ __global__ void __launch_bounds__(256) k_moe_gemv_down(const float* act, const i
 }
 
 // The pairs sorted by expert (one block): start[e] the first slot of expert e (E + 1 entries),
-// tiles[e] the first kBM-row tile of expert e (E + 1 entries), sorted[slot] = pair. The order of
+// tiles[e] the first bm-row tile of expert e (E + 1 entries), sorted[slot] = pair. The order of
 // pairs within an expert does not matter: each row's product is its own.
 __global__ void __launch_bounds__(1024)
-    k_moe_sort(const int32_t* ids, int64_t pi, int64_t pairs, int E, int k, int* start, int* tiles, int* cursor, int* sorted) {
+    k_moe_sort(const int32_t* ids, int64_t pi, int64_t pairs, int E, int k, int bm, int* start, int* tiles, int* cursor, int* sorted) {
     gpu_grid_wait();
     gpu_grid_release();
     for (int e = threadIdx.x; e < E; e += blockDim.x) cursor[e] = 0;
@@ -155,7 +158,7 @@ __global__ void __launch_bounds__(1024)
             tiles[e] = t;
             const int c = cursor[e];
             s += c;
-            t += (c + kBM - 1) / kBM;
+            t += (c + bm - 1) / bm;
             cursor[e] = start[e];
         }
         start[E] = s;
@@ -300,28 +303,67 @@ MoeScratch carve(void* base, int64_t rows, int64_t E, int64_t k, int64_t F) {
     return s;
 }
 
+// RADIANCE_GPU_MOE_V2 (an A/B switch under measurement, docs/SETTINGS.md): k_moe_gemv.h's gemvs
+// (the combine inside the down kernel) up to RADIANCE_GPU_MOE_GEMV_PAIRS pairs (default 64), and
+// past them the tensor-core tiles of k_moe_mma.h for bf16 weights; unset: the pair gemvs above
+// up to kGemvPairs and the FMA tiles, as measured in session 21.
+bool moe_v2() {
+    static const bool v = env_int("RADIANCE_GPU_MOE_V2", 0) != 0;
+    return v;
+}
+int64_t gemv_pairs() {
+    static const int64_t v = env_int("RADIANCE_GPU_MOE_GEMV_PAIRS", moe_v2() ? 64 : kGemvPairs);
+    return v;
+}
+
 template <typename W>
 int moe_chunk(const RadArgs* a, const float* x, int64_t px, const int32_t* ids, int64_t pi, const float* wt, int64_t pw, const W* gu,
               const W* down, float* y, int64_t py, int64_t n, int64_t d, int64_t F, int E, int k, const MoeScratch& s) {
     const gpuStream_t st = stream_of(a);
     const int64_t pairs = n * k;
     constexpr int V = Vec<W>::kN;
-    const bool gemv = pairs <= kGemvPairs && d % V == 0 && F % V == 0;
-    if (gemv) {
-        gpu_launch(k_moe_gemv_gu<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(F, 8))), 256, 0, st, x, px, ids, pi,
-                   gu, s.act, d, F, E, k);
-        gpu_launch(k_moe_gemv_down<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(d, 8))), 256, 0, st,
-                   static_cast<const float*>(s.act), ids, pi, wt, pw, down, s.out, d, F, E, k);
-    } else {
-        gpu_launch(k_moe_sort, 1, 1024, 0, st, ids, pi, pairs, E, k, s.start, s.tiles, s.cursor, s.sorted);
-        const unsigned worst = static_cast<unsigned>(ceil_div(pairs, kBM) + E);  // tiles at most
-        gpu_launch(k_moe_group<W, true>, dim3(worst, static_cast<unsigned>(ceil_div(F, kBN))), 256, 0, st, x, px, gu,
-                   static_cast<const int*>(s.start), static_cast<const int*>(s.tiles), static_cast<const int*>(s.sorted), wt, pw, s.act, d,
-                   F, F, E, k);
-        gpu_launch(k_moe_group<W, false>, dim3(worst, static_cast<unsigned>(ceil_div(d, kBN))), 256, 0, st,
-                   static_cast<const float*>(s.act), F, down, static_cast<const int*>(s.start), static_cast<const int*>(s.tiles),
-                   static_cast<const int*>(s.sorted), wt, pw, s.out, F, d, F, E, k);
+    // the streaming kernels read x and act 16 bytes at a time
+    const bool aligned = d % V == 0 && F % V == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    if (pairs <= gemv_pairs() && aligned && moe_v2()) {
+        gpu_launch(moe::k_moe_gemv_gu<W>, dim3(static_cast<unsigned>(ceil_div(F, 16)), static_cast<unsigned>(pairs)), 256, 0, st, x, px,
+                   ids, pi, gu, s.act, d, F, E, k);
+        gpu_launch(moe::k_moe_gemv_down<W>, dim3(static_cast<unsigned>(ceil_div(d, 8)), static_cast<unsigned>(n)), 256, 0, st,
+                   static_cast<const float*>(s.act), ids, pi, wt, pw, down, y, py, d, F, E, k);
+        return launched();
     }
+    if (pairs <= gemv_pairs() && d % V == 0 && F % V == 0 && !moe_v2()) {
+        gpu_launch(k_moe_pair_gu<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(F, 8))), 256, 0, st, x, px, ids, pi,
+                   gu, s.act, d, F, E, k);
+        gpu_launch(k_moe_pair_down<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(d, 8))), 256, 0, st,
+                   static_cast<const float*>(s.act), ids, pi, wt, pw, down, s.out, d, F, E, k);
+        gpu_launch(k_moe_combine, static_cast<unsigned>(n), 256, 0, st, static_cast<const float*>(s.out), ids, pi, y, py, d, E, k);
+        return launched();
+    }
+#if RAD_GPU_CUDA
+    if constexpr (std::is_same_v<W, gpu_bf16>) {
+        if (moe_v2() && aligned && d % 8 == 0 && F % 8 == 0) {
+            using moe::kMmaBM, moe::kMmaBN;
+            gpu_launch(k_moe_sort, 1, 1024, 0, st, ids, pi, pairs, E, k, kMmaBM, s.start, s.tiles, s.cursor, s.sorted);
+            const unsigned worst = static_cast<unsigned>(ceil_div(pairs, kMmaBM) + E);  // tiles at most
+            gpu_launch(moe::k_moe_group_mma<true>, dim3(worst, static_cast<unsigned>(ceil_div(F, kMmaBN))), 256, 0, st, x, px, gu,
+                       static_cast<const int*>(s.start), static_cast<const int*>(s.tiles), static_cast<const int*>(s.sorted), wt, pw, s.act,
+                       d, F, F, E, k);
+            gpu_launch(moe::k_moe_group_mma<false>, dim3(worst, static_cast<unsigned>(ceil_div(d, kMmaBN))), 256, 0, st,
+                       static_cast<const float*>(s.act), F, down, static_cast<const int*>(s.start), static_cast<const int*>(s.tiles),
+                       static_cast<const int*>(s.sorted), wt, pw, s.out, F, d, F, E, k);
+            gpu_launch(k_moe_combine, static_cast<unsigned>(n), 256, 0, st, static_cast<const float*>(s.out), ids, pi, y, py, d, E, k);
+            return launched();
+        }
+    }
+#endif
+    gpu_launch(k_moe_sort, 1, 1024, 0, st, ids, pi, pairs, E, k, kBM, s.start, s.tiles, s.cursor, s.sorted);
+    const unsigned worst = static_cast<unsigned>(ceil_div(pairs, kBM) + E);  // tiles at most
+    gpu_launch(k_moe_group<W, true>, dim3(worst, static_cast<unsigned>(ceil_div(F, kBN))), 256, 0, st, x, px, gu,
+               static_cast<const int*>(s.start), static_cast<const int*>(s.tiles), static_cast<const int*>(s.sorted), wt, pw, s.act, d, F,
+               F, E, k);
+    gpu_launch(k_moe_group<W, false>, dim3(worst, static_cast<unsigned>(ceil_div(d, kBN))), 256, 0, st, static_cast<const float*>(s.act), F,
+               down, static_cast<const int*>(s.start), static_cast<const int*>(s.tiles), static_cast<const int*>(s.sorted), wt, pw, s.out,
+               F, d, F, E, k);
     gpu_launch(k_moe_combine, static_cast<unsigned>(n), 256, 0, st, static_cast<const float*>(s.out), ids, pi, y, py, d, E, k);
     return launched();
 }

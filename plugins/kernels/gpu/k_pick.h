@@ -20,6 +20,9 @@ __device__ __forceinline__ void better(float& v, int& i, float v2, int i2) {
     }
 }
 
+// Structured output's mask row (null: none): whether token j may be picked (a clear bit counts as -inf).
+__device__ __forceinline__ bool allowed(const uint32_t* mask, int64_t j) { return !mask || ((mask[j >> 5] >> (j & 31)) & 1u); }
+
 // The block's best (value, index) over every thread's pair; every thread gets it. `sv`/`si` hold
 // one entry per warp.
 __device__ inline void block_best(float& v, int& idx, float* sv, int* si) {

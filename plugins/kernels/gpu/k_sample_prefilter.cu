@@ -75,14 +75,15 @@ __device__ void sort_desc(unsigned long long* keys, int n2) {
 // for the row's max. Not k_argmax's parts: those rank sane(x), whose best need not give the
 // largest x / temperature where infinities and the largest floats meet.
 __global__ void __launch_bounds__(kSampleThreads)
-    k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, float* pmax) {
+    k_sample_pre_max(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, float* pmax,
+                     const uint32_t* mask, int64_t pmask) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ float sv[32];
     __shared__ int si[32];
     const float* c = cfg + blockIdx.x * pcfg;
     if (pre_keys(c, vocab) == 0) return;
-    const Row r{x + blockIdx.x * px, c[0], c[0] != 1.0f, 0.0f};
+    const Row r{x + blockIdx.x * px, c[0], c[0] != 1.0f, 0.0f, mask ? mask + blockIdx.x * pmask : nullptr};
     const int64_t begin = static_cast<int64_t>(blockIdx.y) * kPreSpan, end = min(vocab, begin + kPreSpan);
     float v = -INFINITY;
     int idx = INT_MAX;
@@ -101,7 +102,7 @@ __device__ float pre_row_max(const float* pmax, int parts) {
 // Block (row, part): the part's first keys (pre_keys of them), its count of ids with p > 0 and its mass.
 __global__ void __launch_bounds__(kSampleThreads)
     k_sample_pre_part(const float* x, int64_t px, const float* cfg, int64_t pcfg, int64_t vocab, int parts, const float* pmax,
-                      unsigned long long* cand, int* posc, double* pmass) {
+                      unsigned long long* cand, int* posc, double* pmass, const uint32_t* mask, int64_t pmask) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ unsigned long long keys[kPreSpan];
@@ -112,7 +113,7 @@ __global__ void __launch_bounds__(kSampleThreads)
     if (keep == 0) return;
     const float mx = pre_row_max(pmax, parts);
     if (mx == -INFINITY) return;  // the final kernel takes argmax's token
-    const Row r{x + blockIdx.x * px, c[0], c[0] != 1.0f, mx};
+    const Row r{x + blockIdx.x * px, c[0], c[0] != 1.0f, mx, mask ? mask + blockIdx.x * pmask : nullptr};
     const int64_t begin = static_cast<int64_t>(blockIdx.y) * kPreSpan, end = min(vocab, begin + kPreSpan);
     int pos = 0;
     double mass = 0;
@@ -139,7 +140,8 @@ __global__ void __launch_bounds__(kSampleThreads)
 // else the one-block way.
 __global__ void __launch_bounds__(kSampleThreads)
     k_sample_pre_final(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab, int parts,
-                       const float* pmax, const unsigned long long* cand, const int* posc, const double* pmass) {
+                       const float* pmax, const unsigned long long* cand, const int* posc, const double* pmass, const uint32_t* mask,
+                       int64_t pmask) {
     gpu_grid_wait();
     gpu_grid_release();
     __shared__ union {
@@ -159,7 +161,7 @@ __global__ void __launch_bounds__(kSampleThreads)
         fast = top_k < positive;
     }
     if (!fast) {
-        sample_row(x, px, cfg, pcfg, u, y, vocab, smem.sh);
+        sample_row(x, px, cfg, pcfg, u, y, vocab, mask, pmask, smem.sh);
         return;
     }
     // Every part's first keys, sorted: the row's top_k (or its 64 largest) are the first top_k.
@@ -208,7 +210,7 @@ __global__ void __launch_bounds__(kSampleThreads)
     }
     __syncthreads();
     if (n_keep < 0) {  // block-uniform
-        sample_row(x, px, cfg, pcfg, u, y, vocab, smem.sh);
+        sample_row(x, px, cfg, pcfg, u, y, vocab, mask, pmask, smem.sh);
         return;
     }
     sort_desc(top, kPreMaxK);
@@ -245,13 +247,16 @@ bool launch_sample_prefilter(const RadArgs* a, int64_t n, int64_t vocab) {
     const auto* xp = static_cast<const float*>(x->data);
     const auto* cp = static_cast<const float*>(cfg->data);
     const int64_t pxe = pitch_elems(x), pce = pitch_elems(cfg);
+    const RadTensor* mask = rad_arg_in(a, 4);  // structured output's (checked by the caller)
+    const auto* mp = mask ? static_cast<const uint32_t*>(mask->data) : nullptr;
+    const int64_t pm = mask ? pitch_elems(mask) : 0;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(parts));
-    gpu_launch(k_sample_pre_max, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts, pmax);
+    gpu_launch(k_sample_pre_max, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts, pmax, mp, pm);
     gpu_launch(k_sample_pre_part, grid, kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce, vocab, parts, static_cast<const float*>(pmax),
-               cand, posc, pmass);
+               cand, posc, pmass, mp, pm);
     gpu_launch(k_sample_pre_final, static_cast<unsigned>(n), kSampleThreads, 0, stream_of(a), xp, pxe, cp, pce,
                static_cast<const double*>(u->data), static_cast<int32_t*>(y->data), vocab, parts, static_cast<const float*>(pmax),
-               static_cast<const unsigned long long*>(cand), static_cast<const int*>(posc), static_cast<const double*>(pmass));
+               static_cast<const unsigned long long*>(cand), static_cast<const int*>(posc), static_cast<const double*>(pmass), mp, pm);
     return true;
 }
 

@@ -26,7 +26,8 @@ struct Row {
     float temperature;
     bool scale;
     float mx;
-    __device__ float logit(int64_t j) const { return sane(scale ? x[j] / temperature : x[j]); }
+    const uint32_t* mask;  // structured output's row, or null: a clear bit makes the token -inf
+    __device__ float logit(int64_t j) const { return pick::allowed(mask, j) ? sane(scale ? x[j] / temperature : x[j]) : -INFINITY; }
     __device__ float prob(int64_t j) const { return expf(logit(j) - mx); }
 };
 
@@ -197,12 +198,12 @@ __device__ int kth_id(const Row& r, const Span& s, Is is, int k, Shared& sh) {
 
 // One row (the block's) the one-block way.
 __device__ inline void sample_row(const float* x, int64_t px, const float* cfg, int64_t pcfg, const double* u, int32_t* y, int64_t vocab,
-                                  Shared& sh) {
+                                  const uint32_t* mask, int64_t pmask, Shared& sh) {
     const float* c = cfg + blockIdx.x * pcfg;
     const float temperature = c[0], top_p = c[1], min_p = c[2];
     const int64_t top_k = static_cast<int64_t>(c[3]);
     const bool greedy = !(temperature > 0.0f);
-    Row r{x + blockIdx.x * px, temperature, !greedy && temperature != 1.0f, 0.0f};
+    Row r{x + blockIdx.x * px, temperature, !greedy && temperature != 1.0f, 0.0f, mask ? mask + blockIdx.x * pmask : nullptr};
     const Span s = span_of(vocab);
 
     float mx = -INFINITY;

@@ -29,6 +29,21 @@ int glu(const RadArgs* a) {
 int ref_swiglu(const RadArgs* a) { return glu<silu>(a); }
 int ref_geglu(const RadArgs* a) { return glu<gelu_tanh>(a); }
 
+int ref_softcap(const RadArgs* a) {
+    const RadTensor* x = rad_arg_in(a, 0);
+    RadTensor* y = rad_arg_out(a, 1);
+    if (!ref::is_f32(x) || !ref::is_f32(y)) return RAD_E_DTYPE;
+    const int64_t n = rad_args_geti(a, "n"), dim = rad_args_geti(a, "dim");
+    const float cap = static_cast<float>(rad_args_getf(a, "cap"));
+    if (!(cap > 0.0f)) return RAD_E_ARG;
+    for (int64_t i = 0; i < n; ++i) {
+        const float* in = ref::row<const float>(x, i);
+        float* out = ref::row<float>(y, i);
+        for (int64_t j = 0; j < dim; ++j) out[j] = cap * std::tanh(in[j] / cap);
+    }
+    return RAD_OK;
+}
+
 int ref_gelu(const RadArgs* a) {
     const RadTensor* x = rad_arg_in(a, 0);
     RadTensor* y = rad_arg_out(a, 1);

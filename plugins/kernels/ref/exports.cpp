@@ -43,6 +43,7 @@ const RadKernelInfo rows[] = {
     ROW("ref_swiglu", "swiglu", ref_swiglu, nullptr, 0),
     ROW("ref_geglu", "geglu", ref_geglu, nullptr, 0),
     ROW("ref_gelu", "gelu", ref_gelu, nullptr, 0),
+    ROW("ref_softcap", "softcap", ref_softcap, nullptr, 0),
     ROW("ref_add", "add", ref_add, nullptr, 0),
     ROW("ref_gather_rows", "gather_rows", ref_gather_rows, nullptr, 0),
     ROW("ref_all_reduce_host", "all_reduce", ref_all_reduce, nullptr, 0),

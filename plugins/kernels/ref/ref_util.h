@@ -30,6 +30,7 @@ int ref_attention(const RadArgs* a);
 int ref_swiglu(const RadArgs* a);
 int ref_geglu(const RadArgs* a);
 int ref_gelu(const RadArgs* a);
+int ref_softcap(const RadArgs* a);
 int ref_add(const RadArgs* a);
 int ref_gather_rows(const RadArgs* a);
 int ref_all_reduce(const RadArgs* a);

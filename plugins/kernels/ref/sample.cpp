@@ -1,5 +1,6 @@
 // sample.cpp: libref's `sample` and `argmax` (docs/OPS.md), the host sampler's rules written the
-// plainest way: a full sort for the cuts, sums in double in ascending order.
+// plainest way: a full sort for the cuts, sums in double in ascending order; a structured-output
+// mask makes the tokens it leaves out -inf first.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -37,12 +38,18 @@ int32_t draw(const std::vector<float>& p, const std::vector<int32_t>& ids, doubl
     return ids.back();
 }
 
-int32_t sample_row(const float* x, int64_t vocab, const float* cfg, double u) {
+// Structured output's mask (null: none): a token whose bit is clear counts as -inf.
+bool allowed(const uint32_t* mask, int64_t j) { return !mask || ((mask[j >> 5] >> (j & 31)) & 1u); }
+
+int32_t sample_row(const float* x, int64_t vocab, const float* cfg, double u, const uint32_t* mask) {
     const float temperature = cfg[0], top_p = cfg[1], min_p = cfg[2];
     const auto top_k = static_cast<int64_t>(cfg[3]);
     std::vector<float> v(x, x + vocab);
     const bool greedy = !(temperature > 0.0f);
-    for (float& e : v) e = sane(!greedy && temperature != 1.0f ? e / temperature : e);
+    for (int64_t j = 0; j < vocab; ++j) {
+        float& e = v[static_cast<size_t>(j)];
+        e = allowed(mask, j) ? sane(!greedy && temperature != 1.0f ? e / temperature : e) : kNegInf;
+    }
     const int64_t top = argmax_of(v);
     const float mx = v[static_cast<size_t>(top)];
     if (greedy || mx == kNegInf) return static_cast<int32_t>(top);
@@ -95,11 +102,14 @@ int ref_argmax(const RadArgs* a) {
     if (!ref::is_f32(x) || !y || y->dtype != RAD_I32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
     if (vocab <= 0) return RAD_E_ARG;
+    const RadTensor* mask = rad_arg_in(a, 2);
+    if (mask && (mask->dtype != RAD_U32 || mask->rank != 2 || mask->shape[1] * 32 < vocab)) return RAD_E_DTYPE;
     int32_t* out = static_cast<int32_t*>(y->data);
     for (int64_t i = 0; i < n; ++i) {
         const float* row = ref::row<const float>(x, i);
+        const uint32_t* m = mask ? ref::row<const uint32_t>(mask, i) : nullptr;
         std::vector<float> v(row, row + vocab);
-        for (float& e : v) e = sane(e);
+        for (int64_t j = 0; j < vocab; ++j) v[static_cast<size_t>(j)] = allowed(m, j) ? sane(v[static_cast<size_t>(j)]) : kNegInf;
         out[i] = static_cast<int32_t>(argmax_of(v));
     }
     return RAD_OK;
@@ -111,8 +121,12 @@ int ref_sample(const RadArgs* a) {
     if (!ref::is_f32(x) || !ref::is_f32(cfg) || !u || u->dtype != RAD_F64 || !y || y->dtype != RAD_I32) return RAD_E_DTYPE;
     const int64_t n = rad_args_geti(a, "n"), vocab = rad_args_geti(a, "vocab");
     if (vocab <= 0) return RAD_E_ARG;
+    const RadTensor* mask = rad_arg_in(a, 4);
+    if (mask && (mask->dtype != RAD_U32 || mask->rank != 2 || mask->shape[1] * 32 < vocab)) return RAD_E_DTYPE;
     const auto* draws = static_cast<const double*>(u->data);
     int32_t* out = static_cast<int32_t*>(y->data);
-    for (int64_t i = 0; i < n; ++i) out[i] = sample_row(ref::row<const float>(x, i), vocab, ref::row<const float>(cfg, i), draws[i]);
+    for (int64_t i = 0; i < n; ++i)
+        out[i] = sample_row(ref::row<const float>(x, i), vocab, ref::row<const float>(cfg, i), draws[i],
+                            mask ? ref::row<const uint32_t>(mask, i) : nullptr);
     return RAD_OK;
 }

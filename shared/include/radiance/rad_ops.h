@@ -70,6 +70,9 @@ static const RadOperandSpec rad_op_glu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD
 static const RadParamSpec rad_op_gelu_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PS("approx", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_gelu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
+static const RadParamSpec rad_op_softcap_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED), RAD_PF("cap", RAD_REQUIRED)};
+static const RadOperandSpec rad_op_softcap_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+
 static const RadParamSpec rad_op_add_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_add_opds[] = {{"a", RAD_OPD_IN, 0}, {"b", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
@@ -83,11 +86,13 @@ static const RadParamSpec rad_op_all_gather_params[] = {RAD_PI("n", RAD_REQUIRED
 static const RadOperandSpec rad_op_all_gather_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
 
 static const RadParamSpec rad_op_argmax_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
-static const RadOperandSpec rad_op_argmax_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+/* argmax and sample take structured output's optional `mask` (u32 [n, (vocab + 31) / 32]): a token
+ * whose bit is clear counts as -inf. */
+static const RadOperandSpec rad_op_argmax_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}, {"mask", RAD_OPD_IN, 1}};
 
 static const RadParamSpec rad_op_sample_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("vocab", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_sample_opds[] = {
-    {"x", RAD_OPD_IN, 0}, {"cfg", RAD_OPD_IN, 0}, {"u", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+    {"x", RAD_OPD_IN, 0}, {"cfg", RAD_OPD_IN, 0}, {"u", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}, {"mask", RAD_OPD_IN, 1}};
 
 static const RadParamSpec rad_op_add_rms_norm_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED),
                                                           RAD_PF("eps", RAD_REQUIRED), RAD_PI("unit_offset", RAD_OPTIONAL),
@@ -180,6 +185,8 @@ static const RadOpSchema rad_ops_conventional[] = {
      "y = gelu_tanh(x[:, :dim]) * x[:, dim:]"},
     {"gelu", rad_op_gelu_params, RAD_N_OF(rad_op_gelu_params), rad_op_gelu_opds, RAD_N_OF(rad_op_gelu_opds),
      "y = gelu(x), exact (erf) or tanh"},
+    {"softcap", rad_op_softcap_params, RAD_N_OF(rad_op_softcap_params), rad_op_softcap_opds, RAD_N_OF(rad_op_softcap_opds),
+     "y = cap * tanh(x / cap) (y may alias x)"},
     {"add", rad_op_add_params, RAD_N_OF(rad_op_add_params), rad_op_add_opds, RAD_N_OF(rad_op_add_opds), "y = a + b (y may alias a)"},
     {"gather_rows", rad_op_gather_params, RAD_N_OF(rad_op_gather_params), rad_op_gather_opds, RAD_N_OF(rad_op_gather_opds),
      "y[i] = x[ids[i]]"},

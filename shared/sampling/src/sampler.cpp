@@ -48,15 +48,22 @@ int32_t draw(std::span<const float> p, const std::vector<int32_t>* ids, double m
     return id_at(n - 1);  // rounding left the target at the very top
 }
 
+// Structured output: tokens outside the mask become -inf (ids past its words too).
+void apply_allowed(std::span<float> x, std::span<const uint32_t> allowed) {
+    for (size_t i = 0; i < x.size(); ++i)
+        if ((i >> 5) >= allowed.size() || !((allowed[i >> 5] >> (i & 31)) & 1u)) x[i] = kNegInf;
+}
+
 }  // namespace
 
-SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams& s, const TokenHistory& history, uint64_t position) {
+SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams& s, const TokenHistory& history, uint64_t position,
+                             std::span<const uint32_t> allowed) {
     if (logits.empty()) throw std::invalid_argument("sample: empty logits row");
     const size_t vocab = logits.size();
     const bool repetition = s.repetition_penalty != 1.0f && s.repetition_penalty > 0.0f;
     const bool presence_frequency = s.presence_penalty != 0.0f || s.frequency_penalty != 0.0f;
     const bool greedy = !(s.temperature > 0.0f);
-    if (greedy && s.top_logprobs < 0 && s.logit_bias.empty() && !repetition && !presence_frequency) {
+    if (greedy && s.top_logprobs < 0 && s.logit_bias.empty() && !repetition && !presence_frequency && allowed.empty()) {
         SampleResult plain;  // nothing adjusts the row: no copy
         plain.token = argmax_sanitized(logits);
         return plain;
@@ -64,6 +71,7 @@ SampleResult Sampler::sample(std::span<const float> logits, const SamplingParams
     work_.assign(logits.begin(), logits.end());
     std::span<float> x(work_);
 
+    if (!allowed.empty()) apply_allowed(x, allowed);
     detail::apply_logit_bias(x, s.logit_bias);
     if (repetition || presence_frequency) {
         counts_.resize(vocab, 0);
@@ -118,9 +126,10 @@ int32_t Sampler::draw_token(std::span<const float> x, int32_t top, const Samplin
     return draw(probs_, &order_, mass, u);
 }
 
-SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position) {
+SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position,
+                    std::span<const uint32_t> allowed) {
     Sampler s;
-    return s.sample(logits, params, history, position);
+    return s.sample(logits, params, history, position, allowed);
 }
 
 }  // namespace radiance::sampling

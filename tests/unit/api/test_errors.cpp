@@ -50,7 +50,7 @@ TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
     check_error(s.post("/v1/chat/completions", chat({{"logprobs", true}, {"top_logprobs", 21}})), 400, "top_logprobs");
     check_error(s.post("/v1/chat/completions", chat({{"repetition_penalty", 0}})), 400, "repetition_penalty");
     check_error(s.post("/v1/chat/completions", chat({{"stream_options", 1}})), 400, "stream_options");
-    check_error(s.post("/v1/chat/completions", chat({{"response_format", {{"type", "json_object"}}}})), 400, "response_format");
+    check_error(s.post("/v1/chat/completions", chat({{"response_format", {{"type", "yaml"}}}})), 400, "response_format.type");
     check_error(s.post("/v1/chat/completions", chat({{"messages", "Hi"}})), 400, "messages");
     check_error(s.post("/v1/chat/completions", chat({{"messages", {{{"content", "Hi"}}}}})), 400, "messages[0].role");
     // An unknown role (it was served as an assistant turn); mutation run: the role check removed
@@ -64,6 +64,18 @@ TEST_CASE("api errors: wrong types and ranges name the field", "[api]") {
     json no_messages = chat();
     no_messages.erase("messages");
     check_error(s.post("/v1/chat/completions", no_messages), 400, "messages");
+}
+
+// cache_salt (vLLM's): a non-empty string on both OpenAI routes; anything else is a 400 naming it.
+TEST_CASE("api errors: cache_salt of the wrong type or empty", "[api]") {
+    ApiServer s;
+    for (const json& bad : {json(5), json(true), json::array({"a"}), json::object({{"a", 1}}), json("")}) {
+        INFO(bad.dump());
+        check_error(s.post("/v1/chat/completions", chat({{"cache_salt", bad}})), 400, "cache_salt");
+        check_error(s.post("/v1/completions", json{{"prompt", "x"}, {"cache_salt", bad}}), 400, "cache_salt");
+    }
+    check_error(s.post("/v1/completions", json{{"prompt", "x"}, {"cache_salt", std::string(1025, 's')}}), 400, "cache_salt");
+    CHECK(s.post("/v1/completions", json{{"prompt", "x"}, {"cache_salt", nullptr}}).status == 200);
 }
 
 TEST_CASE("api errors: empty messages, unknown model", "[api]") {

@@ -47,6 +47,15 @@ TEST_CASE("api chat: a plain completion", "[api]") {
     CHECK(j["usage"]["prompt_tokens"] == sub[0].prompt.size());
     CHECK(j["usage"]["completion_tokens"] == encode(kScript).size() + 1);  // and the EOS
     CHECK(j["usage"]["total_tokens"] == sub[0].prompt.size() + encode(kScript).size() + 1);
+    CHECK(sub[0].cache_salt.empty());
+}
+
+TEST_CASE("api chat: cache_salt reaches every choice", "[api]") {
+    ApiServer s;
+    REQUIRE(s.post("/v1/chat/completions", chat_body({{"cache_salt", "tenant-7"}, {"n", 2}})).status == 200);
+    auto sub = s.service.submitted();
+    REQUIRE(sub.size() == 2);
+    for (const auto& r : sub) CHECK(r.cache_salt == "tenant-7");
 }
 
 TEST_CASE("api chat: streaming gives the same text as chunks ending with [DONE]", "[api]") {

@@ -69,6 +69,14 @@ TEST_CASE("api completions: a batch of prompts times n", "[api]") {
     CHECK(ids["choices"].size() == 2);
 }
 
+TEST_CASE("api completions: cache_salt reaches every choice of every prompt", "[api]") {
+    ApiServer s;
+    REQUIRE(s.post("/v1/completions", json{{"prompt", {"one", "two"}}, {"n", 2}, {"cache_salt", "tenant-7"}}).status == 200);
+    auto sub = s.service.submitted();
+    REQUIRE(sub.size() == 4);
+    for (const auto& r : sub) CHECK(r.cache_salt == "tenant-7");
+}
+
 TEST_CASE("api completions: streaming equals the single answer", "[api]") {
     ApiServer s;
     for (json stop : {json(nullptr), json("are y")}) {

@@ -4,7 +4,8 @@
 // Mutations run (2026-12-04): decode_step reading `positions` before `tokens`, or decode_result
 // dropping `logprob`, fails "step_codec: every field survives"; Reader::done() accepting trailing
 // bytes fails "step_codec: trailing bytes"; need() skipped for vectors (reading past the message)
-// fails "step_codec: every cut is refused" (and trips ASan in the sanitizer pass).
+// fails "step_codec: every cut is refused" (and trips ASan in the sanitizer pass). Skipping the
+// mask's words in encoded_size fails "encoded_size is the encoding's size" (2026-12-07).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -49,9 +50,10 @@ StepMessage full_step() {
     a.params.logit_bias = {{7, -100.0f}, {8, 2.5f}};
     a.seen_tokens = {11, 12, 13};
     a.gen_counts = {{13, 2}, {9, 1}};
-    SampleSpec g;                 // defaults, empty vectors
-    g.params.temperature = 0.0f;  // greedy
-    g.params.seed = 0;            // a sent row always carries its seed
+    a.allowed = {0x80000001u, 0u, 0xdeadbeefu};  // structured output's mask: 96 ids
+    SampleSpec g;                                // defaults, empty vectors
+    g.params.temperature = 0.0f;                 // greedy
+    g.params.seed = 0;                           // a sent row always carries its seed
     m.samples = {a, g};
     return m;
 }
@@ -95,6 +97,7 @@ void require_same(const StepMessage& x, const StepMessage& y) {
         CHECK(a.params.logit_bias == b.params.logit_bias);
         CHECK(a.seen_tokens == b.seen_tokens);
         CHECK(a.gen_counts == b.gen_counts);
+        CHECK(a.allowed == b.allowed);
     }
 }
 
@@ -141,6 +144,7 @@ TEST_CASE("step_codec: encoded_size is the encoding's size", "[step_codec]") {
     CHECK(encoded_size(m) == encode(m).size());
     m.samples[0].params.logit_bias.resize(1024, {1, 0.5f});
     m.samples[1].seen_tokens.resize(300, 4);
+    m.samples[1].allowed.resize(4748, 0xffu);  // a 152k vocabulary's mask
     m.comm_name.clear();
     CHECK(encoded_size(m) == encode(m).size());
     CHECK(encoded_size(StepMessage{}) == encode(StepMessage{}).size());

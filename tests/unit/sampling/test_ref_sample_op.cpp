@@ -42,13 +42,14 @@ int launch(int (*fn)(const RadArgs*), std::vector<RadTensor> t, int64_t rows, in
     return fn(&a);
 }
 
-int32_t op_token(std::vector<float> logits, const SamplingParams& s, double u) {
+int32_t op_token(std::vector<float> logits, const SamplingParams& s, double u, std::vector<uint32_t> mask = {}) {
     const auto vocab = static_cast<int64_t>(logits.size());
     float cfg[4] = {s.temperature, s.top_p, s.min_p, static_cast<float>(s.top_k)};
     int32_t y = -1;
-    REQUIRE(launch(ref_sample,
-                   {tensor(logits.data(), RAD_F32, 1, vocab), tensor(cfg, RAD_F32, 1, 4), tensor(&u, RAD_F64, 1), tensor(&y, RAD_I32, 1)},
-                   1, vocab) == RAD_OK);
+    std::vector<RadTensor> t = {tensor(logits.data(), RAD_F32, 1, vocab), tensor(cfg, RAD_F32, 1, 4), tensor(&u, RAD_F64, 1),
+                                tensor(&y, RAD_I32, 1)};
+    if (!mask.empty()) t.push_back(tensor(mask.data(), RAD_U32, 1, static_cast<int64_t>(mask.size())));
+    REQUIRE(launch(ref_sample, t, 1, vocab) == RAD_OK);
     return y;
 }
 
@@ -118,4 +119,52 @@ TEST_CASE("sampling op: argmax and sample treat NaN as -inf and +inf as the larg
         CHECK(op_token(r, greedy, 0.5) == want);
     }
     CHECK(op_token({nan, 1.0f, 0.5f}, greedy, 0.0) == 1);
+}
+
+// Structured output's mask: the op with a mask draws the host sampler's token for the same mask
+// (which the sampler applies as its first step), greedy rows through argmax too; and the drawn
+// token is always an allowed one. Mutation seen failing: libref's sample ignoring the mask.
+TEST_CASE("sampling op: a structured-output mask gives the host sampler's token", "[sampling]") {
+    std::mt19937_64 rng(11);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    const int64_t V = 300;
+    for (int row = 0; row < 80; ++row) {
+        std::vector<float> x(V);
+        for (float& v : x) v = normal(rng);
+        std::vector<uint32_t> mask((V + 31) / 32, 0);
+        const int allowed = row % 4 == 0 ? 1 : 1 + static_cast<int>(rng() % 40);
+        for (int k = 0; k < allowed; ++k) {
+            const auto id = static_cast<int64_t>(rng() % V);
+            mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+        }
+        auto is_allowed = [&](int32_t t) { return (mask[static_cast<size_t>(t) >> 5] >> (t & 31)) & 1u; };
+        for (float t : {0.0f, 1.0f, 0.6f}) {
+            SamplingParams p;
+            p.temperature = t;
+            p.top_k = row % 3 == 0 ? 5 : 0;
+            p.top_p = row % 2 ? 0.8f : 1.0f;
+            p.seed = 5;
+            const uint64_t position = static_cast<uint64_t>(row);
+            const double u = radiance::sampling::uniform_at(5, position);
+            const int32_t host = radiance::sampling::sample(x, p, {}, position, mask).token;
+            INFO("row " << row << " temperature " << t);
+            CHECK(is_allowed(host));
+            CHECK(op_token(x, p, u, mask) == host);
+            if (t == 0.0f) {
+                std::vector<float> xx = x;
+                int32_t y = -1;
+                std::vector<uint32_t> m = mask;
+                REQUIRE(launch(ref_argmax,
+                               {tensor(xx.data(), RAD_F32, 1, V), tensor(&y, RAD_I32, 1),
+                                tensor(m.data(), RAD_U32, 1, static_cast<int64_t>(m.size()))},
+                               1, V) == RAD_OK);
+                CHECK(y == host);
+            }
+            // the reference: the plain sampler on logits with the forbidden ones at -inf
+            std::vector<float> cut = x;
+            for (int32_t j = 0; j < V; ++j)
+                if (!is_allowed(j)) cut[static_cast<size_t>(j)] = -std::numeric_limits<float>::infinity();
+            CHECK(radiance::sampling::sample(cut, p, {}, position).token == host);
+        }
+    }
 }

@@ -24,7 +24,8 @@ radiance::ipc::ResultMessage FakeRanks::step(const radiance::ipc::StepMessage& m
         for (int32_t i = b.cu_seqlens[s]; i < b.cu_seqlens[s + 1]; ++i) kv_[slot(s, b.positions[i])] = b.tokens[i];
     radiance::ipc::ResultMessage r;
     r.step_id = m.step_id;
-    for (int32_t row : b.out_ids) {
+    for (size_t k = 0; k < b.out_ids.size(); ++k) {
+        const int32_t row = b.out_ids[k];
         int64_t s = 0;
         while (b.cu_seqlens[s + 1] <= row) ++s;
         std::vector<int32_t> context;
@@ -32,7 +33,19 @@ radiance::ipc::ResultMessage FakeRanks::step(const radiance::ipc::StepMessage& m
             auto it = kv_.find(slot(s, p));
             context.push_back(it == kv_.end() ? -1 : it->second);
         }
-        r.tokens.push_back({next_token(context, plan_.vocab), 0.0f, {}});
+        int32_t t = next_token(context, plan_.vocab);
+        // structured output's mask: the first allowed token from the model's own, cyclically
+        if (k < m.samples.size() && !m.samples[k].allowed.empty()) {
+            const auto& a = m.samples[k].allowed;
+            for (int64_t d = 0; d < plan_.vocab; ++d) {
+                const auto c = static_cast<int32_t>((t + d) % plan_.vocab);
+                if ((a[static_cast<size_t>(c) >> 5] >> (c & 31)) & 1u) {
+                    t = c;
+                    break;
+                }
+            }
+        }
+        r.tokens.push_back({t, 0.0f, {}});
     }
     return r;
 }

@@ -43,12 +43,19 @@ public:
     PlanInfo plan() const override { return plan_; }
     uint64_t step_capacity() const override { return capacity_; }
     int64_t crashes() const override { return crashes_; }
+    uint64_t joins() const override { return joins_; }
     radiance::ipc::ResultMessage step(const radiance::ipc::StepMessage& m) override;
+    // A restarted rank's cache: every block empty.
+    void forget_kv() {
+        std::lock_guard<std::mutex> lk(mu_);
+        kv_.clear();
+    }
 
     // Called with each step before it runs; may throw (a lost rank, a failure) and bump crashes.
     std::function<void(const radiance::ipc::StepMessage&)> before_step;
     std::atomic<bool> ready_{true};
     std::atomic<int64_t> crashes_{0};
+    std::atomic<uint64_t> joins_{1};  // a test restarting a rank bumps it (and clears the KV: forget_kv)
     std::atomic<int64_t> steps{0};
     std::atomic<int64_t> max_rows{0};  // the most sequences one step held
 

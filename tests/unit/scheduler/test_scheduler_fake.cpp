@@ -7,60 +7,25 @@
 // Mutations seen failing (2026-12-04): preempt_newest() keeping the victim's `computed` (it
 // resumes on blocks it no longer holds: 4 checks, wrong tokens); Scheduler::start() not cutting
 // max_ctx_ (the context check); abort_all() using FinishReason::Cancelled (3 "Aborted" checks).
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "collect_sink.h"
 #include "fake_ranks.h"
 #include "radiance/util/log.h"
 #include "scheduler.h"
 
 using namespace radiance::frontend;
+using scheduler_test::Collect;
 using scheduler_test::FakeRanks;
+using scheduler_test::greedy;
 
 namespace {
-
-struct Collect : GenerationSink {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::vector<int32_t> tokens;
-    bool done = false;
-    FinishReason why = FinishReason::Error;
-    std::string error;
-    void on_tokens(const std::vector<TokenEvent>& t) override {
-        std::lock_guard lk(mu);
-        for (const auto& e : t) tokens.push_back(e.token);
-        cv.notify_all();
-    }
-    void on_finish(FinishReason r, const std::string& e) override {
-        std::lock_guard lk(mu);
-        done = true;
-        why = r;
-        error = e;
-        cv.notify_all();
-    }
-    bool wait_done(std::chrono::seconds s = std::chrono::seconds(20)) {
-        std::unique_lock lk(mu);
-        return cv.wait_for(lk, s, [&] { return done; });
-    }
-    bool wait_tokens(size_t n) {
-        std::unique_lock lk(mu);
-        return cv.wait_for(lk, std::chrono::seconds(20), [&] { return tokens.size() >= n || done; });
-    }
-};
-
-GenerationRequest greedy(std::vector<int32_t> prompt, int max_tokens) {
-    GenerationRequest r;
-    r.prompt = std::move(prompt);
-    r.max_tokens = max_tokens;
-    r.sampling.temperature = 0;
-    return r;
-}
 
 constexpr int64_t kVocab = 1000;
 
@@ -161,4 +126,72 @@ TEST_CASE("scheduler fake: a step crashing a worker three times in a row fails i
     REQUIRE(after->wait_done());
     CHECK(after->why == FinishReason::Length);
     CHECK(after->tokens == FakeRanks::reference({1, 2, 3}, 4, kVocab));
+}
+
+namespace {
+
+// A constraint that allows exactly one token at each step: `script` in order, then complete. It
+// counts the masks asked for and records the tokens it was told of.
+struct Scripted : TokenConstraint {
+    std::vector<int32_t> script;
+    size_t at = 0;
+    std::atomic<int> masks{0};
+    std::vector<int32_t> accepted;
+    bool dead_at_end = false;  // allow nothing once the script is done instead of completing
+    bool allowed(std::span<uint32_t> words) override {
+        ++masks;
+        std::fill(words.begin(), words.end(), 0u);
+        if (at >= script.size()) return false;
+        words[static_cast<size_t>(script[at]) >> 5] |= 1u << (script[at] & 31);
+        return true;
+    }
+    bool accept(int32_t t) override {
+        accepted.push_back(t);
+        return at < script.size() && script[at++] == t;
+    }
+    bool complete() const override { return !dead_at_end && at == script.size(); }
+};
+
+}  // namespace
+
+// Structured output through the scheduler: each sampled row carries its constraint's mask, the
+// constraint hears every token, a complete constraint ends the request as stopped, and one that
+// allows nothing ends it in error while an unconstrained neighbour decodes as alone. Mutations
+// seen failing: spec_of without the mask (the fake model's own tokens come back); the scheduler
+// not ending on complete() (it asks for one more mask, gets none and ends in error: 1 check).
+TEST_CASE("scheduler fake: a token constraint's masks, tokens and end", "[scheduler]") {
+    radiance::log::set_level(radiance::log::Level::error);
+    FakeRanks ranks({4, 24, kVocab, 8});
+    SchedulerOptions o;
+    o.max_seqs = 4;
+    o.max_ctx = 64;
+    Scheduler s(ranks, o);
+    s.start();
+    auto script = std::make_shared<Scripted>();
+    script->script = {7, 999, 8, 0, 512};
+    auto c = std::make_shared<Collect>();
+    GenerationRequest r = greedy({1, 2, 3}, 20);
+    r.constraint = script;
+    s.submit(std::move(r), c);
+    auto plain = std::make_shared<Collect>();
+    s.submit(greedy({4, 5, 6, 7}, 6), plain);
+    auto dead = std::make_shared<Scripted>();
+    dead->script = {5, 6};
+    dead->dead_at_end = true;
+    auto d = std::make_shared<Collect>();
+    GenerationRequest rd = greedy({9, 9}, 20);
+    rd.constraint = dead;
+    s.submit(std::move(rd), d);
+    REQUIRE(c->wait_done());
+    REQUIRE(plain->wait_done());
+    REQUIRE(d->wait_done());
+    CHECK(c->tokens == script->script);
+    CHECK(c->why == FinishReason::Stop);
+    CHECK(script->accepted == script->script);
+    CHECK(script->masks.load() >= 5);
+    CHECK(plain->tokens == FakeRanks::reference({4, 5, 6, 7}, 6, kVocab));
+    CHECK(d->tokens == std::vector<int32_t>{5, 6});
+    CHECK(d->why == FinishReason::Error);
+    CHECK(d->error.find("the output constraint allows no token here") != std::string::npos);
+    s.stop();
 }

@@ -50,6 +50,9 @@ struct CardDraw {
     float min_p = 0.0f;
     int32_t top_k = 0;
     double u = 0.0;  // sampling::uniform_at(seed, position)
+    // Structured output's allowed tokens, (vocab() + 31) / 32 words (bit t % 32 of word t / 32), or
+    // null: any token. Rows with one are picked on the card only where mask_on_card() says so.
+    const uint32_t* allowed = nullptr;
 };
 
 class Engine {
@@ -94,6 +97,9 @@ public:
     size_t queued_steps() const;
     // Whether rows with temperature > 0 can be drawn on the card (the plan resolved `sample`).
     bool sample_on_card() const;
+    // Whether the card's pick ops take structured output's mask (their `mask` operand): rows
+    // with CardDraw::allowed are picked there too; otherwise their logits come back.
+    bool mask_on_card() const;
 
     // Where the host's time of the steps on a card went since the last reset (microseconds, summed):
     // checking the inputs, staging them (and queueing their copy), queueing the work (the graph or

@@ -65,7 +65,11 @@ struct MoeBlock {
         bufs = buffers;
         const std::string p = c.hf_prefix, n = c.name;
         map(b, n + "ffn_gate_inp.weight", RAD_MAP_COPY, {p + c.names.router + ".weight"});
+        // The router in f32 (exact widening of a 16-bit checkpoint, E x d floats a layer): a card
+        // narrows x to the weight's type for its many-row products, and a top-k pick near a tie
+        // flips on that rounding (three card goldens failed so, H100, 2026-12-06).
         RadWeightDecl wr = weight(c.n_expert, c.n_embd, RAD_SHARD_NONE, c.layer);
+        wr.dtype = RAD_F32;
         w_router = rad_decl_weight(b, (n + "ffn_gate_inp.weight").c_str(), &wr);
         // Every expert's [gate | up] rows, expert after expert; a rank owns a slice of each part.
         std::vector<std::string> gu_src, down_src;
@@ -75,19 +79,24 @@ struct MoeBlock {
             gu_src.push_back(x + c.names.up + ".weight");
             down_src.push_back(x + c.names.down + ".weight");
         }
+        // transformers 5 may store every expert fused, [E, 2F, d] and [E, d, F] (flattened to the
+        // stacks on conversion); else one tensor an expert and projection (last: the alternative a
+        // missing tensor is reported against)
+        map(b, n + "ffn_gate_up_exps.weight", RAD_MAP_COPY, {p + "experts.gate_up_proj"});
         map(b, n + "ffn_gate_up_exps.weight", RAD_MAP_CONCAT, gu_src);
         std::vector<int64_t> parts(static_cast<size_t>(2 * c.n_expert), c.n_ff);
         RadWeightDecl wg = weight(2 * c.n_expert * c.n_ff, c.n_embd, RAD_SHARD_ROW, c.layer, RAD_ACCESS_CONDITIONAL);
         wg.n_row_parts = static_cast<int32_t>(parts.size());
         wg.row_parts = parts.data();
         w_gu = rad_decl_weight(b, (n + "ffn_gate_up_exps.weight").c_str(), &wg);
+        map(b, n + "ffn_down_exps.weight", RAD_MAP_COPY, {p + "experts.down_proj"});
         map(b, n + "ffn_down_exps.weight", RAD_MAP_CONCAT, down_src);
         RadWeightDecl wd = weight(c.n_expert * c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer, RAD_ACCESS_CONDITIONAL);
         w_down = rad_decl_weight(b, (n + "ffn_down_exps.weight").c_str(), &wd);
 
         op_router =
             op(b, "gemm",
-               {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_expert), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_router))},
+               {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", c.n_expert), RAD_INT("K", c.n_embd), RAD_STR("wdtype", "f32")},
                {w_router});
         uses(b, op_router, {bufs.in}, {bufs.logits});
         op_route = op(b, "moe_route",
@@ -120,9 +129,10 @@ struct MoeBlock {
         const std::string n = c.name + "ffn_gate_inp_shexp.weight";
         map(b, n, RAD_MAP_COPY, {c.hf_prefix + "shared_expert_gate.weight"});
         RadWeightDecl wg = weight(1, c.n_embd, RAD_SHARD_NONE, c.layer);
+        wg.dtype = RAD_F32;  // as the router: x stays f32 on every path
         w_shared_gate = rad_decl_weight(b, n.c_str(), &wg);
         op_shared_gate = op(
-            b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 1), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_shared_gate))},
+            b, "gemm", {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 1), RAD_INT("K", c.n_embd), RAD_STR("wdtype", "f32")},
             {w_shared_gate});
         uses(b, op_shared_gate, {bufs.in}, {bufs.shared_g});
         op_join = op(b, "gated_add", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});

@@ -22,6 +22,10 @@ struct SampleSpec {
     int64_t draw = 0;                                     // the RNG counter: which draw of this request this is
     std::vector<int32_t> seen_tokens;                     // prompt + generated, for the repetition penalty
     std::vector<std::pair<int32_t, int32_t>> gen_counts;  // generated token -> count, for presence/frequency
+    // Structured output: the tokens this row may take, bit t % 32 of word t / 32 for token t, as
+    // many words as the vocabulary needs; empty: any token. The others count as logits of -inf
+    // before anything else (docs/SAMPLING.md).
+    std::vector<uint32_t> allowed;
 };
 
 struct StepMessage {

@@ -1,7 +1,7 @@
 // sampler.h: one row of logits -> one token, its logprob and the top alternatives.
 //
 // The pipeline (docs/SAMPLING.md has the exact semantics):
-//   logit_bias -> repetition penalty (prompt + generated) -> presence/frequency penalties
+//   allowed tokens (structured output) -> logit_bias -> repetition penalty (prompt + generated) -> presence/frequency penalties
 //   (generated) -> temperature (<= 0: greedy) -> top_k -> top_p -> min_p -> draw.
 // Logprobs are the log-softmax of the logits after bias, penalties and temperature (before
 // top_k/top_p/min_p), so they describe the model's adjusted distribution, not the truncation.
@@ -40,7 +40,10 @@ class Sampler {
 public:
     // `position`: the index of the token being sampled in its sequence (prompt length + tokens
     // generated before it); any number works as long as a recomputed request passes the same.
-    SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position);
+    // `allowed`: structured output's mask, bit t % 32 of word t / 32 for token t (empty: any
+    // token); a token outside it counts as a logit of -inf from the start.
+    SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position,
+                        std::span<const uint32_t> allowed = {});
 
 private:
     int32_t draw_token(std::span<const float> x, int32_t top, const SamplingParams& params, uint64_t position);
@@ -53,6 +56,7 @@ private:
 };
 
 // Convenience for one-off calls (tests, tools): a fresh Sampler each time.
-SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position);
+SampleResult sample(std::span<const float> logits, const SamplingParams& params, const TokenHistory& history, uint64_t position,
+                    std::span<const uint32_t> allowed = {});
 
 }  // namespace radiance::sampling

@@ -1,0 +1,29 @@
+// dfa.h: one rule's NFA made deterministic (subset construction over bytes, with each called
+// rule a symbol of its own) and minimal (Moore's partition refinement), so equal futures share a
+// state and the token tables are computed once for them.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "nfa.h"
+
+namespace radiance::grammar {
+
+struct Dfa {
+    struct Range {
+        uint8_t lo, hi;
+        int32_t to;
+    };
+    struct State {
+        std::vector<Range> bytes;                        // sorted, disjoint
+        std::vector<std::pair<int32_t, int32_t>> calls;  // (kept rule, return state), sorted
+        bool accepting = false;
+    };
+    std::vector<State> states;  // states[0] is the start
+};
+
+// Throws GrammarError past max_states.
+Dfa determinize(const Nfa& nfa, size_t max_states, const std::string& rule_name);
+Dfa minimize(const Dfa& dfa);
+
+}  // namespace radiance::grammar
