@@ -428,9 +428,11 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         std::vector<std::pair<std::string, std::vector<int64_t>>> stored;
         for (const engine::WeightDecl& wd : decl.weights) {
             if (!wd.source.empty()) continue;
-            const engine::NameMapEntry* e = entry_for(decl.name_map, wd.name);
-            if (wd.d.optional && (opts.random_weights || !present(ck, e ? *e : engine::NameMapEntry{wd.name, RAD_MAP_COPY, {wd.name}})))
-                continue;
+            // an optional weight the checkpoint lacks under every alternative is not stored
+            bool any = false;
+            for (const engine::NameMapEntry* e : entries_for(decl.name_map, wd.name)) any = any || present(ck, *e);
+            if (entries_for(decl.name_map, wd.name).empty()) any = present(ck, engine::NameMapEntry{wd.name, RAD_MAP_COPY, {wd.name}});
+            if (wd.d.optional && (opts.random_weights || !any)) continue;
             stored.emplace_back(wd.name, std::vector<int64_t>(wd.d.shape, wd.d.shape + wd.d.rank));
         }
         plans = plan_recipe(reg, *recipe, stored);
