@@ -1,5 +1,6 @@
 // libquant: the bundled quantisers. Each writes the canonical planes of the plain or affine
-// scheme, which the core decodes itself, so none needs a decode hook.
+// scheme, which the core decodes itself, so none needs a decode hook (ggml imports a GGUF's
+// tensors into those same planes).
 #include <cmath>
 
 #include "quantizers.h"
@@ -28,14 +29,14 @@ float round_even(float v) {
 }  // namespace quant
 
 namespace {
-const RadQuantizerInfo* const kAll[] = {&quant::kRtn, &quant::kFp8, &quant::kCast};
+const RadQuantizerInfo* const kAll[] = {&quant::kRtn, &quant::kFp8, &quant::kCast, &quant::kGgml};
 }
 
 RAD_PLUGIN_ABI_VERSION_EXPORT
 RAD_PLUGIN_ABI_LAYOUT_EXPORT
 extern "C" {
 RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
-    static const RadPluginInfo info = {RAD_PLUGIN_QUANT, "libquant", "0.1", "round-to-nearest int8/int4, fp8 e4m3, float casts", ""};
+    static const RadPluginInfo info = {RAD_PLUGIN_QUANT, "libquant", "0.1", "round-to-nearest int8/int4, fp8 e4m3, float casts, GGUF imports", ""};
     return &info;
 }
 RAD_EXPORT int rad_quant_count(void) { return static_cast<int>(sizeof kAll / sizeof kAll[0]); }
