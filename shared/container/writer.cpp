@@ -64,6 +64,7 @@ uint32_t Writer::add_encoding(const RadEncoding& e) {
 
 void Writer::add_tensor(const std::string& name, uint32_t encoding, const std::vector<int64_t>& shape, int32_t dtype,
                         const std::vector<std::span<const uint8_t>>& planes) {
+    if (open_) throw Error(path_ + ": add_tensor '" + name + "' while '" + open_->name + "' is being streamed");
     if (finished_) throw Error(path_ + ": add_tensor after finish");
     if (encoding >= encodings_.size()) throw Error(path_ + ": tensor '" + name + "': unknown encoding index");
     if (shape.empty() || shape.size() > RAD_MAX_RANK) throw Error(path_ + ": tensor '" + name + "': rank must be 1..4");
@@ -94,10 +95,70 @@ void Writer::add_tensor(const std::string& name, uint32_t encoding, const std::v
     tensors_.push_back(std::move(t));
 }
 
+void Writer::begin_tensor(const std::string& name, uint32_t encoding, const std::vector<int64_t>& shape, int32_t dtype) {
+    if (open_) throw Error(path_ + ": begin_tensor '" + name + "' while '" + open_->name + "' is being streamed");
+    if (finished_) throw Error(path_ + ": begin_tensor after finish");
+    if (encoding >= encodings_.size()) throw Error(path_ + ": tensor '" + name + "': unknown encoding index");
+    if (shape.empty() || shape.size() > RAD_MAX_RANK) throw Error(path_ + ": tensor '" + name + "': rank must be 1..4");
+    if (names_.count(name)) throw Error(path_ + ": tensor '" + name + "' written twice");
+    TensorInfo t;
+    t.name = name;
+    t.encoding = encoding;
+    t.shape = shape;
+    t.dtype = dtype;
+    open_plane0_bytes_ = expected_plane_bytes(encodings_[encoding], 0, t.rows(), t.cols());
+    pad_to(kPlaneAlign);
+    PlaneRef r;
+    r.offset = pos_ - planes_start_;
+    t.planes.push_back(r);
+    open_ = std::move(t);
+}
+
+void Writer::write_plane0(std::span<const uint8_t> bytes) {
+    if (!open_) throw Error(path_ + ": write_plane0 without begin_tensor");
+    PlaneRef& r = open_->planes[0];
+    if (r.bytes + bytes.size() > open_plane0_bytes_)
+        throw Error(path_ + ": tensor '" + open_->name + "' plane '" + encodings_[open_->encoding].planes[0].role + "': more than the " +
+                    std::to_string(open_plane0_bytes_) + " bytes it needs");
+    r.crc = crc32c(r.crc, bytes.data(), bytes.size());
+    r.bytes += bytes.size();
+    write_at_end(bytes.data(), bytes.size());
+}
+
+void Writer::end_tensor(const std::vector<std::span<const uint8_t>>& later_planes) {
+    if (!open_) throw Error(path_ + ": end_tensor without begin_tensor");
+    TensorInfo t = std::move(*open_);
+    open_.reset();
+    const RadEncoding& enc = encodings_[t.encoding];
+    if (t.planes[0].bytes != open_plane0_bytes_)
+        throw Error(path_ + ": tensor '" + t.name + "' plane '" + enc.planes[0].role + "': " + std::to_string(t.planes[0].bytes) +
+                    " bytes given, " + std::to_string(open_plane0_bytes_) + " needed");
+    if (later_planes.size() + 1 != static_cast<size_t>(enc.n_planes))
+        throw Error(path_ + ": tensor '" + t.name + "': " + std::to_string(later_planes.size() + 1) + " planes given, encoding has " +
+                    std::to_string(enc.n_planes));
+    for (size_t p = 1; p < static_cast<size_t>(enc.n_planes); ++p) {
+        const std::span<const uint8_t> bytes = later_planes[p - 1];
+        const uint64_t want = expected_plane_bytes(enc, p, t.rows(), t.cols());
+        if (bytes.size() != want)
+            throw Error(path_ + ": tensor '" + t.name + "' plane '" + enc.planes[p].role + "': " + std::to_string(bytes.size()) +
+                        " bytes given, " + std::to_string(want) + " needed");
+        pad_to(kPlaneAlign);
+        PlaneRef r;
+        r.offset = pos_ - planes_start_;
+        r.bytes = want;
+        r.crc = crc32c(0, bytes.data(), bytes.size());
+        write_at_end(bytes.data(), bytes.size());
+        t.planes.push_back(r);
+    }
+    names_[t.name] = tensors_.size();
+    tensors_.push_back(std::move(t));
+}
+
 void Writer::set_blob(Section kind, std::string bytes) { blobs_[static_cast<uint32_t>(kind)] = std::move(bytes); }
 
 void Writer::finish() {
     if (finished_) return;
+    if (open_) throw Error(path_ + ": finish while tensor '" + open_->name + "' is being streamed");
     finished_ = true;
     uint64_t planes_end = pos_;
 

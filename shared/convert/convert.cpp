@@ -1,9 +1,18 @@
-// convert.cpp: checkpoint tensors -> declared weights through the plugin's name map.
+// convert.cpp: checkpoint tensors -> declared weights through the plugin's name map, each stored
+// as the checkpoint has it or, with a recipe, as a quantiser plugin encodes it.
+//
+// With a recipe the architecture is declared twice. The first declare (the family's unquantised
+// plugin, weights as stored) names the weights and their shapes; the recipe's lines give each an
+// encoding; the quant descriptor follows from those encodings (or --quant); the second declare is
+// the plugin of the exact (id, descriptor) pair, against the encodings it will read. Every recipe
+// error is found before a byte is written, and a file is only ever renamed into place whole.
 #include "radiance/convert/convert.h"
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -11,7 +20,9 @@
 #include "radiance/container/container.h"
 #include "radiance/convert/bpe_files.h"
 #include "radiance/convert/hf_config.h"
+#include "radiance/convert/quantize_weight.h"
 #include "radiance/convert/random_weights.h"
+#include "radiance/convert/recipe.h"
 #include "radiance/convert/safetensors.h"
 #include "radiance/engine/builder.h"
 #include "radiance/engine/model_meta.h"
@@ -26,6 +37,12 @@ std::string shape_str(const std::vector<int64_t>& s) {
     std::string out = "[";
     for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
     return out + "]";
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (auto& s : v) out += (out.empty() ? "" : sep) + s;
+    return out;
 }
 
 std::optional<std::string> read_file(const fs::path& p) {
@@ -96,13 +113,7 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
                 out->used = {s};
                 return true;
             }
-        *why = "none of the tensors {" +
-               [&] {
-                   std::string l;
-                   for (auto& s : e.sources) l += (l.empty() ? "" : ", ") + s;
-                   return l;
-               }() +
-               "} is in " + ck.files();
+        *why = "none of the tensors {" + join(e.sources, ", ") + "} is in " + ck.files();
         return false;
     }
     case RAD_MAP_CONCAT: {
@@ -159,6 +170,210 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
     throw Error("name map entry '" + e.target + "' has an unknown kind " + std::to_string(e.kind));
 }
 
+// Whether a weight's sources are all in the checkpoint (without building it).
+bool present(const Checkpoint& ck, const engine::NameMapEntry& e) {
+    if (e.kind == RAD_MAP_COPY) {
+        for (auto& s : e.sources)
+            if (ck.find(s)) return true;
+        return false;
+    }
+    for (auto& s : e.sources)
+        if (!ck.find(s)) return false;
+    return !e.sources.empty();
+}
+
+int64_t rows_of(const std::vector<int64_t>& shape) {
+    int64_t r = 1;
+    for (size_t i = 0; i + 1 < shape.size(); ++i) r *= shape[i];
+    return r;
+}
+
+std::string encoding_str(const RadEncoding& e) {
+    std::string out = e.scheme;
+    if (e.transform[0]) out += std::string(" transform ") + e.transform;
+    for (int k = 0; k < e.n_planes; ++k) {
+        const RadPlaneDesc& p = e.planes[k];
+        out += std::string(k ? ", " : " ") + p.role + " " + rad_dtype_name(p.dtype);
+        if (p.kind == RAD_PLANE_TABLE)
+            out += " table [" + std::to_string(p.rows) + "x" + std::to_string(p.cols) + "]";
+        else if (p.block_r != 1 || p.block_c != 1)
+            out += " [" + (p.block_r ? std::to_string(p.block_r) : std::string("all")) + "x" +
+                   (p.block_c ? std::to_string(p.block_c) : std::string("all")) + "]";
+    }
+    return out;
+}
+
+std::string options_str(const RecipeRule& r) {
+    std::vector<std::string> o;
+    for (auto& [k, v] : r.options) o.push_back(k + "=" + v);
+    return o.empty() ? std::string("(defaults)") : join(o, " ");
+}
+
+// The descriptor of the plugin that serves what a recipe wrote: from the codes of every weight a
+// quantiser encoded affinely (cast-only recipes: "", the unquantised plugin).
+std::string derive_quant(const std::map<std::string, WeightPlan>& plans) {
+    bool fp8 = false, int8 = false, int4 = false;
+    std::string other;
+    for (auto& [name, p] : plans) {
+        if (std::strcmp(p.enc.scheme, "plain") == 0) continue;
+        const int dt = p.enc.planes[0].dtype;
+        if (std::strcmp(p.enc.scheme, "affine") != 0)
+            other = name + " (" + p.enc.scheme + ")";
+        else if (dt == RAD_FP8_E4M3)
+            fp8 = true;
+        else if (dt == RAD_I8 || dt == RAD_U8)
+            int8 = true;
+        else if (dt == RAD_I4 || dt == RAD_U4)
+            int4 = true;
+        else
+            other = name + " (affine " + rad_dtype_name(dt) + " codes)";
+    }
+    if (!other.empty() || (fp8 && (int8 || int4)))
+        throw Error("no descriptor follows from the recipe's encodings" +
+                    (other.empty() ? std::string(" (fp8 and integer codes mixed)") : ": " + other) +
+                    "; name the one to serve with --quant DESCRIPTOR");
+    if (fp8) return "fp8_e4m3";
+    if (int4) return "w4a16";  // a w4a16 plugin also reads 8-bit codes (an int8 head)
+    if (int8) return "w8a16";
+    return "";
+}
+
+// Each line's quantiser and options, checked once whatever it matches: the plugin's quantiser, or
+// a message naming the line (an unknown quantiser, an option it does not have, a value of the
+// wrong type).
+std::map<int, const RadQuantizerInfo*> check_lines(const core::Registry& reg, const Recipe& rc, std::vector<std::string>* errors) {
+    std::map<int, const RadQuantizerInfo*> out;
+    for (const RecipeRule& r : rc.rules) {
+        const std::string where = rc.origin + " line " + std::to_string(r.line) + " (" + r.text + ")";
+        const RadQuantizerInfo* q = reg.quantizer(r.quantizer);
+        if (!q) {
+            std::vector<std::string> known;
+            for (auto& qp : reg.quantizer_plugins())
+                for (auto* qi : qp.quantizers) known.push_back(qi->name);
+            errors->push_back(where + ": no quantiser '" + r.quantizer + "' is loaded (" +
+                              (known.empty() ? std::string("none: is libquant in a quantizers/ folder of RADIANCE_HOME?")
+                                             : "loaded: " + join(known, ", ")) +
+                              ")");
+            continue;
+        }
+        bool ok = true;
+        for (auto& [k, v] : r.options) {
+            const RadQuantOption* o = nullptr;
+            for (int i = 0; i < q->n_options; ++i)
+                if (k == q->options[i].key) o = &q->options[i];
+            if (!o) {
+                std::vector<std::string> names;
+                for (int i = 0; i < q->n_options; ++i) names.push_back(q->options[i].key);
+                errors->push_back(where + ": quantiser '" + q->name + "' has no option '" + k +
+                                  "' (its options: " + (names.empty() ? std::string("none") : join(names, ", ")) + ")");
+                ok = false;
+                continue;
+            }
+            char* end = nullptr;
+            if (o->type == RAD_P_INT) std::strtoll(v.c_str(), &end, 10);
+            if (o->type == RAD_P_F64) std::strtod(v.c_str(), &end);
+            if (end && *end) {
+                errors->push_back(where + ": option " + k + "=" + v + " is not " + (o->type == RAD_P_INT ? "an integer" : "a number") +
+                                  " (" + k + ": " + o->doc + ")");
+                ok = false;
+            }
+        }
+        if (ok) out[r.line] = q;
+    }
+    return out;
+}
+
+// Why a quantiser refused a weight's shape, as precisely as the converter can say without knowing
+// the quantiser: an integer option that does not divide the row is named.
+std::string shape_refusal(const RecipeRule& r, int64_t cols) {
+    for (auto& [k, v] : r.options) {
+        char* end = nullptr;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (end && !*end && n > 0 && cols % n != 0)
+            return k + "=" + v + " does not divide its rows of " + std::to_string(cols) + " columns";
+    }
+    return "its shape does not fit the options (" + options_str(r) + ")";
+}
+
+// The recipe applied to the weights the first declaration named: an encoding for each, or every
+// refusal at once (a line's unknown quantiser or option, an option value a quantiser refuses, a
+// shape it cannot encode, a weight no line matches, a file's line that matches nothing).
+std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const Recipe& rc,
+                                              const std::vector<std::pair<std::string, std::vector<int64_t>>>& weights) {
+    std::vector<std::string> errors;
+    const std::map<int, const RadQuantizerInfo*> lines = check_lines(reg, rc, &errors);
+    std::map<std::string, WeightPlan> plans;
+    std::set<int> used_lines;
+    std::map<int, std::vector<std::string>> refused;  // line -> the weights whose shape it cannot encode
+    std::map<int, std::string> refused_why, bad_values;
+    for (auto& [name, shape] : weights) {
+        const RecipeRule* r = match(rc, name);
+        if (!r) {
+            errors.push_back("weight '" + name + "' " + shape_str(shape) + " matches no line of " + rc.origin +
+                             " (end it with a line such as `* cast dtype=bf16` for the rest)");
+            continue;
+        }
+        used_lines.insert(r->line);
+        auto q = lines.find(r->line);
+        if (q == lines.end()) continue;  // the line itself is wrong, and named already
+        WeightPlan p;
+        p.q = q->second;
+        std::vector<const char*> ks, vs;
+        for (auto& [k, v] : r->options) {
+            p.keys.push_back(k);
+            p.vals.push_back(v);
+        }
+        for (size_t i = 0; i < p.keys.size(); ++i) {
+            ks.push_back(p.keys[i].c_str());
+            vs.push_back(p.vals[i].c_str());
+        }
+        const int64_t cols = shape.empty() ? 1 : shape.back(), rows = rows_of(shape);
+        const int rc_enc = p.q->encoding(name.c_str(), rows, cols, ks.data(), vs.data(), static_cast<int>(ks.size()), &p.enc);
+        if (rc_enc == RAD_E_SHAPE) {
+            refused[r->line].push_back("'" + name + "' " + shape_str(shape));
+            refused_why.try_emplace(r->line, shape_refusal(*r, cols));
+        } else if (rc_enc != RAD_OK) {
+            std::vector<std::string> docs;
+            for (int i = 0; i < p.q->n_options; ++i)
+                docs.push_back(std::string(p.q->options[i].key) + " (default " + p.q->options[i].deflt + "): " + p.q->options[i].doc);
+            bad_values.try_emplace(r->line, "quantiser '" + std::string(p.q->name) + "' refuses the values " + options_str(*r) + " (" +
+                                                join(docs, "; ") + ")");
+        } else {
+            plans[name] = std::move(p);
+        }
+    }
+    for (const RecipeRule& r : rc.rules) {
+        const std::string where = rc.origin + " line " + std::to_string(r.line) + " (" + r.text + ")";
+        if (auto it = bad_values.find(r.line); it != bad_values.end()) errors.push_back(where + ": " + it->second);
+        if (auto it = refused.find(r.line); it != refused.end()) {
+            const auto& ws = it->second;
+            std::string names = ws[0];
+            for (size_t i = 1; i < ws.size() && i < 3; ++i) names += ", " + ws[i];
+            if (ws.size() > 3) names += " and " + std::to_string(ws.size() - 3) + " more";
+            errors.push_back(where + ": quantiser '" + r.quantizer + "' cannot encode weight" + (ws.size() > 1 ? "s " : " ") + names +
+                             ": " + refused_why[r.line]);
+        }
+        if (rc.strict && !used_lines.count(r.line))
+            errors.push_back(where +
+                             " matches no weight of this model (the first matching line wins; names look like "
+                             "blk.0.attn_qkv.weight: rad-convert --plan-only -v lists them)");
+    }
+    if (!errors.empty()) throw Error("the recipe " + rc.origin + " does not fit this model:\n  " + join(errors, "\n  "));
+    return plans;
+}
+
+// Removes OUT.partial unless released: nothing half-written is left behind by any failure.
+struct PartialFile {
+    std::string path;
+    bool keep = false;
+    ~PartialFile() {
+        if (!path.empty() && !keep) {
+            std::error_code ec;
+            fs::remove(path, ec);
+        }
+    }
+};
+
 }  // namespace
 
 void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream& log) {
@@ -172,7 +387,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     auto meta = metadata_from_config(cfg, name);
     if (!opts.arch.empty()) meta[engine::meta_key::arch] = container::MetaValue::of_str(opts.arch);
     const std::string arch_id = meta[engine::meta_key::arch].s;
-    const core::ArchPlugin& arch = reg.arch(arch_id, "");
+    const std::optional<Recipe> recipe = opts.recipe.empty() ? std::nullopt : std::optional<Recipe>(load_recipe(opts.recipe));
+    // The weights' first declaration: the family's unquantised plugin (the one an unquantised
+    // checkpoint is served by), which also says what a recipe applies to.
+    const core::ArchPlugin& arch0 = reg.arch(arch_id, "");
 
     // Tokenizer ids travel as metadata too, for the front end.
     auto tok_cfg_text = read_file(src / "tokenizer_config.json");
@@ -202,35 +420,70 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             if (const StTensor* t = ck.find(s)) return rad_encoding_plain(t->dtype);
         return std::nullopt;
     };
-    engine::Declaration decl = engine::declare(arch, reg, model_meta, d);
-    log << "architecture " << arch.plugin->name << " (" << arch_id << ", \"\"): " << decl.weights.size() << " weights, " << decl.ops.size()
-        << " ops\n";
+    engine::Declaration decl = engine::declare(arch0, reg, model_meta, d);
+    const core::ArchPlugin* arch = &arch0;
+    std::string quant;
+    std::map<std::string, WeightPlan> plans;
+    if (recipe) {
+        std::vector<std::pair<std::string, std::vector<int64_t>>> stored;
+        for (const engine::WeightDecl& wd : decl.weights) {
+            if (!wd.source.empty()) continue;
+            // an optional weight the checkpoint lacks under every alternative is not stored
+            bool any = false;
+            for (const engine::NameMapEntry* e : entries_for(decl.name_map, wd.name)) any = any || present(ck, *e);
+            if (entries_for(decl.name_map, wd.name).empty()) any = present(ck, engine::NameMapEntry{wd.name, RAD_MAP_COPY, {wd.name}});
+            if (wd.d.optional && (opts.random_weights || !any)) continue;
+            stored.emplace_back(wd.name, std::vector<int64_t>(wd.d.shape, wd.d.shape + wd.d.rank));
+        }
+        plans = plan_recipe(reg, *recipe, stored);
+        quant = opts.quant ? *opts.quant : derive_quant(plans);
+        arch = &reg.arch(arch_id, quant);  // the exact pair, or a refusal naming it and the known ones
+        d.encoding = [&](const std::string& s, const std::vector<engine::NameMapEntry>&) -> std::optional<RadEncoding> {
+            auto it = plans.find(s);
+            if (it == plans.end()) return std::nullopt;
+            return it->second.enc;
+        };
+        decl = engine::declare(*arch, reg, model_meta, d);
+        meta[engine::meta_key::quant] = container::MetaValue::of_str(quant);
+    }
+    log << "architecture " << arch->plugin->name << " (" << arch_id << ", \"" << quant << "\"): " << decl.weights.size() << " weights, "
+        << decl.ops.size() << " ops\n";
 
     if (opts.plan_only) {
         std::vector<std::string> errors;
         for (size_t i = 0; i < decl.ops.size(); ++i)
             if (!decl.ops[i].res.ok() && !decl.ops[i].queried)
                 errors.push_back("op " + std::to_string(i) + " '" + decl.ops[i].geom.op + "': " + decl.ops[i].res.error);
-        if (!errors.empty()) {
-            std::string msg = "the plan does not boot:";
-            for (auto& e : errors) msg += "\n  " + e;
-            throw Error(msg);
-        }
+        if (!errors.empty()) throw Error("the plan does not boot:\n  " + join(errors, "\n  "));
     }
 
     std::unique_ptr<container::Writer> w;
+    PartialFile partial;
     if (!opts.plan_only) {
         if (opts.out.empty()) throw Error("no output file (-o OUT.rad)");
-        w = std::make_unique<container::Writer>(opts.out + ".partial");
+        partial.path = opts.out + ".partial";
+        w = std::make_unique<container::Writer>(partial.path);
         for (auto& [k, v] : meta) w->set_meta(k, v);
     }
     std::set<std::string> used;
     std::vector<std::string> errors;
+    std::ostringstream report;  // a line a weight: how it was stored, and its error
+    size_t n_stored = 0, done = 0;
+    for (const engine::WeightDecl& wd : decl.weights) n_stored += wd.source.empty();
     for (const engine::WeightDecl& wd : decl.weights) {
-        if (!wd.source.empty()) {  // a view of another stored weight (a tied head)
-            if (!decl.weight(wd.source)) errors.push_back("weight '" + wd.name + "' views '" + wd.source + "', which is not declared");
+        if (!wd.source.empty()) {  // a view of another stored weight (a tied head, a quantised weight's scales)
+            const engine::WeightDecl* src_w = decl.weight(wd.source);
+            if (!src_w) {
+                errors.push_back("weight '" + wd.name + "' views '" + wd.source + "', which is not declared");
+            } else if (!wd.planes.empty() && recipe) {
+                auto it = plans.find(wd.source);
+                if (it != plans.end() && rad_encoding_plane(&it->second.enc, wd.planes.c_str()) < 0)
+                    errors.push_back("weight '" + wd.name + "' views plane '" + wd.planes + "' of '" + wd.source + "', whose encoding (" +
+                                     encoding_str(it->second.enc) + ") has none");
+            }
             continue;
         }
+        ++done;
         engine::NameMapEntry self{wd.name, RAD_MAP_COPY, {wd.name}};
         std::vector<const engine::NameMapEntry*> entries = entries_for(decl.name_map, wd.name);
         if (entries.empty()) entries.push_back(&self);
@@ -259,38 +512,44 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         }
         flatten_leading(b.shape, want);
         if (b.shape != want) {
-            errors.push_back("weight '" + wd.name + "' from {" +
-                             [&] {
-                                 std::string l;
-                                 for (auto& s : b.used) l += (l.empty() ? "" : ", ") + s + " in " + ck.find(s)->file;
-                                 return l;
-                             }() +
-                             "} has shape " + shape_str(b.shape) + ", the architecture declares " + shape_str(want));
+            std::vector<std::string> from;
+            for (auto& s : b.used) from.push_back(s + " in " + ck.find(s)->file);
+            errors.push_back("weight '" + wd.name + "' from {" + join(from, ", ") + "} has shape " + shape_str(b.shape) +
+                             ", the architecture declares " + shape_str(want));
             continue;
         }
-        if (!is_float(b.dtype) || (wd.d.dtype != RAD_DT_NONE && wd.d.dtype != b.dtype && wd.d.dtype != RAD_F32)) {
-            errors.push_back("weight '" + wd.name + "' is stored as " + rad_dtype_name(b.dtype) + " in " + ck.find(b.used[0])->file +
+        const std::string file = opts.random_weights ? std::string("(random)") : ck.find(b.used[0])->file;
+        if (!is_float(b.dtype) || (!recipe && wd.d.dtype != RAD_DT_NONE && wd.d.dtype != b.dtype && wd.d.dtype != RAD_F32)) {
+            errors.push_back("weight '" + wd.name + "' is stored as " + rad_dtype_name(b.dtype) + " in " + file +
                              (wd.d.dtype != RAD_DT_NONE ? std::string(", declared ") + rad_dtype_name(wd.d.dtype) : std::string()));
             continue;
         }
         for (auto& u : b.used) used.insert(u);
-        if (opts.verbose)
-            log << "  " << wd.name << " " << rad_dtype_name(b.dtype) << " " << shape_str(b.shape) << " <- " << [&] {
-                std::string l;
-                for (auto& s : b.used) l += (l.empty() ? "" : " + ") + s;
-                return l;
-            }() << "\n";
-        if (w) {
+        if (opts.verbose && !recipe)
+            log << "  " << wd.name << " " << rad_dtype_name(b.dtype) << " " << shape_str(b.shape) << " <- " << join(b.used, " + ") << "\n";
+        if (!w || !errors.empty()) continue;  // (after an error only the checks go on)
+        if (!recipe) {
             uint32_t enc = w->add_encoding(rad_encoding_plain(b.dtype));
             w->add_tensor(wd.name, enc, b.shape, b.dtype, {std::span<const uint8_t>(b.data, b.bytes)});
+            continue;
         }
+        auto it = plans.find(wd.name);
+        if (it == plans.end()) {
+            errors.push_back("weight '" + wd.name + "' is declared by " + arch->plugin->name + " but not by " + arch0.plugin->name +
+                             ", which the recipe was applied to");
+            continue;
+        }
+        const RecipeRule* rule = match(*recipe, wd.name);
+        WeightValues v{b.data, b.dtype, rows_of(b.shape), b.shape.back()};
+        const WeightError err = quantize_weight(wd.name, b.shape, b.dtype, v, it->second, *w);
+        std::ostringstream line;
+        line << std::left << std::setw(28) << wd.name << " " << std::setw(14) << shape_str(b.shape) << " line " << rule->line << ": "
+             << rule->quantizer << " " << options_str(*rule) << " -> " << encoding_str(it->second.enc) << "; rel error "
+             << std::setprecision(4) << err.rel_frobenius << ", max abs " << err.max_abs;
+        report << "  " << line.str() << "\n";
+        log << "[" << done << "/" << n_stored << "] " << line.str() << "\n";
     }
-    if (!errors.empty()) {
-        std::string msg = "cannot convert " + opts.src + ":";
-        for (auto& e : errors) msg += "\n  " + e;
-        if (w) fs::remove(opts.out + ".partial");
-        throw Error(msg);
-    }
+    if (!errors.empty()) throw Error("cannot convert " + opts.src + ":\n  " + join(errors, "\n  "));
     std::vector<std::string> unused;
     for (auto& [n, t] : ck.tensors())
         if (!used.count(n)) unused.push_back(n);
@@ -300,7 +559,8 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         log << (unused.size() > 8 ? " ..." : "") << "\n";
     }
     if (!w) {
-        log << "plan-only: every op resolves and every weight is present with its declared shape\n";
+        log << "plan-only: every op resolves and every weight is present with its declared shape"
+            << (recipe ? " and its recipe's encoding" : "") << "\n";
         return;
     }
     if (auto t = read_file(src / "tokenizer.json")) {
@@ -318,13 +578,23 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             w->set_blob(container::Section::ChatTemplate, tc["chat_template"].get<std::string>());
     }
     if (auto t = read_file(src / "chat_template.jinja")) w->set_blob(container::Section::ChatTemplate, *t);
+    std::string weights_line = opts.random_weights ? "weights: random (seed " + std::to_string(opts.random_seed) + ", std " +
+                                                         std::to_string(init_std) + "), plain " + rad_dtype_name(random_dtype) + "\n"
+                                                   : std::string("weights: plain, as stored in the checkpoint\n");
+    if (recipe) {
+        weights_line = (opts.random_weights ? "weights: random (seed " + std::to_string(opts.random_seed) + ")" : std::string("weights")) +
+                       ", by the recipe " + recipe->origin + ":\n";
+        std::istringstream lines(recipe->text);
+        int n = 0;
+        for (std::string l; std::getline(lines, l);) weights_line += "  " + std::to_string(++n) + "| " + l + "\n";
+        weights_line +=
+            "each weight: shape, recipe line, encoding, and ||w - decoded|| / ||w|| (Frobenius) of what is stored:\n" + report.str();
+    }
     w->set_blob(container::Section::Recipe,
-                "rad-convert " + opts.src + "\narchitecture " + arch_id + " quant \"\"\n" +
-                    (opts.random_weights ? "weights: random (seed " + std::to_string(opts.random_seed) + ", std " +
-                                               std::to_string(init_std) + "), plain " + rad_dtype_name(random_dtype) + "\n"
-                                         : std::string("weights: plain, as stored in the checkpoint\n")));
+                "rad-convert " + opts.src + "\narchitecture " + arch_id + " quant \"" + quant + "\"\n" + weights_line);
     w->finish();
-    fs::rename(opts.out + ".partial", opts.out);
+    fs::rename(partial.path, opts.out);
+    partial.keep = true;
     log << "wrote " << opts.out << "\n";
 }
 

@@ -64,7 +64,12 @@ struct Bytes {
 };
 
 inline uint64_t elem_bytes(int dt) { return static_cast<uint64_t>(rad_dtype_bits(dt) / 8); }
-inline uint64_t tensor_bytes(const RadTensor& t) { return rad_row_bytes(t.dtype, static_cast<uint64_t>(rad_tensor_elems(&t))); }
+// Dense bytes of a tensor: dim 0's rows of the trailing dims each (a sub-byte row starts on a byte).
+inline uint64_t tensor_bytes(const RadTensor& t) {
+    uint64_t inner = 1;
+    for (int d = 1; d < t.rank; ++d) inner *= static_cast<uint64_t>(t.shape[d]);
+    return static_cast<uint64_t>(t.rank > 0 ? t.shape[0] : 1) * rad_row_bytes(t.dtype, t.rank > 0 ? inner : 1);
+}
 
 struct LaunchBand {
     const core::KernelRow* row = nullptr;
@@ -175,7 +180,9 @@ struct Engine::Impl {
     void plan_kernel_state();
     // engine_weights.cpp
     void plan_weights();
+    bool row_spans(const WeightDecl& w, int64_t total_rows, std::vector<std::pair<int64_t, int64_t>>* spans, std::string* why);
     bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
+    bool slice_plane(const WeightDecl& w, const RadPlaneDesc& p, int64_t rows, int64_t cols, RadTensor* t, Bytes* owned, std::string* why);
     void upload_weights();
     // engine_memory.cpp
     void plan_device(const core::Registry& reg);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <radiance/rad_decode.h>
+
 #include "engine_impl.h"
 #include "radiance/util/error.h"
 
@@ -18,6 +20,19 @@ namespace radiance::engine {
 using detail::elem_bytes;
 using detail::tensor_bytes;
 
+namespace {
+
+std::string encoding_str(const RadEncoding& e) {
+    std::string out = std::string("'") + e.scheme + "' (";
+    for (int k = 0; k < e.n_planes; ++k) out += std::string(k ? ", " : "") + e.planes[k].role + " " + rad_dtype_name(e.planes[k].dtype);
+    return out + ")";
+}
+
+}  // namespace
+
+// A weight declared with `planes` (a view: one plane of a stored weight, as a quantised gemm takes
+// its codes and scales as operands) is that plane, in place: its own dtype and extent ([plane rows,
+// plane cols] of a TILED plane, the table's of a TABLE). Any other weight must be stored plain.
 void Engine::Impl::plan_weights() {
     std::vector<std::string> errors;
     weights.resize(decl.weights.size());
@@ -34,8 +49,19 @@ void Engine::Impl::plan_weights() {
             continue;
         }
         const RadEncoding& enc = model->encodings()[ti->encoding];
-        if (std::strcmp(enc.scheme, "plain") != 0 || enc.n_planes != 1) {
-            errors.push_back("weight '" + w.name + "' is stored in encoding '" + enc.scheme + "', which no kernel of this plan reads");
+        const bool plain = std::strcmp(enc.scheme, "plain") == 0 && enc.n_planes == 1;
+        int plane = 0;
+        if (!w.planes.empty()) {
+            plane = rad_encoding_plane(&enc, w.planes.c_str());
+            if (plane < 0) {
+                errors.push_back("weight '" + w.name + "' views plane '" + w.planes + "' of '" + w.stored_name() +
+                                 "', stored in encoding " + encoding_str(enc) + ", which has none");
+                continue;
+            }
+        } else if (!plain) {
+            errors.push_back("weight '" + w.name + "' is stored in encoding " + encoding_str(enc) + ", which the architecture '" +
+                             arch->plugin->name +
+                             "' reads as one plain plane (a plugin of the container's quant descriptor reads it plane by plane)");
             continue;
         }
         bool shape_ok = ti->shape.size() == static_cast<size_t>(w.d.rank);
@@ -50,20 +76,31 @@ void Engine::Impl::plan_weights() {
             errors.push_back(os.str());
             continue;
         }
-        const int stored = enc.planes[0].dtype;
-        t.rank = w.d.rank;
-        for (int d = 0; d < w.d.rank; ++d) t.shape[d] = w.d.shape[d];
+        const RadPlaneDesc& pd = enc.planes[plane];
+        const int stored = pd.dtype;
         t.dtype = stored;
-        t.data = const_cast<uint8_t*>(model->plane_data(*ti, 0));  // read in place from the mapping
+        t.data = const_cast<uint8_t*>(model->plane_data(*ti, static_cast<size_t>(plane)));  // read in place from the mapping
+        if (plain) {
+            t.rank = w.d.rank;
+            for (int d = 0; d < w.d.rank; ++d) t.shape[d] = w.d.shape[d];
+        } else {
+            int64_t pr = 0, pc = 0;
+            rad_plane_extent(&pd, ti->rows(), ti->cols(), &pr, &pc);
+            t.rank = 2;
+            t.shape[0] = pr;
+            t.shape[1] = pc;
+        }
         if (opts.world_size > 1 && w.d.shard != RAD_SHARD_NONE) {
             std::string why;
-            if (!slice_weight(w, &t, &widened[i], &why)) {
+            const bool ok =
+                plain ? slice_weight(w, &t, &widened[i], &why) : slice_plane(w, pd, ti->rows(), ti->cols(), &t, &widened[i], &why);
+            if (!ok) {
                 errors.push_back("weight '" + w.name + "': " + why);
                 continue;
             }
         }
         if (w.d.dtype != RAD_DT_NONE && w.d.dtype != stored) {
-            bool widen = w.d.dtype == RAD_F32 && (stored == RAD_BF16 || stored == RAD_F16);
+            bool widen = plain && w.d.dtype == RAD_F32 && (stored == RAD_BF16 || stored == RAD_F16);
             if (!widen) {
                 errors.push_back("weight '" + w.name + "' is stored as " + rad_dtype_name(stored) + " but declared " +
                                  rad_dtype_name(w.d.dtype) + " (only exact widening is allowed)");
@@ -85,65 +122,133 @@ void Engine::Impl::plan_weights() {
     }
 }
 
-// This rank's slice of a sharded weight: ROW takes a span of every stacked part's rows (a rank
-// owns a slice of q, of k and of v, never a contiguous slice of the stack), COL a span of columns.
-// Spans are [r * P / W, (r + 1) * P / W), so widths that do not divide give uneven spans.
+// The rows of a ROW-sharded weight this rank owns, as [begin, end) spans of the whole weight in
+// order: a span of every stacked part (a rank owns a slice of q, of k and of v, never a contiguous
+// slice of the stack). Spans are [r * P / W, (r + 1) * P / W), so widths that do not divide give
+// uneven spans; parts of whole units (heads) split by units, or replicate when the part has fewer
+// units than ranks (RadWeightDecl.row_unit).
+bool Engine::Impl::row_spans(const WeightDecl& w, int64_t total_rows, std::vector<std::pair<int64_t, int64_t>>* spans, std::string* why) {
+    const int64_t W = opts.world_size, r = opts.rank;
+    const int64_t unit = w.d.row_unit;
+    std::vector<int64_t> parts = w.row_parts.empty() ? std::vector<int64_t>{total_rows} : w.row_parts;
+    int64_t base = 0;
+    for (int64_t P : parts) {
+        int64_t a = r * P / W, b = (r + 1) * P / W;
+        if (unit > 0) {
+            const int64_t U = P / unit;
+            if (U * unit != P)
+                return *why = "a part of " + std::to_string(P) + " rows is not whole units of " + std::to_string(unit), false;
+            if (U >= W) {
+                a = r * U / W * unit;
+                b = (r + 1) * U / W * unit;
+            } else if (W % U) {
+                return *why = "a part of " + std::to_string(U) + " units cannot be replicated evenly over " + std::to_string(W) + " ranks",
+                       false;
+            } else {
+                const int64_t u = r * U / W;
+                a = u * unit;
+                b = (u + 1) * unit;
+            }
+        }
+        spans->emplace_back(base + a, base + b);
+        base += P;
+    }
+    if (base != total_rows) return *why = "row parts add up to " + std::to_string(base) + ", not " + std::to_string(total_rows), false;
+    return true;
+}
+
+// This rank's slice of a sharded weight: ROW takes its row spans, COL a span of columns.
 bool Engine::Impl::slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why) {
     const int64_t W = opts.world_size, r = opts.rank;
     const uint64_t es = elem_bytes(t->dtype);
     if (!es) return *why = "cannot slice a sub-byte encoding", false;
-    auto span = [&](int64_t P) { return std::make_pair(r * P / W, (r + 1) * P / W); };
-    // Row parts of whole units (heads): split by units, or replicated when the part has fewer
-    // units than ranks (RadWeightDecl.row_unit).
-    const int64_t unit = w.d.shard == RAD_SHARD_ROW ? w.d.row_unit : 0;
-    std::string unit_error;
-    auto row_span = [&](int64_t P) -> std::pair<int64_t, int64_t> {
-        if (unit <= 0) return span(P);
-        const int64_t U = P / unit;
-        if (U * unit != P) {
-            unit_error = "a part of " + std::to_string(P) + " rows is not whole units of " + std::to_string(unit);
-            return {0, 0};
-        }
-        if (U >= W) return {r * U / W * unit, (r + 1) * U / W * unit};
-        if (W % U) {
-            unit_error = "a part of " + std::to_string(U) + " units cannot be replicated evenly over " + std::to_string(W) + " ranks";
-            return {0, 0};
-        }
-        const int64_t u = r * U / W;
-        return {u * unit, (u + 1) * unit};
-    };
     const auto* src = static_cast<const uint8_t*>(t->data);
     if (w.d.shard == RAD_SHARD_ROW) {
         uint64_t row_bytes = es;
         for (int d = 1; d < t->rank; ++d) row_bytes *= static_cast<uint64_t>(t->shape[d]);
-        std::vector<int64_t> parts = w.row_parts.empty() ? std::vector<int64_t>{t->shape[0]} : w.row_parts;
-        int64_t total = 0, local = 0;
-        for (int64_t p : parts) {
-            total += p;
-            auto [a, b] = row_span(p);
-            local += b - a;
-        }
-        if (!unit_error.empty()) return *why = unit_error, false;
-        if (total != t->shape[0])
-            return *why = "row parts add up to " + std::to_string(total) + ", not " + std::to_string(t->shape[0]), false;
+        std::vector<std::pair<int64_t, int64_t>> spans;
+        if (!row_spans(w, t->shape[0], &spans, why)) return false;
+        int64_t local = 0;
+        for (auto [a, b] : spans) local += b - a;
         owned->alloc(static_cast<uint64_t>(local) * row_bytes);
         uint64_t off = 0;
-        int64_t base = 0;
-        for (int64_t p : parts) {
-            auto [a, b] = row_span(p);
-            std::memcpy(owned->data + off, src + static_cast<uint64_t>(base + a) * row_bytes, static_cast<uint64_t>(b - a) * row_bytes);
+        for (auto [a, b] : spans) {
+            std::memcpy(owned->data + off, src + static_cast<uint64_t>(a) * row_bytes, static_cast<uint64_t>(b - a) * row_bytes);
             off += static_cast<uint64_t>(b - a) * row_bytes;
-            base += p;
         }
         t->shape[0] = local;
     } else {
         if (t->rank != 2) return *why = "a column split needs a 2-D weight", false;
-        auto [a, b] = span(t->shape[1]);
+        const int64_t a = r * t->shape[1] / W, b = (r + 1) * t->shape[1] / W;
         owned->alloc(static_cast<uint64_t>(t->shape[0] * (b - a)) * es);
         for (int64_t i = 0; i < t->shape[0]; ++i)
             std::memcpy(owned->data + static_cast<uint64_t>(i * (b - a)) * es, src + static_cast<uint64_t>(i * t->shape[1] + a) * es,
                         static_cast<uint64_t>(b - a) * es);
         t->shape[1] = b - a;
+    }
+    t->data = owned->data;
+    return true;
+}
+
+// This rank's slice of one plane of a sharded [rows x cols] weight: the rank's spans of the weight
+// mapped onto the plane's elements, each covering [block_r x block_c] values. A span must start on
+// an element's edge (a group of columns, a block of rows) and, for sub-byte elements, on a byte;
+// an element covering the whole extent (a per-row scale under a column split) and a table are
+// carried whole by every rank.
+bool Engine::Impl::slice_plane(const WeightDecl& w, const RadPlaneDesc& p, int64_t rows, int64_t cols, RadTensor* t, Bytes* owned,
+                               std::string* why) {
+    if (p.kind == RAD_PLANE_TABLE) return true;
+    const int64_t W = opts.world_size, r = opts.rank;
+    const int bits = rad_dtype_bits(p.dtype);
+    const int64_t prows = t->shape[0], pcols = t->shape[1];
+    const uint64_t pitch = rad_row_bytes(p.dtype, static_cast<uint64_t>(pcols));
+    const auto* src = static_cast<const uint8_t*>(t->data);
+    auto to_plane = [&](int64_t a, int64_t b, int64_t block, int64_t extent, const char* what, std::pair<int64_t, int64_t>* out) {
+        if (block == 0) return *out = {0, 1}, true;  // one element covers the whole extent: every rank keeps it
+        if (a % block != 0 || (b % block != 0 && b != extent)) {
+            *why = std::string("its ") + what + " span [" + std::to_string(a) + ", " + std::to_string(b) +
+                   ") does not start and end on plane '" + p.role + "''s blocks of " + std::to_string(block);
+            return false;
+        }
+        *out = {a / block, (b + block - 1) / block};
+        return true;
+    };
+    if (w.d.shard == RAD_SHARD_ROW) {
+        std::vector<std::pair<int64_t, int64_t>> spans, prow_spans;
+        if (!row_spans(w, rows, &spans, why)) return false;
+        for (auto [a, b] : spans) {
+            std::pair<int64_t, int64_t> ps;
+            if (!to_plane(a, b, p.block_r, rows, "row", &ps)) return false;
+            if (p.block_r == 0) {  // the same element for every span: once
+                prow_spans = {ps};
+                break;
+            }
+            prow_spans.push_back(ps);
+        }
+        int64_t local = 0;
+        for (auto [a, b] : prow_spans) local += b - a;
+        owned->alloc(static_cast<uint64_t>(local) * pitch);
+        uint64_t off = 0;
+        for (auto [a, b] : prow_spans) {
+            std::memcpy(owned->data + off, src + static_cast<uint64_t>(a) * pitch, static_cast<uint64_t>(b - a) * pitch);
+            off += static_cast<uint64_t>(b - a) * pitch;
+        }
+        t->shape[0] = local;
+    } else {
+        std::pair<int64_t, int64_t> ps;
+        if (!to_plane(r * cols / W, (r + 1) * cols / W, p.block_c, cols, "column", &ps)) return false;
+        const uint64_t first = static_cast<uint64_t>(ps.first) * static_cast<uint64_t>(bits) / 8;
+        const uint64_t local_pitch = rad_row_bytes(p.dtype, static_cast<uint64_t>(ps.second - ps.first));
+        owned->alloc(static_cast<uint64_t>(prows) * local_pitch);
+        std::memset(owned->data, 0, static_cast<uint64_t>(prows) * local_pitch);
+        if ((static_cast<uint64_t>(ps.first) * static_cast<uint64_t>(bits)) % 8 == 0) {
+            for (int64_t i = 0; i < prows; ++i) std::memcpy(owned->data + i * local_pitch, src + i * pitch + first, local_pitch);
+        } else {  // sub-byte elements starting inside a byte: each row's bit stream restarts on a byte
+            for (int64_t i = 0; i < prows; ++i)
+                for (int64_t j = ps.first; j < ps.second; ++j)
+                    rad_plane_store_bits(p.dtype, owned->data + i * local_pitch, j - ps.first, rad_plane_bits(p.dtype, src + i * pitch, j));
+        }
+        t->shape[1] = ps.second - ps.first;
     }
     t->data = owned->data;
     return true;

@@ -25,6 +25,45 @@ void gemm(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int w
     out.push_back(std::move(c));
 }
 
+// gemm_q (docs/OPS.md): random codes of qtype (fp8 without its NaN codes), scales of sdt per
+// group_rows x group block, a zero point for the unsigned codes (and for signed ones when asked:
+// the encoding allows it though rtn never writes it).
+void gemm_q(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int qt, int sdt, int64_t group, int64_t group_rows,
+            bool bias, int64_t x_pad = 0, int64_t y_pad = 0, bool signed_zero = false) {
+    const bool zero = qt == RAD_U8 || qt == RAD_U4 || signed_zero;
+    const int64_t sr = (N + group_rows - 1) / group_rows, sc = (K + group - 1) / group;
+    Case c;
+    c.op = "gemm_q";
+    c.label = "gemm_q M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + rad_dtype_name(qt) + " " +
+              std::to_string(group_rows) + "x" + std::to_string(group) + " s=" + rad_dtype_name(sdt) + (zero ? " +zero" : "") +
+              (bias ? " +bias" : "") + (x_pad || y_pad ? " pitch+" + std::to_string(x_pad) + "/" + std::to_string(y_pad) : "");
+    c.params = {{"M", pint(M)},       {"N", pint(N)},
+                {"K", pint(K)},       {"qtype", pstr(rad_dtype_name(qt))},
+                {"group", pint(group)}, {"group_rows", pint(group_rows)},
+                {"sdtype", pstr(rad_dtype_name(sdt))}};
+    auto codes = [&](int64_t rows, int64_t cols) {
+        Operand o;
+        o.dtype = qt;
+        o.rank = 2;
+        o.shape[0] = rows;
+        o.shape[1] = cols;
+        o.bytes.resize(static_cast<size_t>(rows) * rad_row_bytes(qt, static_cast<uint64_t>(cols)));
+        for (auto& b : o.bytes) {
+            b = static_cast<uint8_t>(g.below(256));
+            if (qt == RAD_FP8_E4M3 && (b & 0x7f) == 0x7f) b ^= 0x08;
+        }
+        return o;
+    };
+    c.opds.push_back(g.rows(M, K, x_pad));
+    c.opds.push_back(codes(N, K));
+    c.opds.push_back(g.weight(sdt, sr, sc, 0.001f, 0.02f));
+    c.opds.push_back(zero ? codes(sr, sc) : absent());
+    c.opds.push_back(bias ? g.vector(RAD_BF16, N) : absent());
+    c.opds.push_back(as_output(g.rows(M, N, y_pad)));
+    c.tol = kDot;
+    out.push_back(std::move(c));
+}
+
 }  // namespace
 
 void gemm_cases(Gen& g, std::vector<Case>& out) {
@@ -57,6 +96,30 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
     gemm(g, out, 3, 2048, 2048, RAD_BF16, false);
     gemm(g, out, 17, 4096, 4096, RAD_BF16, false);
     gemm(g, out, 1, 151936, 896, RAD_BF16, false);  // the logits head
+    // gemm_q: every code dtype through the decode kernel (M <= 8), the row walk past it (9, 17,
+    // 24) and the packed kernel (25 on), scales per group of 128 (the presets), 32, per row (K)
+    // and in 128 x 128 blocks, every scale dtype, bias, pitched views, and a K that crosses the
+    // packed kernel's K blocks in the middle of a group
+    for (int qt : {RAD_I8, RAD_U8, RAD_I4, RAD_U4, RAD_FP8_E4M3})
+        for (int64_t M : {1, 3, 9, 17, 24, 25, 64}) gemm_q(g, out, M, 896, 896, qt, RAD_F16, 128, 1, M == 3 || M == 25);
+    for (int64_t M : {1, 5, 30}) {
+        gemm_q(g, out, M, 4864, 896, RAD_U4, RAD_F16, 128, 1, false);  // gate / up, int4 preset
+        gemm_q(g, out, M, 896, 4864, RAD_I8, RAD_F16, 128, 1, false);  // down, int8 preset
+        gemm_q(g, out, M, 896, 4864, RAD_FP8_E4M3, RAD_F32, 4864, 1, false);  // fp8 preset: per row
+    }
+    gemm_q(g, out, 2, 300, 640, RAD_FP8_E4M3, RAD_F32, 128, 128, true);  // blocks, ragged rows
+    gemm_q(g, out, 130, 300, 640, RAD_FP8_E4M3, RAD_BF16, 128, 128, true);
+    gemm_q(g, out, 7, 37, 96, RAD_I4, RAD_BF16, 32, 1, true);
+    gemm_q(g, out, 600, 37, 96, RAD_U4, RAD_F32, 32, 1, false);  // two m groups, one ragged slice
+    gemm_q(g, out, 40, 250, 384, RAD_U8, RAD_F32, 96, 1, true);  // K blocks of 256 end inside a group
+    gemm_q(g, out, 17, 896, 896, RAD_I8, RAD_F16, 128, 1, true, 13, 7);
+    gemm_q(g, out, 1, 896, 896, RAD_U4, RAD_F16, 128, 1, false, 3, 0);
+    gemm_q(g, out, 1, 32000, 256, RAD_I8, RAD_F16, 128, 1, false);  // an int8 head
+    for (int64_t M : {2, 40}) {  // zero points on signed codes and fp8
+        gemm_q(g, out, M, 96, 256, RAD_I4, RAD_F32, 64, 1, false, 0, 0, true);
+        gemm_q(g, out, M, 96, 256, RAD_I8, RAD_F32, 64, 1, false, 0, 0, true);
+        gemm_q(g, out, M, 96, 256, RAD_FP8_E4M3, RAD_F32, 64, 1, false, 0, 0, true);
+    }
 }
 
 }  // namespace avxcheck

@@ -1,11 +1,12 @@
-// rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--radiance-home HOMES]
-//             [--random-weights SEED]
+// rad-convert SRC -o OUT.rad [--recipe PRESET|FILE] [--quant DESCRIPTOR] [--plan-only] [-v] [--arch ID]
+//             [--kernels LIST] [--radiance-home HOMES] [--random-weights SEED]
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "radiance/convert/convert.h"
+#include "radiance/convert/recipe.h"
 #include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
                 o.plan_only = true;
             else if (args.is("-v", "--verbose"))
                 o.verbose = true;
+            else if (args.is("--recipe"))
+                o.recipe = args.value();
+            else if (args.is("--quant"))
+                o.quant = args.value();
             else if (args.is("--arch"))
                 o.arch = args.value();
             else if (args.is("--kernels"))
@@ -35,10 +40,17 @@ int main(int argc, char** argv) {
                 o.random_seed = static_cast<uint64_t>(args.integer(0, INT64_MAX));
                 o.random_weights = true;
             } else if (args.is("-h", "--help")) {
-                std::cout << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v] [--arch ID] [--kernels LIST] [--random-weights SEED]\n"
-                             "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files).\n"
-                             "--random-weights SEED draws the weights as Hugging Face initialises a fresh model (norms ones,\n"
-                             "matrices normal(0, initializer_range)) instead of reading them: config.json alone is enough.\n";
+                std::cout
+                    << "usage: rad-convert SRC -o OUT.rad [--recipe PRESET|FILE] [--quant DESCRIPTOR] [--plan-only] [-v] [--arch ID]\n"
+                       "                   [--kernels LIST] [--random-weights SEED]\n"
+                       "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files).\n"
+                       "--recipe quantises: a preset (" +
+                           str::join(convert::recipe_presets(), ", ") +
+                           ") or a file of lines PATTERN QUANTISER [KEY=VALUE ...]\n"
+                           "(the first line whose glob matches a weight's name wins; rad-info --recipe shows what was done).\n"
+                           "--quant names the descriptor of the architecture plugin to serve it (default: from the encodings).\n"
+                           "--random-weights SEED draws the weights as Hugging Face initialises a fresh model (norms ones,\n"
+                           "matrices normal(0, initializer_range)) instead of reading them: config.json alone is enough.\n";
                 return 0;
             } else if (args.positional() && o.src.empty())
                 o.src = args.current();
@@ -52,7 +64,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (o.src.empty() || (o.out.empty() && !o.plan_only)) {
-        std::cerr << "usage: rad-convert SRC -o OUT.rad [--plan-only] [-v]\n";
+        std::cerr << "usage: rad-convert SRC -o OUT.rad [--recipe PRESET|FILE] [--quant DESCRIPTOR] [--plan-only] [-v]\n";
         return 2;
     }
     try {

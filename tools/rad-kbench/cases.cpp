@@ -122,6 +122,52 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
     }
 }
 
+// gemm_q on the layer's projections in the forms rad-convert's quantisers write: int8 codes with
+// an f16 scale per 128 columns, int4 with a zero point (u4) and without (i4, groups of 32), fp8
+// per output channel and in 128 x 128 blocks. Codes are random bytes (fp8 without its NaN codes),
+// scales around 1 / (sqrt(K) * the codes' spread), so the products are of a layer's size.
+void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<int64_t>& ms) {
+    struct Form {
+        const char* name;
+        int qt, sdt;
+        int64_t group, group_rows;  // 0: the whole K / N
+        bool zero;
+        float spread;  // the codes' typical magnitude
+    };
+    const Form forms[] = {{"i8 g128", RAD_I8, RAD_F16, 128, 1, false, 70},
+                          {"u4 zero g128", RAD_U4, RAD_F16, 128, 1, true, 4},
+                          {"i4 g32", RAD_I4, RAD_BF16, 32, 1, false, 4},
+                          {"fp8 per row", RAD_FP8_E4M3, RAD_F32, 0, 1, false, 100},
+                          {"fp8 128x128", RAD_FP8_E4M3, RAD_F32, 128, 128, false, 100}};
+    const std::vector<std::pair<int64_t, int64_t>> nk = {
+        {(d.heads + 2 * d.kv_heads) * d.head_dim, d.hidden}, {d.hidden, d.heads * d.head_dim}, {2 * d.ff, d.hidden}, {d.hidden, d.ff}};
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (const Form& fm : forms)
+        for (int64_t M : ms)
+            for (auto [N, K] : nk) {
+                if (M * N * K > (int64_t{1} << 33) || (fm.group && K % fm.group)) continue;
+                const int64_t g = fm.group ? fm.group : K, gr = fm.group_rows, sr = (N + gr - 1) / gr, sc = (K + g - 1) / g;
+                Operand codes{fm.qt, {N, K}, false, std::vector<uint8_t>(static_cast<size_t>(N * rad_row_bytes(fm.qt, K)))};
+                for (auto& b : codes.init) {
+                    b = static_cast<uint8_t>(byte(f.rng));
+                    if (fm.qt == RAD_FP8_E4M3 && (b & 0x7f) == 0x7f) b ^= 0x08;  // not NaN
+                }
+                Operand scale = wgt(f, fm.sdt, {sr, sc}, 1.0f / (fm.spread * std::sqrt(static_cast<float>(K))));
+                Operand zero;
+                if (fm.zero) {
+                    zero = Operand{fm.qt, {sr, sc}, false, std::vector<uint8_t>(static_cast<size_t>(sr * rad_row_bytes(fm.qt, sc)))};
+                    for (auto& b : zero.init) b = static_cast<uint8_t>(0x77 + byte(f.rng) % 3 * 0x11);  // around the middle code
+                }
+                Case c = make_case("gemm_q", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + fm.name,
+                                   {pi("M", M), pi("N", N), pi("K", K), ps("qtype", rad_dtype_name(fm.qt)), pi("group", g),
+                                    pi("group_rows", gr), ps("sdtype", rad_dtype_name(fm.sdt))},
+                                   {f32(f, {M, K}), std::move(codes), std::move(scale), std::move(zero), Operand{}, f32(f, {M, N}, true)},
+                                   N * static_cast<int64_t>(rad_row_bytes(fm.qt, K)) + M * K * 4 + M * N * 4);
+                c.flops = 2 * M * N * K;
+                out.push_back(std::move(c));
+            }
+}
+
 // n_seq sequences of q_len rows each at the end of a ctx-long context; with n_decode > 0 that
 // many one-row sequences come first, as in a server's mixed step (decode rows and a prompt chunk).
 // With `rope` ("neox" with llama3 scaling, as Llama 3.1; "gptj" plain) the case is rope_attention,
@@ -266,6 +312,7 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
     // Two rows too for the gemms: the decode kernels specialise one and two rows (libgpu's block
     // gemv) apart from more.
     gemms(out, f, d, small ? std::vector<int64_t>{1, 2, 7, 64} : std::vector<int64_t>{1, 2, 8, 64});
+    quantised_gemms(out, f, d, small ? std::vector<int64_t>{1, 7, 20, 64} : std::vector<int64_t>{1, 8, 64});
     for (int64_t n : rows) {
         const std::string rows_label = "n=" + std::to_string(n);
         out.push_back(make_case("rms_norm", rows_label + " dim=" + std::to_string(d.hidden),

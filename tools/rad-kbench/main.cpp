@@ -1,5 +1,5 @@
 // rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]
-//            [--radiance-home HOMES] [--report FILE.md]
+//            [--radiance-home HOMES] [--report FILE.md] [--ops OP,...] [--cases TEXT]
 //
 // Replays op cases on real model shapes (cases.cpp) through every kernel library with a row for
 // them and checks each against libref, the oracle, run on the host on the same bytes:
@@ -416,6 +416,7 @@ double default_tol(const std::string& op, bool on_card) {
 int main(int argc, char** argv) {
     std::string kernels, homes, family = "small", report;
     std::vector<std::string> only_ops;  // --ops: just these ops' cases
+    std::string only_label;             // --cases: just the cases whose label contains this
     uint64_t seed = 1;
     bool bench = false;
     int reps = 20;
@@ -441,9 +442,11 @@ int main(int argc, char** argv) {
                 report = args.value();
             else if (args.is("--ops"))
                 only_ops = str::split(args.value(), ",");
+            else if (args.is("--cases"))
+                only_label = args.value();
             else {
                 std::cerr << "usage: rad-kbench [--kernels LIST] [--shape small|llama3.1-8b] [--seed N] [--bench] [--reps N] [--tol X]\n"
-                             "                  [--radiance-home HOMES] [--report FILE.md] [--ops OP,...]\n";
+                             "                  [--radiance-home HOMES] [--report FILE.md] [--ops OP,...] [--cases TEXT]\n";
                 return 2;
             }
         }
@@ -474,6 +477,7 @@ int main(int argc, char** argv) {
     int failed = 0, checked = 0;
     for (const Case& k : make_cases(family, seed)) {
         if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), k.op) == only_ops.end()) continue;
+        if (!only_label.empty() && k.label.find(only_label) == std::string::npos) continue;
         const core::KernelRow* ref_row = row_for(*oracle, k);
         if (!ref_row) {
             std::printf("%-10s %-38s skipped: libref has no row for it\n", k.op.c_str(), k.label.c_str());
@@ -574,7 +578,7 @@ int main(int argc, char** argv) {
     if (!report.empty()) std::ofstream(report) << md.str();
     if (checked == 0) {  // no library had a row for any case: nothing was checked, which is no pass
         std::fprintf(stderr, "rad-kbench: nothing checked (no library but libref has a row for these cases%s)\n",
-                     only_ops.empty() ? "" : " and --ops");
+                     only_ops.empty() && only_label.empty() ? "" : " and --ops / --cases");
         return 1;
     }
     return failed ? 1 : 0;

@@ -3,8 +3,11 @@
 // mixtures of experts: Mixtral (Mistral's attention), Qwen3-MoE (Qwen3's) and Qwen2-MoE (Qwen2's,
 // with a gated shared expert), whose MLPs are routed experts (rad_block_moe.h) on every layer the
 // config makes sparse; Phi-3 (Llama's layer with its projections stored fused, qkv_proj and
-// gate_up_proj, a sliding window where the config sets one, LongRoPE). One source, built once per architecture id; what differs is read from the
-// metadata or fixed by the family.
+// gate_up_proj, a sliding window where the config sets one, LongRoPE). One source, built once per
+// architecture id and, for the dense families, once per quant descriptor (CMakeLists.txt): what
+// differs is read from the metadata, fixed by the family, or, for a quantised build, the code
+// dtypes its projections are read in (ARCH_CODES: the planes go to gemm_q as they are stored;
+// rad_block_linear.h).
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
 #include <radiance/arch/blocks/rad_block_moe.h>
@@ -15,6 +18,15 @@
 
 #ifndef FAMILY_ID
 #error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, phi3, mixtral, qwen3moe, qwen2moe)"
+#endif
+#ifndef ARCH_QUANT  // the quant descriptor this build serves ("" unquantised) ...
+#define ARCH_QUANT ""
+#endif
+#ifndef ARCH_CODES  // ... and the code dtypes its quantised projections may have
+#define ARCH_CODES ""
+#endif
+#ifndef PLUGIN_NAME
+#define PLUGIN_NAME FAMILY_ID
 #endif
 
 namespace family {
@@ -38,6 +50,7 @@ struct Model {
     int64_t n_embd = 0, n_vocab = 0, max_tok = 0, max_out = 0;
     double eps = 1e-6;
     rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE, w_out = RAD_NULL_HANDLE;
+    Linear head;  // output.weight, or a view of the embedding's table when tied
     rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits, b_logits_local = RAD_NULL_HANDLE;
     rad_buf b_router = RAD_NULL_HANDLE, b_expert_ids = RAD_NULL_HANDLE, b_expert_w = RAD_NULL_HANDLE;  // sparse layers
     rad_buf b_shared_gu = RAD_NULL_HANDLE, b_shared_act = RAD_NULL_HANDLE, b_shared_out = RAD_NULL_HANDLE, b_shared_g = RAD_NULL_HANDLE;
@@ -62,6 +75,9 @@ struct Model {
 Model m;
 
 const std::string kFamily = FAMILY_ID;
+// The code dtypes this build reads quantised projections in: "" for the unquantised build, which
+// refuses a quantised weight by name (rad_block_linear.h).
+const char* const kCodes = ARCH_CODES;
 // The mixtures of experts and the dense family whose attention they share.
 const bool kMoe = kFamily == "mixtral" || kFamily == "qwen3moe" || kFamily == "qwen2moe";
 const std::string kAttnFamily = kFamily == "mixtral"    ? "mistral"
@@ -270,6 +286,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     map(b, "token_embd.weight", RAD_MAP_COPY, {"model.embed_tokens.weight"});
     RadWeightDecl we = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
     m.w_tok = rad_decl_weight(b, "token_embd.weight", &we);
+    if (!require_plain(b, m.w_tok, "token_embd.weight")) return RAD_E_UNSUPPORTED;
 
     RadBufDecl d = buf2(act, m.max_tok, m.n_embd);
     m.b_x = rad_decl_buffer(b, "x", &d);
@@ -301,7 +318,9 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     // adds into the gemvs before them (docs/PERFORMANCE.md, session 10: batch-1 decode 231.8 /
     // 232.2 -> 238.0 / 236.5 tok/s on the 8B shape, H200)
     // (dense MLPs only: a mixture's layers take the plain norms and adds)
-    m.decode_fusions = !kMoe && world == 1 && serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
+    // (plain projections only: a build that reads them quantised declares them unfused)
+    m.decode_fusions =
+        !kMoe && world == 1 && !*kCodes && serves_decode_fusions(b, (hq_l + 2 * hkv_l) * hd, hq_l * hd, ff_l, wdtype(b, m.w_tok));
 
     m.layers.resize(static_cast<size_t>(meta->n_layers));
     for (int l = 0; l < meta->n_layers; ++l) {
@@ -310,6 +329,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         map(b, name + "attn_norm.weight", RAD_MAP_COPY, {hf + "input_layernorm.weight"});
         RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, l);
         L.w_attn_norm = rad_decl_weight(b, (name + "attn_norm.weight").c_str(), &wn);
+        if (!require_plain(b, L.w_attn_norm, name + "attn_norm.weight")) return RAD_E_UNSUPPORTED;
         if (!m.decode_fusions) L.op_attn_norm = m.fused && l > 0 ? add_norm(b, L.w_attn_norm) : plain_norm(b, L.w_attn_norm);
 
         AttnConfig ac;
@@ -330,6 +350,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.name = name;
         // rope_attention where a library serves it (docs/PERFORMANCE.md, session 14)
         ac.rope_in_attention = true;
+        ac.quant_codes = kCodes;
         if (m.decode_fusions) {  // x in and out: the residual stream
             ac.norm_w = L.w_attn_norm;
             ac.norm_eps = m.eps;
@@ -339,6 +360,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
             b, ac, m.decode_fusions ? AttnBuffers{m.b_x, m.b_qkv, m.b_attn, m.b_x} : AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
         map(b, name + "ffn_norm.weight", RAD_MAP_COPY, {hf + "post_attention_layernorm.weight"});
         L.w_ffn_norm = rad_decl_weight(b, (name + "ffn_norm.weight").c_str(), &wn);
+        if (!require_plain(b, L.w_ffn_norm, name + "ffn_norm.weight")) return RAD_E_UNSUPPORTED;
         if (!m.decode_fusions && !declare_ffn_norm(b, L, l)) return RAD_E_UNSUPPORTED;
         L.sparse = sparse_layer(meta, l);
         if (L.sparse) {
@@ -356,6 +378,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         mc.hf_prefix = hf + "mlp.";
         if (kFamily == "phi3") mc.fused_gate_up = "gate_up_proj.weight";
         mc.name = name;
+        mc.quant_codes = kCodes;
         if (m.decode_fusions) {
             mc.norm_w = L.w_ffn_norm;
             mc.norm_eps = m.eps;
@@ -376,6 +399,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     map(b, "output_norm.weight", RAD_MAP_COPY, {"model.norm.weight"});
     RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, -1);
     m.w_norm = rad_decl_weight(b, "output_norm.weight", &wn);
+    if (!require_plain(b, m.w_norm, "output_norm.weight")) return RAD_E_UNSUPPORTED;
     // Under tensor parallelism an untied head is split by vocabulary rows, each rank computing its
     // span of the logits, then gathered (when a loaded library serves all_gather); a tied head
     // reads the replicated embedding table whole.
@@ -391,7 +415,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     } else {
         map(b, "output.weight", RAD_MAP_COPY, {"lm_head.weight"});
     }
-    m.w_out = rad_decl_weight(b, "output.weight", &wo);
+    if (!m.head.declare(b, "output.weight", wo, kCodes)) return RAD_E_UNSUPPORTED;  // a tied head views the embedding's codes
+    m.w_out = m.head.w;
     rad_buf head_out = m.b_logits;
     if (m.op_vgather != RAD_NULL_HANDLE) {
         d = buf2(RAD_F32, m.max_out, v_local);
@@ -399,7 +424,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     }
     // The final norm in the head's gemv under the decode fusions (level with a launch of its own,
     // a launch a step fewer: docs/PERFORMANCE.md, session 12)
-    if (m.decode_fusions && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
+    if (m.decode_fusions && !m.head.quantised && std::string(wdtype(b, m.w_norm)) == wdtype(b, m.w_out)) {
         m.op_head = op(b, "rms_norm_gemm",
                        {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd), RAD_F64("eps", m.eps),
                         RAD_STR("wdtype", wdtype(b, m.w_out))},
@@ -412,9 +437,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
                {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_norm))},
                {m.w_norm});
         uses(b, m.op_norm, {m.b_xo, m.b_x}, {m.b_xo, m.b_x});
-        m.op_head = op(b, "gemm",
-                       {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", v_local), RAD_INT("K", m.n_embd), RAD_STR("wdtype", wdtype(b, m.w_out))},
-                       {m.w_out});
+        m.op_head = m.head.declare_op(b, m.max_out, v_local, m.n_embd);
     }
     // The head reads x itself when every row is an output (step): x stays live to here, or the
     // arena would place a later buffer (logits_local under tensor parallelism) over it.
@@ -468,13 +491,13 @@ void step(RadCtx* c, const RadBatch* bt) {
     }
     RAD_ISSUE_N(c, m.op_norm, o, rad_brows(xo, o), rad_w(m.w_norm), rad_brows(xo, o));
     if (m.op_vgather == RAD_NULL_HANDLE) {
-        RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits, o));
+        m.head.issue(c, m.op_head, o, rad_brows(xo, o), rad_none(), rad_brows(m.b_logits, o));
         return;
     }
-    RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_out), rad_none(), rad_brows(m.b_logits_local, o));
+    m.head.issue(c, m.op_head, o, rad_brows(xo, o), rad_none(), rad_brows(m.b_logits_local, o));
     RAD_ISSUE_N(c, m.op_vgather, o, rad_brows(m.b_logits_local, o), rad_brows(m.b_logits, o));
 }
 
 }  // namespace family
 
-RAD_ARCH_PLUGIN(family, FAMILY_ID, FAMILY_ID, "", "0.1", "llama-family decoder (" FAMILY_ID ")")
+RAD_ARCH_PLUGIN(family, PLUGIN_NAME, FAMILY_ID, ARCH_QUANT, "0.1", "llama-family decoder (" FAMILY_ID ", quant \"" ARCH_QUANT "\")")

@@ -5,9 +5,11 @@
 // one task) with one instruction set. The kernels of one ISA are compiled in one translation unit
 // (isa_*.cpp) and reached through a KernelTable chosen once at rad_plugin_open.
 #pragma once
+#include <radiance/rad_decode.h>
 #include <radiance/rad_plugin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace cpu {
 
@@ -28,10 +30,27 @@ struct RowsOut {
     float* row(int64_t i) const { return reinterpret_cast<float*>(base + i * pitch); }
 };
 
+// A weight stored quantised (gemm_q, docs/OPS.md): the affine scheme's planes as stored.
+struct QuantW {
+    const uint8_t* codes;  // [N, K] of qt: i8, u8, i4, u4 (low nibble first) or fp8_e4m3
+    int qt;
+    uint64_t code_pitch;   // bytes a row
+    const uint8_t* scale;  // [ceil(N / group_rows), ceil(K / group)] of sdt
+    int sdt;
+    uint64_t scale_pitch;
+    const uint8_t* zero;  // as scale, of qt; null: none
+    uint64_t zero_pitch;
+    int64_t group, group_rows;
+};
+
+// A weight dtype standing for "quantised: see GemmArgs.q" in the packed kernel's dispatch.
+inline constexpr int kDtQuant = 1000;
+
 struct GemmArgs {
     RowsIn x;          // [M, K]
     const void* w;     // [N, K], dense, dtype wdt
-    int wdt;           // RAD_F32 / RAD_BF16 / RAD_F16
+    int wdt;           // RAD_F32 / RAD_BF16 / RAD_F16, or kDtQuant with q
+    const QuantW* q;   // gemm_q's weight (w unused), or null
     const void* bias;  // [N] or null
     int bdt;
     RowsOut y;  // [M, N]
@@ -123,6 +142,8 @@ struct KernelTable {
     // Level 3 only: the gemm over x pre-split by pack_bf16 (GemmArgs.xbf).
     void (*gemm_bf16dot)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
     void (*pack_bf16)(const GemmArgs&, uint16_t* out, int64_t m0, int64_t m1);
+    // gemm_q's decode kernel (GemmArgs.q), as `gemm`; its prefill is gemm_packed with wdt kDtQuant.
+    void (*gemm_q)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 };
 
 extern const KernelTable kTableScalar;
@@ -160,6 +181,8 @@ int cpu_rms_norm(const RadArgs* a);
 int cpu_layer_norm(const RadArgs* a);
 int cpu_gemm(const RadArgs* a);
 int cpu_gemm_decode(const RadArgs* a);
+int cpu_gemm_q(const RadArgs* a);
+int cpu_gemm_q_decode(const RadArgs* a);
 int cpu_rope(const RadArgs* a);
 int cpu_attention(const RadArgs* a);
 int cpu_swiglu(const RadArgs* a);

@@ -33,6 +33,10 @@ const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
 const RadConstraint c_moe_decode[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("n", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};  // libref's block: one KV layout for both
+// gemm_q: the code dtypes the kernels widen (body_gemm_q.inc); groups of whole passes (two vectors of 16 lanes)
+const RadConstraint c_quant[] = {RAD_CIN("qtype", "i8 u8 i4 u4 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16"), RAD_CDIV("group", 32)};
+const RadConstraint c_quant_decode[] = {RAD_CIN("qtype", "i8 u8 i4 u4 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16"), RAD_CDIV("group", 32),
+                                        RAD_CLE("M", 8)};
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons) \
     { name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn }
@@ -49,6 +53,10 @@ const RadKernelInfo rows[] = {
     ROW("cpu_layer_norm", "layer_norm", cpu_layer_norm, "vectorised layer norm", "any", 0, c_float_weights, 1),
     ROW("cpu_gemm_decode", "gemm", cpu_gemm_decode, "weight-streaming gemm, split over N", "M <= 8", 1, c_decode, 2),
     ROW("cpu_gemm", "gemm", cpu_gemm, "cache-blocked gemm, split over M blocks and N", "any M", 0, c_float_weights, 1),
+    {"cpu_gemm_q_decode", "gemm_q", "gemm_q", "code-streaming gemm, each vector dequantised as libref's decoder does, split over N",
+     "M <= 8, group % 32 == 0", "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_HOST, 1, c_quant_decode, 4, 0, cpu_gemm_q_decode},
+    {"cpu_gemm_q", "gemm_q", "gemm_q", "the packed gemm over K blocks dequantised as they are read", "any M, group % 32 == 0",
+     "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_HOST, 0, c_quant, 3, 0, cpu_gemm_q},
     ROW("cpu_rope", "rope", cpu_rope, "libref's frequencies, vectorised rotation", "any", 0, nullptr, 0),
     ROW("cpu_attention", "attention", cpu_attention, "paged varlen GQA attention, task per (row, kv head)", "any", 0, c_block16, 1),
     ROW("cpu_swiglu", "swiglu", cpu_swiglu, "vectorised silu(gate) * up", "any", 0, nullptr, 0),

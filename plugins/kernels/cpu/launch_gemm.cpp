@@ -1,4 +1,6 @@
-// launch_gemm.cpp: the two gemm rows. cpu_gemm_decode (M <= 8) splits only N, so every weight
+// launch_gemm.cpp: the gemm rows, plain and quantised (gemm_q: the same split, its own decode
+// kernel, and the packed prefill kernel over blocks of the weight dequantised as it goes).
+// cpu_gemm_decode (M <= 8) splits only N, so every weight
 // row is streamed from memory once for all M rows. cpu_gemm (any M; up to kRowWalkRows as
 // decode) runs bf16 weights on AMX tiles where the CPU has them (gemm_amx.cpp), else packs x
 // once, then splits y into groups of m-tiles by slices of N for the packed kernel. At level 3
@@ -33,6 +35,44 @@ int read_gemm(const RadArgs* a, GemmArgs* g) {
     g->x = rows_in(x);
     g->w = w->data;
     g->wdt = w->dtype;
+    g->bias = bias ? bias->data : nullptr;
+    g->bdt = bias ? bias->dtype : RAD_F32;
+    g->y = rows_out(y);
+    g->xbf = nullptr;
+    g->kpad = 0;
+    g->q = nullptr;
+    return RAD_OK;
+}
+
+// gemm_q's operands (docs/OPS.md): x, the codes, the scale, the zero point, the bias and y.
+int read_gemm_q(const RadArgs* a, GemmArgs* g, QuantW* q) {
+    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *scale = rad_arg_in(a, 2), *zero = rad_arg_in(a, 3),
+                    *bias = rad_arg_in(a, 4);
+    RadTensor* y = rad_arg_out(a, 5);
+    const int qt = rad_dtype_from_name(rad_args_gets_or(a, "qtype", "")), sdt = rad_dtype_from_name(rad_args_gets_or(a, "sdtype", ""));
+    if (!is_f32(x) || !w || !scale || !is_f32(y) || w->dtype != qt || scale->dtype != sdt || !is_float_dtype(sdt)) return RAD_E_DTYPE;
+    if ((zero && zero->dtype != qt) || (bias && !is_float_dtype(bias->dtype))) return RAD_E_DTYPE;
+    g->M = rad_args_geti(a, "M");
+    g->N = rad_args_geti(a, "N");
+    g->K = rad_args_geti(a, "K");
+    q->group = rad_args_geti(a, "group");
+    q->group_rows = rad_args_geti(a, "group_rows");
+    if (q->group <= 0 || q->group_rows <= 0 || w->rank != 2 || w->shape[0] != g->N || w->shape[1] != g->K || g->M < 0) return RAD_E_SHAPE;
+    const int64_t sr = (g->N + q->group_rows - 1) / q->group_rows, sc = (g->K + q->group - 1) / q->group;
+    if (scale->rank != 2 || scale->shape[0] != sr || scale->shape[1] != sc) return RAD_E_SHAPE;
+    if (zero && (zero->rank != 2 || zero->shape[0] != sr || zero->shape[1] != sc)) return RAD_E_SHAPE;
+    q->codes = static_cast<const uint8_t*>(w->data);
+    q->qt = qt;
+    q->code_pitch = static_cast<uint64_t>(rad_tensor_row_pitch(w));
+    q->scale = static_cast<const uint8_t*>(scale->data);
+    q->sdt = sdt;
+    q->scale_pitch = static_cast<uint64_t>(rad_tensor_row_pitch(scale));
+    q->zero = zero ? static_cast<const uint8_t*>(zero->data) : nullptr;
+    q->zero_pitch = zero ? static_cast<uint64_t>(rad_tensor_row_pitch(zero)) : 0;
+    g->x = rows_in(x);
+    g->w = nullptr;
+    g->wdt = kDtQuant;
+    g->q = q;
     g->bias = bias ? bias->data : nullptr;
     g->bdt = bias ? bias->dtype : RAD_F32;
     g->y = rows_out(y);
@@ -150,7 +190,24 @@ int launch(const RadArgs* a, bool decode) {
     return RAD_OK;
 }
 
+// gemm_q: the decode kernel up to kRowWalkRows rows, the packed kernel past them (no AMX and no
+// bf16 dots: the products are the dequantised weight's f32 ones).
+int launch_q(const RadArgs* a, bool decode) {
+    GemmArgs g;
+    QuantW q;
+    if (int rc = read_gemm_q(a, &g, &q); rc != RAD_OK) return rc;
+    if (g.M == 0 || g.N == 0) return RAD_OK;
+    if (g.K == 0) return empty_sum(g), RAD_OK;
+    if (decode || g.M <= kRowWalkRows)
+        run_blocks(g, kernels().gemm_q, g.M);
+    else
+        run_packed(g);
+    return RAD_OK;
+}
+
 }  // namespace
 
 int cpu_gemm(const RadArgs* a) { return launch(a, false); }
 int cpu_gemm_decode(const RadArgs* a) { return launch(a, true); }
+int cpu_gemm_q(const RadArgs* a) { return launch_q(a, false); }
+int cpu_gemm_q_decode(const RadArgs* a) { return launch_q(a, true); }

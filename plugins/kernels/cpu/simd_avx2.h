@@ -24,6 +24,29 @@ struct VAvx2 {
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     }
     CPU_VFN R load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+    // Quantised codes (body_gemm_q.inc): W int32 codes a vector, converted exactly to f32.
+    using I = __m256i;
+    CPU_VFN I iset1(int32_t v) { return _mm256_set1_epi32(v); }
+    CPU_VFN I isub(I a, I b) { return _mm256_sub_epi32(a, b); }
+    CPU_VFN I ixor(I a, I b) { return _mm256_xor_si256(a, b); }
+    CPU_VFN R cvt(I v) { return _mm256_cvtepi32_ps(v); }
+    CPU_VFN I load_i8(const uint8_t* row, int64_t k) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + k))); }
+    CPU_VFN I load_u8(const uint8_t* row, int64_t k) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + k))); }
+    // Codes k .. k + 2W of a 4-bit row from its W bytes at k / 2: the low nibbles (codes k, k + 2,
+    // ...) and the high ones (k + 1, k + 3, ...), each W lanes; x is read in the same order.
+    CPU_VFN void load_nibbles(const uint8_t* row, int64_t k, I& lo, I& hi) {
+        const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + k / 2)), m = _mm_set1_epi8(15);
+        lo = _mm256_cvtepu8_epi32(_mm_and_si128(b, m));
+        hi = _mm256_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(b, 4), m));
+    }
+    // e4m3 as the f16 with its bits one place up (sign to bit 15, exponent and mantissa to bits
+    // 7-14), which is the value times 2^-8 for normals and subnormals alike: widened, times 256.
+    CPU_VFN R load_e4m3(const uint8_t* row, int64_t k) {
+        const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + k)));
+        const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8),
+                                       _mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x7f)), 7));
+        return _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0f));
+    }
     CPU_VFN R add(R a, R b) { return _mm256_add_ps(a, b); }
     CPU_VFN R sub(R a, R b) { return _mm256_sub_ps(a, b); }
     CPU_VFN R mul(R a, R b) { return _mm256_mul_ps(a, b); }

@@ -34,6 +34,24 @@ struct VScalar {
     CPU_VFN float hmax(R v) { return v; }
     CPU_VFN R exp(R x) { return std::exp(x); }
     CPU_VFN R swap_pairs(R v) { return v; }  // never called: one lane holds no pair (body_rope.inc)
+    // Quantised codes (body_gemm_q.inc): one lane of int32 codes, converted exactly to f32.
+    using I = int32_t;
+    CPU_VFN I iset1(int32_t v) { return v; }
+    CPU_VFN I isub(I a, I b) { return a - b; }
+    CPU_VFN I ixor(I a, I b) { return a ^ b; }
+    CPU_VFN R cvt(I v) { return static_cast<float>(v); }
+    CPU_VFN I load_i8(const uint8_t* row, int64_t k) { return static_cast<int8_t>(row[k]); }
+    CPU_VFN I load_u8(const uint8_t* row, int64_t k) { return row[k]; }
+    // Codes k and k + 1 of a 4-bit row (k even): the byte's low and high nibble.
+    CPU_VFN void load_nibbles(const uint8_t* row, int64_t k, I& lo, I& hi) {
+        lo = row[k >> 1] & 15;
+        hi = row[k >> 1] >> 4;
+    }
+    CPU_VFN R load_e4m3(const uint8_t* row, int64_t k) {
+        const int b = row[k], e = (b >> 3) & 15, m = b & 7;
+        const float v = e == 0 ? static_cast<float>(m) * (1.0f / 512.0f) : std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
+        return (b & 0x80) ? -v : v;
+    }
 };
 
 }  // namespace cpu

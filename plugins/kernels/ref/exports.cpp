@@ -20,6 +20,8 @@ int ref_rope_attention(const RadArgs* a) { return rad_compose_rope_attention(a, 
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
+// gemm_q: every code dtype the core's decoder reads, the float scales
+const RadConstraint c_quant[] = {RAD_CIN("qtype", "i8 u8 i4 u4 fp8_e4m3 fp8_e5m2"), RAD_CIN("sdtype", "f32 f16 bf16")};
 
 #define ROW(name, op, fn, cons, ncons) \
     { name, op, op, "reference " op, "any", "f32 activations", RAD_DOMAIN_HOST, 0, cons, ncons, 0, fn }
@@ -35,6 +37,7 @@ const RadKernelInfo rows[] = {
     ROW("ref_rms_norm", "rms_norm", ref_rms_norm, c_float_weights, 1),
     ROW("ref_layer_norm", "layer_norm", ref_layer_norm, c_float_weights, 1),
     ROW("ref_gemm", "gemm", ref_gemm, c_float_weights, 1),
+    ROW("ref_gemm_q", "gemm_q", ref_gemm_q, c_quant, 2),
     ROW("ref_rope", "rope", ref_rope, nullptr, 0),
     ROW("ref_attention", "attention", ref_attention, c_block16, 1),
     ROW("ref_swiglu", "swiglu", ref_swiglu, nullptr, 0),

@@ -24,6 +24,7 @@ int ref_embed(const RadArgs* a);
 int ref_rms_norm(const RadArgs* a);
 int ref_layer_norm(const RadArgs* a);
 int ref_gemm(const RadArgs* a);
+int ref_gemm_q(const RadArgs* a);
 int ref_rope(const RadArgs* a);
 int ref_attention(const RadArgs* a);
 int ref_swiglu(const RadArgs* a);

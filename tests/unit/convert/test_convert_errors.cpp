@@ -10,60 +10,13 @@
 #include "radiance/container/container.h"
 #include "radiance/convert/convert.h"
 #include "radiance/convert/safetensors.h"
+#include "convert_fixture.h"
 #include "radiance/util/error.h"
 
 using namespace radiance;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
-
-namespace {
-
-const char* kDtype(int dt) { return dt == RAD_BF16 ? "BF16" : dt == RAD_F16 ? "F16" : "F32"; }
-
-// Writes a safetensors file from (name, tensor) pairs.
-void write_st(const fs::path& p, const std::map<std::string, std::pair<convert::StTensor, std::vector<uint8_t>>>& ts) {
-    nlohmann::json h = nlohmann::json::object();
-    std::string data;
-    for (auto& [n, tv] : ts) {
-        const auto& [t, bytes] = tv;
-        h[n] = {{"dtype", kDtype(t.dtype)}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + bytes.size()}}};
-        data.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    }
-    std::string hs = h.dump();
-    uint64_t n = hs.size();
-    std::ofstream out(p, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out << hs << data;
-}
-
-struct Fixture {
-    fs::path dir;
-    std::map<std::string, std::pair<convert::StTensor, std::vector<uint8_t>>> tensors;
-    nlohmann::json config;
-    Fixture() {
-        dir = fs::temp_directory_path() / ("rad_conv_" + std::to_string(getpid()) + "_" + std::to_string(rand()));
-        fs::create_directories(dir);
-        auto ck = convert::Checkpoint::open_folder(SHARED_LLAMA);
-        for (auto& [n, t] : ck.tensors()) tensors[n] = {t, std::vector<uint8_t>(t.data, t.data + t.bytes)};
-        std::ifstream(std::string(SHARED_LLAMA) + "/config.json") >> config;
-    }
-    ~Fixture() { fs::remove_all(dir); }
-    std::string convert_it() {
-        write_st(dir / "model.safetensors", tensors);
-        std::ofstream(dir / "config.json") << config.dump();
-        core::LoadOptions lo;
-        lo.homes = {RAD_BUILD_HOME_DIR};
-        core::Registry reg = core::Registry::load(lo);
-        convert::ConvertOptions o;
-        o.src = dir.string();
-        o.out = (dir / "out.rad").string();
-        std::ostringstream log;
-        convert::convert(reg, o, log);
-        return log.str();
-    }
-};
-
-}  // namespace
+using convtest::Fixture;
 
 TEST_CASE("a faithful copy converts, and the container carries the declared weights", "[convert]") {
     Fixture f;

@@ -155,3 +155,43 @@ TEST_CASE("the writer names the tensor and plane of a size mismatch", "[containe
                       Contains("blk.3.attn_q.weight") && Contains("codes") && Contains("32 needed"));
     fs::remove(path);
 }
+
+// (Mutation: write_plane0 not chaining the CRC, crc32c(0, ...) a piece, fails verify_planes here.)
+TEST_CASE("a tensor streamed in pieces reads back as one written whole", "[container]") {
+    const std::string whole = temp_path("whole.rad"), streamed = temp_path("streamed.rad");
+    auto codes = pattern(6 * 64 / 2, 3);
+    auto scales = pattern(6 * 2 * 2, 5);
+    {
+        Writer w(whole);
+        w.add_tensor("w", w.add_encoding(q4_encoding()), {6, 64}, RAD_BF16, {codes, scales});
+        w.finish();
+    }
+    {
+        Writer w(streamed);
+        const uint32_t e = w.add_encoding(q4_encoding());
+        w.begin_tensor("w", e, {6, 64}, RAD_BF16);
+        CHECK_THROWS_WITH(w.add_tensor("x", e, {6, 64}, RAD_BF16, {codes, scales}), Contains("while 'w' is being streamed"));
+        for (size_t at = 0; at < codes.size(); at += 40)  // pieces that are not whole rows
+            w.write_plane0(std::span<const uint8_t>(codes.data() + at, std::min<size_t>(40, codes.size() - at)));
+        CHECK_THROWS_WITH(w.write_plane0(std::span<const uint8_t>(codes.data(), 1)), Contains("more than the 192 bytes"));
+        w.end_tensor({scales});
+        w.finish();
+    }
+    auto a = Reader::open(whole), b = Reader::open(streamed);
+    CHECK_NOTHROW(b->verify_planes());
+    const TensorInfo* ta = a->find("w");
+    const TensorInfo* tb = b->find("w");
+    REQUIRE(tb);
+    CHECK(tb->planes[0].crc == ta->planes[0].crc);
+    CHECK(std::memcmp(b->plane_data(*tb, 0), codes.data(), codes.size()) == 0);
+    CHECK(std::memcmp(b->plane_data(*tb, 1), scales.data(), scales.size()) == 0);
+    {
+        Writer w(streamed);
+        const uint32_t e = w.add_encoding(q4_encoding());
+        w.begin_tensor("w", e, {6, 64}, RAD_BF16);
+        w.write_plane0(std::span<const uint8_t>(codes.data(), 10));
+        CHECK_THROWS_WITH(w.end_tensor({scales}), Contains("tensor 'w' plane 'codes': 10 bytes given, 192 needed"));
+    }
+    fs::remove(whole);
+    fs::remove(streamed);
+}

@@ -133,6 +133,13 @@ public:
     // needs for `shape` (rad_plane_bytes); a mismatch throws naming the tensor and plane.
     void add_tensor(const std::string& name, uint32_t encoding, const std::vector<int64_t>& shape, int32_t dtype,
                     const std::vector<std::span<const uint8_t>>& planes);
+    // The same, streamed: plane 0 (a quantised weight's codes, nearly all of its bytes) arrives in
+    // order through write_plane0 calls, so a large table is never whole in memory; the later planes
+    // (scales, zero points: a small fraction) arrive whole at end_tensor. Sizes are checked as in
+    // add_tensor; no other tensor may be added in between.
+    void begin_tensor(const std::string& name, uint32_t encoding, const std::vector<int64_t>& shape, int32_t dtype);
+    void write_plane0(std::span<const uint8_t> bytes);
+    void end_tensor(const std::vector<std::span<const uint8_t>>& later_planes);
     void set_blob(Section kind, std::string bytes);
     // Writes the directory and the header; the file is complete only after this returns.
     void finish();
@@ -151,6 +158,8 @@ private:
     std::vector<TensorInfo> tensors_;
     std::map<uint32_t, std::string> blobs_;
     std::map<std::string, size_t> names_;
+    std::optional<TensorInfo> open_;  // the tensor begin_tensor started
+    uint64_t open_plane0_bytes_ = 0;  // what its plane 0 must come to
 };
 
 // Helpers for the plane size rules shared by reader, writer and tools.

@@ -1,6 +1,7 @@
 // convert.h: a Hugging Face folder -> a RAD2 container, driven by the architecture plugin's name
 // map (the converter knows no model). Errors name the tensor and the file.
 #pragma once
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -20,6 +21,11 @@ struct ConvertOptions {
     bool random_weights = false;
     uint64_t random_seed = 0;
     core::SelectOptions select;  // for plan_only's resolution
+    // A recipe (recipe.h): a preset's name or a file. Empty: every weight as the checkpoint stores it.
+    std::string recipe;
+    // The quant descriptor of the plugin to serve the result ((arch id, quant) selects it); unset:
+    // derived from what the recipe's quantisers wrote (fp8_e4m3, w8a16, w4a16, or "").
+    std::optional<std::string> quant;
 };
 
 // Throws radiance::Error on any problem. Progress and -v detail go to `log`.

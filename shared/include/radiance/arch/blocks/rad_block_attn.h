@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "rad_block_linear.h"
 #include "rad_block_rope.h"
-#include "rad_block_util.h"
 
 namespace radblk {
 
@@ -38,6 +38,8 @@ struct AttnConfig {
     // Rotate q and k inside the attention (rope_attention) where a loaded library serves it: a
     // card's decode attention turns them as it loads them, one launch a layer fewer.
     bool rope_in_attention = false;
+    // Code dtypes the plugin reads quantised projections in (rad_block_linear.h); "" plain only.
+    const char* quant_codes = "";
 };
 
 // Buffers the block works in; declared once by the model and shared by its layers.
@@ -52,6 +54,7 @@ struct AttnBlock {
     AttnConfig c;
     AttnBuffers bufs{};
     rad_kv kv = RAD_NULL_HANDLE;
+    Linear qkv, o;  // the projections, plain or quantised
     rad_weight w_qkv = RAD_NULL_HANDLE, b_qkv = RAD_NULL_HANDLE, w_qn = RAD_NULL_HANDLE, w_kn = RAD_NULL_HANDLE, w_o = RAD_NULL_HANDLE;
     rad_op op_qkv = RAD_NULL_HANDLE, op_qn = RAD_NULL_HANDLE, op_kn = RAD_NULL_HANDLE, op_rq = RAD_NULL_HANDLE, op_attn = RAD_NULL_HANDLE,
            op_o = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
@@ -89,7 +92,8 @@ struct AttnBlock {
         wq.n_row_parts = 3;
         wq.row_parts = parts;
         wq.row_unit = static_cast<int32_t>(c.head_dim);  // heads stay whole; kv heads replicate under wide TP
-        w_qkv = rad_decl_weight(b, (n + "attn_qkv.weight").c_str(), &wq);
+        if (!qkv.declare(b, n + "attn_qkv.weight", wq, c.quant_codes)) return;
+        w_qkv = qkv.w;
         if (c.qkv_bias) {
             map(b, n + "attn_qkv.bias", RAD_MAP_CONCAT, {p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"});
             RadWeightDecl wb = weight(full_q + 2 * full_kv, 0, RAD_SHARD_ROW, c.layer);
@@ -97,17 +101,17 @@ struct AttnBlock {
             wb.row_parts = parts;
             wb.row_unit = static_cast<int32_t>(c.head_dim);
             b_qkv = rad_decl_weight(b, (n + "attn_qkv.bias").c_str(), &wb);
+            if (!require_plain(b, b_qkv, n + "attn_qkv.bias")) return;
         }
         if (c.norm_w != RAD_NULL_HANDLE) {
+            if (qkv.quantised) rad_decl_fail(b, ("the norm folds into no quantised projection (" + n + "attn_qkv)").c_str());
             op_qkv = op(b, "rms_norm_gemm",
                         {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd), RAD_F64("eps", c.norm_eps),
                          RAD_STR("wdtype", wdtype(b, w_qkv))},
                         {c.norm_w, w_qkv});
             if (!rad_op_resolved(b, op_qkv)) rad_decl_fail(b, ("rms_norm_gemm does not resolve for " + n + "attn_qkv").c_str());
         } else {
-            op_qkv = op(b, "gemm",
-                        {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", qkv_rows), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_qkv))},
-                        {w_qkv});
+            op_qkv = qkv.declare_op(b, c.max_tok, qkv_rows, c.n_embd);
         }
         uses(b, op_qkv, {bufs.in}, {bufs.qkv});
         if (c.qk_norm) {
@@ -116,6 +120,7 @@ struct AttnBlock {
             RadWeightDecl wn = weight(c.head_dim, 0, RAD_SHARD_NONE, c.layer);
             w_qn = rad_decl_weight(b, (n + "attn_q_norm.weight").c_str(), &wn);
             w_kn = rad_decl_weight(b, (n + "attn_k_norm.weight").c_str(), &wn);
+            if (!require_plain(b, w_qn, n + "attn_q_norm.weight") || !require_plain(b, w_kn, n + "attn_k_norm.weight")) return;
             op_qn = norm_op(b, heads(), w_qn);
             op_kn = norm_op(b, kv_heads(), w_kn);
             uses(b, op_qn, {bufs.qkv}, {bufs.qkv});
@@ -145,8 +150,9 @@ struct AttnBlock {
         rad_bind_layer_kv(b, kv, c.layer);
         map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
         RadWeightDecl wo = weight(c.n_embd, full_q, RAD_SHARD_COL, c.layer);
-        w_o = rad_decl_weight(b, (n + "attn_output.weight").c_str(), &wo);
-        op_o = out_projection(b, c.residual_out, c.max_tok, c.n_embd, q_width(), w_o, bufs.attn, bufs.out, n + "attn_output");
+        if (!o.declare(b, n + "attn_output.weight", wo, c.quant_codes)) return;
+        w_o = o.w;
+        op_o = out_projection(b, c.residual_out, c.max_tok, c.n_embd, q_width(), o, bufs.attn, bufs.out, n + "attn_output");
         if (c.world > 1) {  // each rank holds a partial sum of the output projection
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});
@@ -160,8 +166,7 @@ struct AttnBlock {
             RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(c.norm_w), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
                         rad_brows(bufs.qkv, n));
         else
-            RAD_ISSUE_N(ctx, op_qkv, n, rad_brows(bufs.in, n), rad_w(w_qkv), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(),
-                        rad_brows(bufs.qkv, n));
+            qkv.issue(ctx, op_qkv, n, rad_brows(bufs.in, n), b_qkv >= 0 ? rad_w(b_qkv) : rad_none(), rad_brows(bufs.qkv, n));
         if (c.qk_norm) {
             RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
@@ -175,7 +180,7 @@ struct AttnBlock {
                     rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1), rad_raw(bt->positions, RAD_I32, n),
                     rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1), rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride),
                     rad_brows(bufs.attn, n));
-        RAD_ISSUE_N(ctx, op_o, n, rad_brows(bufs.attn, n), rad_w(w_o), rad_none(), rad_brows(bufs.out, n));
+        o.issue(ctx, op_o, n, rad_brows(bufs.attn, n), rad_none(), rad_brows(bufs.out, n));
         if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }
 

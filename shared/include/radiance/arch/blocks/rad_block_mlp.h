@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "rad_block_util.h"
+#include "rad_block_linear.h"
 
 namespace radblk {
 
@@ -23,6 +23,8 @@ struct MlpConfig {
     rad_weight norm_w = RAD_NULL_HANDLE;
     double norm_eps = 1e-6;
     bool residual_out = false;
+    // Code dtypes the plugin reads quantised projections in (rad_block_linear.h); "" plain only.
+    const char* quant_codes = "";
 };
 
 struct MlpBuffers {
@@ -35,6 +37,7 @@ struct MlpBuffers {
 struct MlpBlock {
     MlpConfig c;
     MlpBuffers bufs{};
+    Linear gu, down;  // the projections, plain or quantised
     rad_weight w_gu = RAD_NULL_HANDLE, w_down = RAD_NULL_HANDLE;
     rad_op op_gu = RAD_NULL_HANDLE, op_act = RAD_NULL_HANDLE, op_down = RAD_NULL_HANDLE, op_reduce = RAD_NULL_HANDLE;
     rad_op op_gu_act = RAD_NULL_HANDLE;  // gemm_swiglu: the projection and its activation in one op
@@ -56,13 +59,16 @@ struct MlpBlock {
         RadWeightDecl wg = weight(2 * c.n_ff, c.n_embd, RAD_SHARD_ROW, c.layer);
         wg.n_row_parts = 2;
         wg.row_parts = parts;
-        w_gu = rad_decl_weight(b, (n + "ffn_gate_up.weight").c_str(), &wg);
+        if (!gu.declare(b, n + "ffn_gate_up.weight", wg, c.quant_codes)) return;
+        w_gu = gu.w;
         map(b, n + "ffn_down.weight", RAD_MAP_COPY, {p + "down_proj.weight"});
         RadWeightDecl wd = weight(c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer);
-        w_down = rad_decl_weight(b, (n + "ffn_down.weight").c_str(), &wd);
+        if (!down.declare(b, n + "ffn_down.weight", wd, c.quant_codes)) return;
+        w_down = down.w;
         // SwiGLU fused into its projection where a loaded library serves it (one launch, and the
         // [gate|up] product never leaves the kernel on a card); the pair otherwise.
         if (c.norm_w != RAD_NULL_HANDLE) {
+            if (gu.quantised) rad_decl_fail(b, ("the norm folds into no quantised projection (" + n + "ffn_gate_up)").c_str());
             op_gu_act = op(b, "rms_norm_gemm_swiglu",
                            {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd), RAD_F64("eps", c.norm_eps),
                             RAD_STR("wdtype", wdtype(b, w_gu))},
@@ -70,7 +76,7 @@ struct MlpBlock {
             if (std::string(c.act) != "swiglu" || !rad_op_resolved(b, op_gu_act))
                 rad_decl_fail(b, ("rms_norm_gemm_swiglu does not resolve for " + n + "ffn_gate_up").c_str());
             uses(b, op_gu_act, {bufs.in}, {bufs.act});
-        } else if (std::string(c.act) == "swiglu") {
+        } else if (std::string(c.act) == "swiglu" && !gu.quantised) {
             op_gu_act =
                 op(b, "gemm_swiglu",
                    {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", ff()), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_gu))}, {w_gu});
@@ -80,14 +86,12 @@ struct MlpBlock {
                 op_gu_act = RAD_NULL_HANDLE;
         }
         if (op_gu_act == RAD_NULL_HANDLE) {
-            op_gu = op(b, "gemm",
-                       {RAD_RANGE("M", 1, c.max_tok), RAD_INT("N", 2 * ff()), RAD_INT("K", c.n_embd), RAD_STR("wdtype", wdtype(b, w_gu))},
-                       {w_gu});
+            op_gu = gu.declare_op(b, c.max_tok, 2 * ff(), c.n_embd);
             uses(b, op_gu, {bufs.in}, {bufs.gu});
             op_act = op(b, c.act, {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", ff())});
             uses(b, op_act, {bufs.gu}, {bufs.act});
         }
-        op_down = out_projection(b, c.residual_out, c.max_tok, c.n_embd, ff(), w_down, bufs.act, bufs.out, n + "ffn_down");
+        op_down = out_projection(b, c.residual_out, c.max_tok, c.n_embd, ff(), down, bufs.act, bufs.out, n + "ffn_down");
         if (c.world > 1) {
             op_reduce = op(b, "all_reduce", {RAD_RANGE("n", 1, c.max_tok), RAD_INT("dim", c.n_embd)});
             uses(b, op_reduce, {bufs.out}, {bufs.out});
@@ -101,10 +105,10 @@ struct MlpBlock {
         } else if (op_gu_act != RAD_NULL_HANDLE) {
             RAD_ISSUE_N(ctx, op_gu_act, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_brows(bufs.act, n));
         } else {
-            RAD_ISSUE_N(ctx, op_gu, n, rad_brows(bufs.in, n), rad_w(w_gu), rad_none(), rad_brows(bufs.gu, n));
+            gu.issue(ctx, op_gu, n, rad_brows(bufs.in, n), rad_none(), rad_brows(bufs.gu, n));
             RAD_ISSUE_N(ctx, op_act, n, rad_brows(bufs.gu, n), rad_brows(bufs.act, n));
         }
-        RAD_ISSUE_N(ctx, op_down, n, rad_brows(bufs.act, n), rad_w(w_down), rad_none(), rad_brows(bufs.out, n));
+        down.issue(ctx, op_down, n, rad_brows(bufs.act, n), rad_none(), rad_brows(bufs.out, n));
         if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }
 };

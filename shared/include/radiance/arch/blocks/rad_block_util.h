@@ -54,20 +54,16 @@ inline void uses(RadBuilder* b, rad_op h, std::initializer_list<rad_buf> reads, 
     rad_op_writes(b, h, writes.begin(), static_cast<int>(writes.size()));
 }
 
-// A layer's closing projection of `in` into `out`: a plain gemm, or with add (the model's decode
-// fusions) gemm_add, which adds into `out`, the residual stream, and must resolve (the model
-// checked that a library serves it; a layer whose weights differ fails naming `what`).
-inline rad_op out_projection(RadBuilder* b, bool add, int64_t max_tok, int64_t N, int64_t K, rad_weight w, rad_buf in, rad_buf out,
-                             const std::string& what) {
-    rad_op h = op(b, add ? "gemm_add" : "gemm",
-                  {RAD_RANGE("M", 1, max_tok), RAD_INT("N", N), RAD_INT("K", K), RAD_STR("wdtype", wdtype(b, w))}, {w});
-    if (!add) {
-        uses(b, h, {in}, {out});
-        return h;
-    }
-    if (!rad_op_resolved(b, h)) rad_decl_fail(b, ("gemm_add does not resolve for " + what).c_str());
-    uses(b, h, {in, out}, {out});
-    return h;
+// A weight read by an op that takes plain weights only (an embedding, a norm, a bias): false, and
+// the declaration failed naming the weight and its encoding, when the container stores it otherwise.
+inline bool require_plain(RadBuilder* b, rad_weight w, const std::string& name) {
+    RadEncoding e;
+    if (rad_weight_encoding(b, w, &e) != RAD_OK || std::string(e.scheme) == "plain") return true;
+    rad_decl_fail(
+        b, ("weight '" + name + "' is stored in encoding '" + e.scheme + "' (codes " + rad_dtype_name(e.planes[0].dtype) +
+            "), but the op that reads it takes plain weights only: keep it plain in the recipe (e.g. `" + name + " cast dtype=bf16`)")
+               .c_str());
+    return false;
 }
 
 inline bool meta_true(const RadModelMeta* m, const std::string& key) { return rad_meta_geti(m, key.c_str(), 0) != 0; }

@@ -1,0 +1,39 @@
+#include <radiance/rad_decode.h>
+
+#include <vector>
+
+#include "ref_util.h"
+
+// gemm_q (docs/OPS.md): each weight row decoded by the core's decoder from the planes given as
+// operands (the affine scheme rebuilt from the op's parameters), then gemm's loop: the oracle is
+// "decode, then the plain gemm's arithmetic".
+int ref_gemm_q(const RadArgs* a) {
+    const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *scale = rad_arg_in(a, 2), *zero = rad_arg_in(a, 3),
+                    *bias = rad_arg_in(a, 4);
+    RadTensor* y = rad_arg_out(a, 5);
+    const int qt = rad_dtype_from_name(rad_args_gets_or(a, "qtype", "")), st = rad_dtype_from_name(rad_args_gets_or(a, "sdtype", ""));
+    if (!ref::is_f32(x) || !w || !scale || !ref::is_f32(y) || qt == RAD_DT_NONE || w->dtype != qt || scale->dtype != st) return RAD_E_DTYPE;
+    if (zero && zero->dtype != qt) return RAD_E_DTYPE;
+    const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
+    const int64_t g = rad_args_geti(a, "group"), gr = rad_args_geti(a, "group_rows");
+    if (g <= 0 || gr <= 0 || w->rank != 2 || w->shape[0] != N || w->shape[1] != K) return RAD_E_SHAPE;
+    const int64_t sr = (N + gr - 1) / gr, sc = (K + g - 1) / g;
+    if (scale->rank != 2 || scale->shape[0] != sr || scale->shape[1] != sc) return RAD_E_SHAPE;
+    if (zero && (zero->rank != 2 || zero->shape[0] != sr || zero->shape[1] != sc)) return RAD_E_SHAPE;
+    RadEncoding e = rad_encoding_affine(qt);
+    rad_encoding_add_tiled(&e, "scale", st, gr, g);
+    if (zero) rad_encoding_add_tiled(&e, "zero", qt, gr, g);
+    const void* planes[3] = {w->data, scale->data, zero ? zero->data : nullptr};
+    std::vector<float> wrow(static_cast<size_t>(K));
+    for (int64_t nn = 0; nn < N; ++nn) {
+        if (rad_decode_rows(&e, N, K, nn, 1, planes, wrow.data()) != RAD_OK) return RAD_E_ARG;
+        const float b = bias ? rad_load_f32(bias->dtype, bias->data, nn) : 0.0f;
+        for (int64_t m = 0; m < M; ++m) {
+            const float* xr = ref::row<const float>(x, m);
+            float acc = 0.0f;
+            for (int64_t k = 0; k < K; ++k) acc += xr[k] * wrow[k];
+            ref::row<float>(y, m)[nn] = bias ? acc + b : acc;
+        }
+    }
+    return RAD_OK;
+}

@@ -1,0 +1,208 @@
+// libref's gemm_q row (docs/OPS.md), the oracle every library's quantised gemm is checked against:
+// by hand on a few values, and bit for bit libref's gemm over the weight decoded here by a loop of
+// this file's own (not rad_decode.h), for each code dtype and grouping.
+//
+// Mutations each of these caught (made in plugins/kernels/ref/gemm_q.cpp, watched fail, undone):
+// the zero point's plane given the codes' grouping [1x1] fails both the hand case and "the same
+// bytes"; group_rows ignored (a scale row per weight row) fails "the same bytes" (the 4 x 8 fp8
+// blocks); the bias left out fails the hand case.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "radiance/rad_plugin.h"
+
+int ref_gemm(const RadArgs* a);
+int ref_gemm_q(const RadArgs* a);
+
+namespace {
+
+RadTensor tensor(const void* data, int dtype, int64_t rows, int64_t cols) {
+    RadTensor t{};
+    t.data = const_cast<void*>(data);
+    t.dtype = dtype;
+    t.rank = 2;
+    t.shape[0] = rows;
+    t.shape[1] = cols;
+    return t;
+}
+
+RadParam pint(const char* n, int64_t v) { return {n, RAD_P_INT, 0, v, 0, nullptr}; }
+RadParam pstr(const char* n, const char* v) { return {n, RAD_P_STR, 0, 0, 0, v}; }
+
+struct QWeight {
+    int qtype = RAD_I8, sdtype = RAD_F16;
+    int64_t group = 0, group_rows = 1;
+    std::vector<uint8_t> codes, scale, zero;  // zero empty: absent
+    const char* qtype_param = nullptr;        // a `qtype` other than the codes' dtype
+    int64_t scale_cols = 0;                   // a scale plane's width other than the grouping's
+};
+
+int gemm_q(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const QWeight& q, const float* bias, std::vector<float>& y) {
+    const int64_t sr = (N + q.group_rows - 1) / q.group_rows, sc = q.scale_cols ? q.scale_cols : (K + q.group - 1) / q.group;
+    std::vector<RadTensor> t = {tensor(x.data(), RAD_F32, M, K),
+                                tensor(q.codes.data(), q.qtype, N, K),
+                                tensor(q.scale.data(), q.sdtype, sr, sc),
+                                tensor(q.zero.empty() ? nullptr : q.zero.data(), q.qtype, sr, sc),
+                                tensor(bias, RAD_F32, 1, N),
+                                tensor(y.data(), RAD_F32, M, N)};
+    t[4].rank = 1;
+    t[4].shape[0] = N;
+    const RadParam p[] = {pint("M", M),
+                          pint("N", N),
+                          pint("K", K),
+                          pstr("qtype", q.qtype_param ? q.qtype_param : rad_dtype_name(q.qtype)),
+                          pint("group", q.group),
+                          pint("group_rows", q.group_rows),
+                          pstr("sdtype", rad_dtype_name(q.sdtype))};
+    RadArgs a{};
+    a.t = t.data();
+    a.n_t = 6;
+    a.p = p;
+    a.n_p = 7;
+    return ref_gemm_q(&a);
+}
+
+void gemm(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const std::vector<float>& w, std::vector<float>& y) {
+    std::vector<RadTensor> t = {tensor(x.data(), RAD_F32, M, K), tensor(w.data(), RAD_F32, N, K), tensor(nullptr, RAD_F32, 1, 1),
+                                tensor(y.data(), RAD_F32, M, N)};
+    const RadParam p[] = {pint("M", M), pint("N", N), pint("K", K), pstr("wdtype", "f32")};
+    RadArgs a{};
+    a.t = t.data();
+    a.n_t = 4;
+    a.p = p;
+    a.n_p = 4;
+    REQUIRE(ref_gemm(&a) == RAD_OK);
+}
+
+// This file's own reading of a code: i8, u8, i4, u4 (low nibble first), OCP e4m3.
+float code_at(const QWeight& q, const std::vector<uint8_t>& plane, int64_t cols, int64_t i, int64_t j) {
+    if (q.qtype == RAD_I4 || q.qtype == RAD_U4) {
+        const int64_t pitch = (cols + 1) / 2;
+        const int v = (plane[i * pitch + j / 2] >> (4 * (j % 2))) & 15;
+        return static_cast<float>(q.qtype == RAD_I4 && v >= 8 ? v - 16 : v);
+    }
+    const uint8_t b = plane[i * cols + j];
+    if (q.qtype == RAD_I8) return static_cast<float>(static_cast<int8_t>(b));
+    if (q.qtype == RAD_U8) return static_cast<float>(b);
+    const int e = (b >> 3) & 15, m = b & 7;  // e4m3
+    const float v = e == 0 ? std::ldexp(static_cast<float>(m), -9) : std::ldexp(1.0f + m / 8.0f, e - 7);
+    return (b & 0x80) ? -v : v;
+}
+
+float scale_at(const QWeight& q, int64_t sc, int64_t i, int64_t j) {
+    const size_t k = static_cast<size_t>(i * sc + j);
+    uint16_t h;
+    switch (q.sdtype) {
+    case RAD_F32: {
+        float f;
+        std::memcpy(&f, &q.scale[4 * k], 4);
+        return f;
+    }
+    case RAD_F16: std::memcpy(&h, &q.scale[2 * k], 2); return rad_f16_to_f32(h);
+    default: std::memcpy(&h, &q.scale[2 * k], 2); return rad_bf16_to_f32(h);
+    }
+}
+
+std::vector<float> decode_here(const QWeight& q, int64_t N, int64_t K) {
+    const int64_t sc = (K + q.group - 1) / q.group;
+    std::vector<float> w(static_cast<size_t>(N * K));
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) {
+            float c = code_at(q, q.codes, K, n, k);
+            if (!q.zero.empty()) c = c - code_at(q, q.zero, sc, n / q.group_rows, k / q.group);
+            w[n * K + k] = c * scale_at(q, sc, n / q.group_rows, k / q.group);
+        }
+    return w;
+}
+
+std::vector<uint8_t> random_bytes(size_t n, std::mt19937& g) {
+    std::vector<uint8_t> v(n);
+    for (auto& b : v) b = static_cast<uint8_t>(g());
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("gemm_q by hand: u4 codes, a zero point and a scale per 2 columns, a bias", "[gemm_q]") {
+    QWeight q;
+    q.qtype = RAD_U4;
+    q.group = 2;
+    q.codes = {0x30, 0xf9, 0x21, 0x43};  // row 0: 0 3 9 15, row 1: 1 2 3 4
+    q.zero = {0x23, 0x10};               // row 0: 3 2, row 1: 0 1
+    for (float s : {0.5f, 2.0f, 1.0f, 0.25f}) {
+        const uint16_t h = rad_f32_to_f16(s);
+        q.scale.push_back(static_cast<uint8_t>(h & 0xff));
+        q.scale.push_back(static_cast<uint8_t>(h >> 8));
+    }
+    // w' = [-1.5 0 14 26 ; 1 2 0.5 0.75]
+    const std::vector<float> x = {1, 2, 3, 4, -1, 0.5f, 2, 0};
+    const float bias[] = {0.25f, -1};
+    std::vector<float> y(4, NAN);
+    REQUIRE(gemm_q(x, 2, 2, 4, q, bias, y) == RAD_OK);
+    CHECK(y == std::vector<float>{144.75f, 8.5f, 29.75f, 0});
+}
+
+TEST_CASE("gemm_q is gemm over the decoded weight, to the bit, for every code dtype and grouping", "[gemm_q]") {
+    std::mt19937 g(5);
+    const int64_t M = 3, N = 10, K = 48;
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(M * K));
+    for (auto& v : x) v = normal(g);
+    struct Form {
+        int qtype, sdtype;
+        int64_t group, group_rows;
+        bool zero;
+    };
+    for (const Form& f :
+         {Form{RAD_I8, RAD_F16, 16, 1, false}, Form{RAD_U8, RAD_BF16, 48, 1, true}, Form{RAD_I4, RAD_F16, 16, 1, false},
+          Form{RAD_U4, RAD_F32, 8, 1, true}, Form{RAD_FP8_E4M3, RAD_F32, 48, 1, false}, Form{RAD_FP8_E4M3, RAD_F32, 8, 4, false}}) {
+        QWeight q;
+        q.qtype = f.qtype;
+        q.sdtype = f.sdtype;
+        q.group = f.group;
+        q.group_rows = f.group_rows;
+        const int64_t sr = (N + f.group_rows - 1) / f.group_rows, sc = (K + f.group - 1) / f.group;
+        q.codes = random_bytes(static_cast<size_t>(N * rad_row_bytes(f.qtype, K)), g);
+        if (f.qtype == RAD_FP8_E4M3)
+            for (auto& b : q.codes)
+                if ((b & 0x7f) == 0x7f) b = 0x38;  // no NaN codes
+        if (f.zero) q.zero = random_bytes(static_cast<size_t>(sr * rad_row_bytes(f.qtype, sc)), g);
+        for (int64_t i = 0; i < sr * sc; ++i) {
+            const float s = 0.01f * (1 + static_cast<float>(i % 7));
+            const size_t at = q.scale.size();
+            q.scale.resize(at + static_cast<size_t>(rad_dtype_bits(f.sdtype) / 8));
+            rad_store_f32(f.sdtype, q.scale.data() + at, 0, s);
+        }
+        INFO("qtype " << rad_dtype_name(f.qtype) << " group " << f.group << " x " << f.group_rows);
+        std::vector<float> yq(static_cast<size_t>(M * N), NAN), yd(yq.size(), NAN);
+        REQUIRE(gemm_q(x, M, N, K, q, nullptr, yq) == RAD_OK);
+        gemm(x, M, N, K, decode_here(q, N, K), yd);
+        CHECK(std::memcmp(yq.data(), yd.data(), yq.size() * 4) == 0);
+    }
+}
+
+TEST_CASE("gemm_q refuses operands that disagree with its parameters", "[gemm_q]") {
+    QWeight q;
+    q.group = 4;
+    q.codes.assign(8, 1);
+    q.scale.assign(8, 0);
+    std::vector<float> x(4, 1.0f), y(2);
+    CHECK(gemm_q(x, 1, 2, 4, q, nullptr, y) == RAD_OK);
+    QWeight other = q;
+    other.qtype_param = "u8";  // the codes are i8
+    CHECK(gemm_q(x, 1, 2, 4, other, nullptr, y) == RAD_E_DTYPE);
+    QWeight groups = q;
+    groups.group = 2;  // two scales a row wanted, one given
+    groups.scale_cols = 1;
+    CHECK(gemm_q(x, 1, 2, 4, groups, nullptr, y) == RAD_E_SHAPE);
+    QWeight zero = q;
+    zero.qtype = RAD_U4;  // u4 codes with a u4 zero point: served
+    zero.codes.assign(4, 1);
+    zero.zero.assign(2, 0);
+    zero.qtype_param = "u4";
+    CHECK(gemm_q(x, 1, 2, 4, zero, nullptr, y) == RAD_OK);
+}

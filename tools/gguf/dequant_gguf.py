@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""dequant_gguf.py IN.gguf HF_DIR OUT_DIR
+
+A GGUF file's weights back as a Hugging Face folder of f32 safetensors (OUT_DIR/model.safetensors,
+HF_DIR's config.json copied beside it): the reference rad-convert's `ggml` import is checked
+against (tests/unit/convert/test_gguf_import.cpp). Plain Python, written from the formats'
+published layouts, sharing no code with radiance: GGUF v3 (llama.cpp's docs/gguf.md), and gguf-py's
+dequantisation (gguf/quants.py):
+
+  Q8_0  blocks of 34 bytes: f16 d, 32 int8 q;  x = d * q
+  Q4_0  blocks of 18 bytes: f16 d, 16 bytes;   x[j] = d * ((b[j] & 15) - 8), x[j + 16] = d * ((b[j] >> 4) - 8)
+
+The product is rounded to f32 (numpy's f32 d times f32 q). A llama's attn_q / attn_k rows are put
+back in transformers' order (llama.cpp's converter moves row a * hd/2 + b of each head to 2b + a),
+and the tensors renamed to transformers' names (the inverse of export_gguf.py's map).
+"""
+import json
+import os
+import shutil
+import struct
+import sys
+
+TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 2: ("Q4_0", 32, 18)}
+SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+PER_LAYER = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+             "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+             "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+             "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
+             "attn_v.bias": "self_attn.v_proj.bias", "ffn_gate.weight": "mlp.gate_proj.weight",
+             "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
+TOP = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+       "output.weight": "lm_head.weight"}
+
+
+class Reader:
+    def __init__(self, data):
+        self.d, self.p = data, 0
+
+    def take(self, fmt):
+        v = struct.unpack_from("<" + fmt, self.d, self.p)
+        self.p += struct.calcsize("<" + fmt)
+        return v[0] if len(v) == 1 else v
+
+    def string(self):
+        n = self.take("Q")
+        s = self.d[self.p:self.p + n].decode("utf-8", "replace")
+        self.p += n
+        return s
+
+    def value(self, t):
+        if t == 8:
+            return self.string()
+        if t == 9:
+            et, n = self.take("I"), self.take("Q")
+            return [self.value(et) for _ in range(n)]
+        fmt = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}[t]
+        return self.take(fmt)
+
+
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def dequant(raw, tname, n):
+    if tname == "F32":
+        return list(struct.unpack(f"<{n}f", raw))
+    if tname == "F16":
+        return list(struct.unpack(f"<{n}e", raw))
+    if tname == "BF16":
+        return [struct.unpack("<f", b"\0\0" + raw[2 * i:2 * i + 2])[0] for i in range(n)]
+    out = []
+    size = 34 if tname == "Q8_0" else 18
+    for b in range(n // 32):
+        blk = raw[b * size:(b + 1) * size]
+        d = struct.unpack("<e", blk[:2])[0]
+        if tname == "Q8_0":
+            q = struct.unpack("<32b", blk[2:])
+        else:
+            q = [(x & 15) - 8 for x in blk[2:]] + [(x >> 4) - 8 for x in blk[2:]]
+        out += [f32(d * v) for v in q]
+    return out
+
+
+def unrotate(vals, rows, cols, heads):
+    """transformers' row h*hd + a*half + b is llama.cpp's h*hd + 2b + a."""
+    hd = rows // heads
+    half = hd // 2
+    out = [0.0] * len(vals)
+    for r in range(rows):
+        h, a, b = r // hd, (r % hd) // half, (r % hd) % half
+        g = h * hd + 2 * b + a
+        out[r * cols:(r + 1) * cols] = vals[g * cols:(g + 1) * cols]
+    return out
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    src, hf, out = sys.argv[1:]
+    r = Reader(open(src, "rb").read())
+    if r.d[:4] != b"GGUF":
+        sys.exit(f"{src}: not GGUF")
+    r.p = 4
+    version, n_t, n_kv = r.take("I"), r.take("Q"), r.take("Q")
+    meta = {}
+    for _ in range(n_kv):
+        k = r.string()
+        meta[k] = r.value(r.take("I"))
+    infos = []
+    for _ in range(n_t):
+        name = r.string()
+        nd = r.take("I")
+        ne = [r.take("Q") for _ in range(nd)]
+        infos.append((name, ne, r.take("I"), r.take("Q")))
+    align = meta.get("general.alignment", 32)
+    data0 = (r.p + align - 1) // align * align
+    arch = meta.get("general.architecture")
+    header, blobs, off = {}, [], 0
+    for name, ne, t, o in infos:
+        if t not in TYPES:
+            sys.exit(f"{src}: tensor {name} has ggml type {t}, which this reference does not read")
+        tname, per, size = TYPES[t]
+        n = 1
+        for e in ne:
+            n *= e
+        raw = r.d[data0 + o:data0 + o + n // per * size]
+        vals = dequant(raw, tname, n)
+        shape = list(reversed(ne))
+        if arch == "llama" and name.endswith(("attn_q.weight", "attn_k.weight")):
+            key = "llama.attention.head_count" if name.endswith("attn_q.weight") else "llama.attention.head_count_kv"
+            vals = unrotate(vals, shape[0], shape[1], meta[key])
+        if name in TOP:
+            hf_name = TOP[name]
+        else:
+            parts = name.split(".")
+            hf_name = f"model.layers.{parts[1]}." + PER_LAYER[".".join(parts[2:])]
+        blob = struct.pack(f"<{n}f", *vals)
+        header[hf_name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + len(blob)]}
+        blobs.append(blob)
+        off += len(blob)
+    os.makedirs(out, exist_ok=True)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(os.path.join(out, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        for b in blobs:
+            f.write(b)
+    shutil.copy(os.path.join(hf, "config.json"), os.path.join(out, "config.json"))
+    print(json.dumps({"out": out, "tensors": len(infos), "gguf_version": version}))
+
+
+if __name__ == "__main__":
+    main()
