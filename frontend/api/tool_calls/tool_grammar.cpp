@@ -69,6 +69,7 @@ ToolSchemaError locate(const grammar::GrammarError& e, const std::string& prefix
 }  // namespace
 
 grammar::Grammar tool_call_grammar(const CallMarkup& m, const std::vector<ToolSpec>& tools, bool parallel) {
+    if (tools.empty()) throw ToolSchemaError(0, "/", "no tool to call");
     std::string prefix;
     const ojson schema = combined_schema(m, tools, parallel, prefix);
     grammar::Grammar g;

@@ -4,8 +4,8 @@
 // tool_use / tool_result blocks in messages become the template's tool calls and tool messages,
 // tool_choice any / tool constrain the output, count_tokens counts what /v1/messages would send.
 // Mutations seen failing (then reverted): the tool_result blocks' messages left out of the prompt
-// (the <tool_response> check); count_tokens counting without the tools (its count is below the
-// request's); tool_choice "any" read as auto (no constraint).
+// (the <tool_response> check); count_tokens counting without the tools (20 tokens, not 151);
+// tool_choice "any" read as auto (no constraint, and "any" without tools accepted).
 #include <catch2/catch.hpp>
 
 #include "api_test_util.h"

@@ -4,9 +4,10 @@
 // finish_reason "tool_calls", broken markup stays text, tool_choice none reads nothing,
 // required and named choices constrain the output to calls that parse, and bad tools are 400s.
 // Mutations seen failing (then reverted): ChatAnswer not reading calls (the message keeps the
-// markup as content); the hermes grammar without its "\n</tool_call>" end (the required walk
-// does not parse); read_openai_tools accepting a tool_choice that names an unknown function
-// (200 instead of 400).
+// markup as content); the hermes grammar ending a call with "\n" instead of "\n</tool_call>"
+// (the walks' texts end unclosed, which the parser alone would still accept: hence the check on
+// the ending); read_openai_tools accepting a tool_choice naming a function not in tools (the 400
+// case fails).
 #include <catch2/catch.hpp>
 
 #include "api_routes.h"
@@ -156,6 +157,7 @@ TEST_CASE("api tool calls: required and named choices constrain the output to ca
     auto out = radiance::frontend::tools::read_tool_calls(hermes, text, [] { return std::string("x"); });
     REQUIRE(out.calls.size() >= 1);
     CHECK(text.rfind("<tool_call>\n{", 0) == 0);
+    CHECK(text.substr(text.size() - 13) == "\n</tool_call>");  // closed, not only read as vLLM reads an unclosed block
     for (const auto& c : out.calls) {
         CHECK((c.name == "get_weather" || c.name == "get_time"));
         CHECK(json::parse(c.arguments).is_object());
@@ -170,6 +172,7 @@ TEST_CASE("api tool calls: required and named choices constrain the output to ca
     out = radiance::frontend::tools::read_tool_calls(hermes, named, [] { return std::string("x"); });
     REQUIRE(out.calls.size() == 1);  // a named choice is one call
     CHECK(out.calls[0].name == "get_time");
+    CHECK(named.substr(named.size() - 13) == "\n</tool_call>");
     CHECK(json::parse(out.calls[0].arguments)["zone"].is_string());
     CHECK(r.constraint->complete());
 }

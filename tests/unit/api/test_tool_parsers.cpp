@@ -3,9 +3,9 @@
 // without <|python_tag|>, Mistral's [TOOL_CALLS] in both spellings, the bare JSON array), read
 // whole and streamed in every chunking the seeds below make; broken markup is text.
 // Mutations seen failing (then reverted): content_of keeping blank text between calls (the
-// parallel hermes case gets content "\n"); ToolCallStream showing a call before its name is
-// complete (streamed names "get_" != "get_weather"); scan_value treating '}' inside a string as a
-// closer (the brace-in-string cases break).
+// "Sure." case gets content "Sure.\n"); ToolCallStream showing a call before its name was read
+// (a first delta with an empty name, every family); scan_value not skipping strings (the '}'
+// inside a string closes the object early: the parallel hermes case becomes text).
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -118,6 +118,9 @@ TEST_CASE("api tool parsers: hermes (Qwen2.5, Qwen3)", "[api]") {
           "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": "
           "\"get_time\", \"arguments\": {\"zone\": \"CET\", \"fmt\": [1, {\"a\": \"}\"}]}}\n</tool_call>",
           {"", {{"get_weather", R"({"city": "Paris"})"}, {"get_time", R"({"zone": "CET", "fmt": [1, {"a": "}"}]})"}}});
+    // Text before parallel calls is content; the newline between the calls is not.
+    check(p, "Sure.<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>",
+          {"Sure.", {{"a", "{}"}, {"b", "{}"}}});
     // Text (and Qwen3's thinking) before the call stays content.
     check(p,
           "<think>\nThe user wants the weather.\n</think>\n\nLet me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
