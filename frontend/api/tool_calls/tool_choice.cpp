@@ -107,6 +107,7 @@ void finish_tool_plan(ToolPlan& plan, const ApiState& api, const std::function<s
         plan.grammar = api.grammars().get_built(api, "tool_calls\n" + tool_grammar_key(markup, allowed, parallel),
                                                 [&] { return tool_call_grammar(markup, allowed, parallel); });
     } catch (const ToolSchemaError& e) {
+        if (e.tool >= index.size()) throw bad_request(std::string("tool_choice cannot be followed: ") + e.what(), "tool_choice");
         const std::string p = schema_param(index[e.tool]);
         throw bad_request("'" + p + "' cannot be used for tool_choice at " + e.where + ": " + e.what(), p);
     } catch (const grammar::GrammarError& e) {
