@@ -18,6 +18,7 @@ constexpr std::string_view kEnd = "</tool_call>";
 class HermesParser : public ToolCallParser {
 public:
     std::string_view name() const override { return "hermes"; }
+    bool markup_anywhere() const override { return true; }
     CallMarkup markup() const override { return {"<tool_call>\n", "\n</tool_call>", "\n", "arguments", false}; }
 
     ParseState parse(std::string_view text, bool final) const override {
@@ -60,7 +61,7 @@ public:
             st.malformed = true;
             break;
         }
-        if (!st.malformed) st.content = content_of(segments, !st.calls.empty(), final);
+        if (!st.malformed) st.content = content_of(segments, final);
         return st;
     }
 };

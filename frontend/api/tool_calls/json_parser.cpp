@@ -21,6 +21,7 @@ public:
         if (pos == text.size()) return st;
         if (text[pos] != '[' && text[pos] != '{') {
             st.content = std::string(text);
+            st.plain = true;
             return st;
         }
         st.tail = pos;

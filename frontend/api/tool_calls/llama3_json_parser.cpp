@@ -26,6 +26,7 @@ public:
         if (start.empty() || (!final && kPythonTag.substr(0, start.size()) == start)) return st;  // nothing to tell yet
         if (start[0] != '{') {
             st.content = std::string(text);  // plain text: calls would have come first
+            st.plain = true;
             return st;
         }
         while (true) {

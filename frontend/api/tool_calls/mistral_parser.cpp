@@ -22,6 +22,7 @@ class MistralParser : public ToolCallParser {
 public:
     std::string_view name() const override { return "mistral"; }
     bool needs_special_tokens() const override { return true; }
+    bool markup_anywhere() const override { return true; }
     std::string new_call_id() const override { return ToolCallParser::new_call_id().substr(5, 9); }
     CallMarkup markup() const override { return {"", "", "", "arguments", true}; }
     const ToolCallParser& constrained_parser() const override { return json_parser(); }
@@ -52,7 +53,7 @@ public:
             }
             st.tail = pos;
         }
-        if (!st.malformed) st.content = content_of(segments, !st.calls.empty(), final);
+        if (!st.malformed) st.content = content_of(segments, final);
         return st;
     }
 

@@ -27,7 +27,8 @@ struct CallProgress {
 struct ParseState {
     // Text that is surely content: before the markup, and any non-blank text between or after
     // calls. While not final, trailing whitespace and what may be the start of markup are
-    // held back, so the content of a longer text always extends this one.
+    // held back, so the content of a longer text always extends this one. Content that is blank
+    // as a whole counts as none once there are calls (read_tool_calls, ToolCallStream).
     std::string content;
     std::vector<CallProgress> calls;
     // The markup broke (not JSON, no name, text where markup must be): the output is plain text.
@@ -35,6 +36,8 @@ struct ParseState {
     // Where the call being read (or the broken markup) starts: a stream that already showed
     // calls shows the text from here as content when the markup breaks.
     size_t tail = 0;
+    // The output is text whatever follows (families whose calls must come first).
+    bool plain = false;
 };
 
 // How a family writes calls, for the grammar that makes a model write them (tool_grammar.h).
@@ -52,6 +55,10 @@ public:
     // The markup is a special token that detokenizing would drop (Mistral's [TOOL_CALLS]): the
     // request keeps special tokens in its text, as vLLM does.
     virtual bool needs_special_tokens() const { return false; }
+    // Markup may start anywhere after text (hermes, mistral): text before it that a stream showed
+    // reads the same whatever follows, so a stream reads only what comes after it (each delta
+    // costs the length of the undecided text, not of the whole output).
+    virtual bool markup_anywhere() const { return false; }
     // A new call id: "call_" and 24 hex digits; Mistral's templates insist on 9 letters/digits.
     virtual std::string new_call_id() const;
     // The markup the grammar makes a constrained model write, and the parser that reads it back

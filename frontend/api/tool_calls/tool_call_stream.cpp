@@ -1,5 +1,7 @@
 #include "tool_call_stream.h"
 
+#include "json_scan.h"
+
 namespace radiance::frontend::tools {
 
 namespace {
@@ -22,7 +24,7 @@ ToolOutput read_tool_calls(const ToolCallParser& parser, std::string_view text, 
         out.content = std::string(text);
         return out;
     }
-    out.content = std::move(st.content);
+    if (!is_blank(st.content)) out.content = std::move(st.content);
     for (auto& c : st.calls) out.calls.push_back({new_id(), std::move(c.name), std::move(c.arguments)});
     return out;
 }
@@ -44,21 +46,27 @@ ToolDelta ToolCallStream::raw(size_t from) {
 
 ToolDelta ToolCallStream::step(bool final) {
     if (raw_) return raw(raw_sent_);
-    ParseState st = parser_.parse(text_, final);
+    // The text before base_ is content already shown, with no markup in it or reaching past it.
+    const std::string_view window = std::string_view(text_).substr(base_);
+    ParseState st = parser_.parse(window, final);
     if (final && constrained_ && (st.malformed || st.calls.empty())) {
-        ParseState cut = complete_calls(parser_, text_);
+        ParseState cut = complete_calls(parser_, window);
         if (!cut.calls.empty()) st = std::move(cut);
     }
-    // Broken markup, or a finished output without calls: text from where nothing is shown yet
-    // (the content shown is then the text's own beginning).
-    if (st.malformed || (final && st.calls.empty() && shown_.empty())) {
+    st.tail += base_;
+    // Plain text, broken markup, or a finished output without calls: text from where nothing is
+    // shown yet (while no call is shown, the content shown is the text's own beginning).
+    if ((st.plain && shown_.empty()) || st.malformed || (final && st.calls.empty() && shown_.empty())) {
         raw_ = true;
         return raw(shown_.empty() ? content_.size() : st.tail);
     }
+    // Blank content is none once calls come (and held until they may not).
+    if (base_ == 0 && (!final || !st.calls.empty()) && is_blank(st.content)) st.content.clear();
     ToolDelta d;
-    if (st.content.size() > content_.size() && st.content.compare(0, content_.size(), content_) == 0) {
-        d.content = st.content.substr(content_.size());
-        content_ = st.content;
+    const size_t have = content_.size() - base_;  // shown beyond the window's start
+    if (st.content.size() > have && st.content.compare(0, have, content_, base_, have) == 0) {
+        d.content = st.content.substr(have);
+        content_ += d.content;
     }
     for (size_t i = 0; i < st.calls.size(); ++i) {
         const CallProgress& c = st.calls[i];
@@ -77,6 +85,8 @@ ToolDelta ToolCallStream::step(bool final) {
         }
         if (!cd.id.empty() || !cd.arguments.empty()) d.calls.push_back(std::move(cd));
     }
+    // Shown text with no call in sight is settled: the next reading starts after it.
+    if (parser_.markup_anywhere() && st.calls.empty() && shown_.empty() && (base_ > 0 || !is_blank(content_))) base_ = content_.size();
     return d;
 }
 

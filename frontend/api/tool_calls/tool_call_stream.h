@@ -64,6 +64,7 @@ private:
     NewCallId new_id_;
     bool constrained_;  // as read_tool_calls': a cut last call is dropped, not shown as text
     std::string text_;
+    size_t base_ = 0;      // text_ before it is shown content that no markup touches: not read again
     std::string content_;  // shown so far
     std::vector<Shown> shown_;
     bool raw_ = false;     // the markup broke: the rest is text
