@@ -169,3 +169,19 @@ TEST_CASE("api messages tools: bad tools and blocks are 400s in Anthropic's shap
         CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains(c.message));
     }
 }
+
+TEST_CASE("api messages tools: a streamed answer without calls is one text block", "[api]") {
+    ApiServer s(says("Hello world! How are you today?"));
+    const Answer a = s.post("/v1/messages", messages_body({{"tools", {kWeather}}, {"stream", true}}));
+    std::vector<std::string> names;
+    std::string text;
+    for (const auto& ev : parse_sse(a.body)) {
+        const json d = json::parse(ev.data);
+        if (names.empty() || names.back() != ev.event) names.push_back(ev.event);
+        if (ev.event == "content_block_delta") text += d["delta"]["text"].get<std::string>();
+        if (ev.event == "message_delta") CHECK(d["delta"]["stop_reason"] == "end_turn");
+    }
+    CHECK(names == std::vector<std::string>{"message_start", "ping", "content_block_start", "content_block_delta", "content_block_stop",
+                                            "message_delta", "message_stop"});
+    CHECK(text == "Hello world! How are you today?");
+}

@@ -285,3 +285,30 @@ TEST_CASE("api tool calls: bad tools and tool_choice are 400s naming the field",
         CHECK(s.service.submitted().empty());
     }
 }
+
+TEST_CASE("api tool calls: n streamed choices each read their own calls", "[api]") {
+    auto settings = says(kCall);
+    settings.tokens_per_call = 3;
+    ApiServer s(settings);
+    const Answer a = s.post("/v1/chat/completions", chat({{"tools", {kWeather}}, {"stream", true}, {"n", 2}}));
+    REQUIRE(a.status == 200);
+    std::map<int, std::string> args, finish;
+    std::map<int, int> calls;
+    for (const auto& ev : parse_sse(a.body)) {
+        if (ev.data == "[DONE]") continue;
+        const json chunk = json::parse(ev.data);
+        for (const auto& c : chunk["choices"]) {
+            const int i = c["index"];
+            if (c["finish_reason"].is_string()) finish[i] = c["finish_reason"];
+            for (const auto& t : c["delta"].value("tool_calls", json::array())) {
+                calls[i] += t.contains("id");
+                args[i] += t["function"]["arguments"].get<std::string>();
+            }
+        }
+    }
+    for (int i : {0, 1}) {
+        CHECK(calls[i] == 1);
+        CHECK(json::parse(args[i]) == json{{"city", "Paris"}, {"unit", "c"}});
+        CHECK(finish[i] == "tool_calls");
+    }
+}
