@@ -151,20 +151,31 @@ std::optional<std::string> HttpServer::Impl::foreign_host(const Request& req) co
     return std::nullopt;  // no Host at all: no browser sends that
 }
 
-bool HttpServer::Impl::routed(const std::string& path) const {
-    return std::any_of(routes.begin(), routes.end(), [&](const auto& r) { return r.first.second == path; });
+std::string HttpServer::Impl::pattern_of(const std::string& path) const {
+    static constexpr std::string_view kId = "{id}";
+    std::string pattern;
+    for (const auto& r : routes) {
+        const std::string& p = r.first.second;
+        if (p == path) return p;
+        if (p.size() > kId.size() && p.compare(p.size() - kId.size(), kId.size(), kId) == 0) {
+            const size_t prefix = p.size() - kId.size();
+            if (path.size() > prefix && path.compare(0, prefix, p, 0, prefix) == 0) pattern = p;
+        }
+    }
+    return pattern;
 }
 
 void HttpServer::Impl::answered(const Request& req, http::status status) const {
     if (!opts.on_answer) return;
-    const std::string path = path_of(req);
-    opts.on_answer(routed(path) ? path : "other", static_cast<int>(status));
+    const std::string pattern = pattern_of(path_of(req));  // a pattern, so ids never become labels
+    opts.on_answer(pattern.empty() ? "other" : pattern, static_cast<int>(status));
 }
 
 Reply HttpServer::Impl::handle(const Request& req) const {
     const std::string path = path_of(req);
     if (auto res = denied(req)) return std::move(*res);
-    auto it = routes.find({req.method(), path});
+    const std::string pattern = pattern_of(path);
+    auto it = routes.find({req.method(), pattern});
     if (it != routes.end()) {
         try {
             return it->second(req);
@@ -176,7 +187,7 @@ Reply HttpServer::Impl::handle(const Request& req) const {
             return error(req, http::status::internal_server_error, "internal error", "server_error");
         }
     }
-    if (routed(path))
+    if (!pattern.empty())
         return error(req, http::status::method_not_allowed, "method " + std::string(req.method_string()) + " is not allowed on " + path,
                      "invalid_request_error");
     return error(req, http::status::not_found, "no route for " + path, "not_found_error");

@@ -136,6 +136,8 @@ class HttpServer {
 public:
     explicit HttpServer(HttpOptions opts);
     ~HttpServer();
+    // `path` is exact, or ends in "{id}": then it serves every path under that prefix with a
+    // non-empty rest (a model id may hold '/'); the handler reads the rest from the target.
     void route(http::verb method, const std::string& path, Handler h);
     void set_error_formatter(ErrorFormatter f);
     // API-key check, routing and the handler, without a socket (what a connection does per request).

@@ -70,7 +70,8 @@ struct HttpServer::Impl {
     // With host_guard: every Host the request names must be a loopback name (DNS rebinding).
     std::optional<std::string> foreign_host(const Request& req) const;
     // Whether some route serves this path, by any method.
-    bool routed(const std::string& path) const;
+    // The route pattern serving `path` (itself, or a "prefix{id}" one), empty where none does.
+    std::string pattern_of(const std::string& path) const;
     void answered(const Request& req, http::status status) const;
     Reply handle(const Request& req) const;
 

@@ -3,6 +3,8 @@
 #include "radiance/engine/model_meta.h"
 #include "radiance/util/error.h"
 
+#include <cstdio>
+
 namespace radiance::convert {
 
 using container::MetaValue;
@@ -55,6 +57,20 @@ void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std:
     num("attention_factor", "attention_factor");
     if (r.contains("original_max_position_embeddings") && r["original_max_position_embeddings"].is_number())
         out[prefix + "orig_ctx"] = MetaValue::of_int(r["original_max_position_embeddings"].get<int64_t>());
+    if (r.contains("partial_rotary_factor") && r["partial_rotary_factor"].is_number())
+        out["rope.partial_rotary_factor"] = MetaValue::of_f64(r["partial_rotary_factor"].get<double>());
+    // longrope's per-frequency factors, as the op reads them: comma-separated, each exact (%.17g)
+    for (const char* k : {"short_factor", "long_factor"}) {
+        if (!r.contains(k) || !r[k].is_array()) continue;
+        std::string list;
+        for (const auto& v : r[k]) {
+            if (!v.is_number()) throw Error(std::string("rope scaling's ") + k + " holds a value that is not a number");
+            char num[32];
+            std::snprintf(num, sizeof num, "%.17g", v.get<double>());
+            list += (list.empty() ? "" : ",") + std::string(num);
+        }
+        out[prefix + k] = MetaValue::of_str(list);
+    }
 }
 
 }  // namespace
@@ -124,9 +140,12 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
         }
     }
     if (cfg.contains("rope_scaling") && cfg["rope_scaling"].is_object()) rope_keys(cfg["rope_scaling"], "rope.", out);
+    // Phi-3 states its pretrained length beside the rope settings, not among them
+    if (!out.count("rope.orig_ctx") && cfg.contains("original_max_position_embeddings") && cfg["original_max_position_embeddings"].is_number_integer())
+        out["rope.orig_ctx"] = MetaValue::of_int(cfg["original_max_position_embeddings"].get<int64_t>());
     if (!out.count("rope.theta")) out["rope.theta"] = MetaValue::of_f64(theta);
     out[mk::rope_theta] = out["rope.theta"];
-    if (cfg.contains("partial_rotary_factor") && cfg["partial_rotary_factor"].is_number())
+    if (!out.count("rope.partial_rotary_factor") && cfg.contains("partial_rotary_factor") && cfg["partial_rotary_factor"].is_number())
         out["rope.partial_rotary_factor"] = MetaValue::of_f64(cfg["partial_rotary_factor"].get<double>());
     return out;
 }

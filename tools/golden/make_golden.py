@@ -95,6 +95,22 @@ CASES = {
                                                   sliding_attention=dict(rope_type="default", rope_theta=10000.0))),
                              [7, 60, 130]),
     "gpt2_tiny": ("gpt2", dict(hidden_size=64, n_inner=192, num_hidden_layers=3, num_attention_heads=4), [5, 50, 140]),
+    # Phi-3: fused qkv_proj / gate_up_proj. LongRoPE with a partial rotation (Phi-4-mini's 0.75,
+    # 6 factors a list) and an original length of 64 of 512: prompts 7 and 30 stay short through
+    # their 24 greedy tokens, 100 starts long (transformers turns a whole forward by the long
+    # factors once it reaches 64; prompts that cross 64 while decoding would make its full-forward
+    # decode references disagree with generate()). The other case: a window shorter than the
+    # prompts, an odd head count, no scaling.
+    "phi3_longrope_partial": ("phi3", dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, partial_rotary_factor=0.75,
+                              sliding_window=None, original_max_position_embeddings=64,
+                              rope_parameters=dict(rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75,
+                                                   original_max_position_embeddings=64,
+                                                   short_factor=[1.0, 1.1, 1.3, 1.7, 2.3, 3.1],
+                                                   long_factor=[1.0, 1.9, 3.7, 7.3, 14.5, 29.0])), [7, 30, 100]),
+    "phi3_window_h3": ("phi3", dict(hidden_size=48, intermediate_size=112, num_hidden_layers=2,
+                       num_attention_heads=3, num_key_value_heads=1, sliding_window=20,
+                       rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [9, 70]),
 }
 
 

@@ -1,4 +1,4 @@
-// rope cases: every scaling (none, linear, llama3, yarn, with and without yarn's attn_factor),
+// rope cases: every scaling (none, linear, llama3, yarn, with and without yarn's attn_factor, longrope),
 // both layouts, partial rotary dims, head sizes that leave vector tails (rot/2 = 40, 3), and
 // positions up to 131072, where any difference in the frequencies would show.
 #include <string>
@@ -53,6 +53,25 @@ void rope_cases(Gen& g, std::vector<Case>& out) {
     rope(g, out, 17, 8, 128, 64, "gptj", "llama3", llama3);
     rope(g, out, 3, 4, 80, 40, "gptj", "yarn", yarn);  // rot 40: a partial vector
     rope(g, out, 3, 2, 6, 6, "gptj", "linear", {{"factor", pf64(2.0)}});
+    // longrope (Phi-3): 12 rows in sequences of 1, 4 and 7 rows at positions around orig_ctx, so
+    // one sequence is short, one long throughout and one long only because its last row is;
+    // then the same rows without cu_seqlens (each row's own position decides)
+    for (int64_t rot : {96, 12}) {
+        std::string sf, lf;
+        for (int64_t j = 0; j < rot / 2; ++j) {
+            sf += (j ? "," : "") + std::to_string(1.0 + 0.01 * static_cast<double>(j * j));
+            lf += (j ? "," : "") + std::to_string(1.0 + 1.7 * static_cast<double>(j));
+        }
+        const Params lr = {{"orig_ctx", pint(4096)}, {"factor", pf64(32.0)}, {"attn_factor", pf64(1.1902380714238083)},
+                           {"short_factor", pstr(sf)}, {"long_factor", pstr(lf)}};
+        const std::vector<int32_t> pos = {4000, 4090, 4091, 4092, 4096, 4100, 4101, 4102, 4103, 4104, 4105, 4106};
+        for (bool seqs : {true, false}) {
+            rope(g, out, 12, 4, rot == 96 ? 96 : 16, rot, "neox", "longrope", lr);
+            out.back().label += seqs ? " 3 seqs" : " no seqs";
+            out.back().opds[1] = i32(pos);
+            if (seqs) out.back().opds.push_back(i32({0, 1, 5, 12}));
+        }
+    }
 }
 
 }  // namespace avxcheck

@@ -42,6 +42,7 @@
 #include "radiance/util/args.h"
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
+#include "bitwise.h"
 #include "runs.h"
 #include "worker_group.h"
 
@@ -104,11 +105,13 @@ struct Options {
     double tol = 1e-4, top1 = -1;
     int tp = 1;
     bool in_process = false, debug_selection = false, graphs = true;
+    bool bitwise = false;  // the batch-invariance probe (bitwise.h) in place of the checks against transformers
 };
 
 [[noreturn]] void usage() {
     std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--top1 FRAC] [--in-process] [--placement P]\n"
-                 "                  [--transport shm|grpc] [--no-graphs] [--model FILE.rad] [--decode-ref FILE] [--radiance-home H]\n";
+                 "                  [--transport shm|grpc] [--no-graphs] [--model FILE.rad] [--decode-ref FILE] [--radiance-home H]\n"
+                 "                  [--bitwise]   (the same positions computed every way a server does, compared bit for bit)\n";
     std::exit(2);
 }
 
@@ -141,6 +144,8 @@ Options parse(int argc, char** argv) {
                 o.model_file = args.value();
             else if (args.is("--decode-ref"))
                 o.decode_ref = args.value();
+            else if (args.is("--bitwise"))
+                o.bitwise = true;
             else if (o.dir.empty() && args.positional())
                 o.dir = args.current();
             else
@@ -266,13 +271,14 @@ int main(int argc, char** argv) {
         std::ostringstream convert_log;
         if (!converted) convert::convert(*reg, co, convert_log);
         auto prompts = load_golden((fs::path(o.dir) / "golden.safetensors").string());
-        size_t total = 0, n_greedy = 0;
+        size_t total = 0, n_greedy = 0, whole = 0;
         for (auto& p : prompts) {
             total += p.ids.size();
             n_greedy = std::max(n_greedy, p.greedy.size());
+            whole = std::max(whole, p.ids.size() + p.greedy.size());  // --bitwise recomputes a prompt and its decode in one step
         }
         engine::EngineOptions eo;
-        eo.max_tok = static_cast<int>(std::max<size_t>(total, 16));
+        eo.max_tok = static_cast<int>(std::max<size_t>({total, o.bitwise ? whole : 0, 16}));
         eo.max_out_rows = eo.max_tok;
         eo.max_seqs = static_cast<int>(prompts.size());
         eo.max_ctx = static_cast<int>(total + n_greedy + 16);
@@ -367,15 +373,19 @@ int main(int argc, char** argv) {
                 ck->greedy(p, name, free.tokens[s], &tf, s, free.was_pipelined ? " (pipelined on the card)" : " (picked)");
             }
         };
-        for (auto& p : prompts) mode("alone", {&p}, [&](Feed f) { return run_together(st, {&p}, f); });
-        mode("batched", all, [&](Feed f) { return run_together(st, all, f); });
-        mode("mixed", all, [&](Feed f) { return run_mixed(st, all, f, 5); });
-        if (have_decode)
-            ck->top1_total();
-        else if (o.top1 >= 0) {
-            const double frac = rows ? static_cast<double>(agree) / static_cast<double>(rows) : 0.0;
-            ck->check(frac >= o.top1, label + " prompt top-1 agreement " + fmt("%.4f", frac) + " (" + std::to_string(agree) + "/" +
-                                          std::to_string(rows) + " positions, need " + fmt("%.3g", o.top1) + ")");
+        if (o.bitwise) {
+            bitwise_probe(st, prompts, [&](const BitwiseVerdict& v) { ck->check(v.ok, label + " " + v.line); });
+        } else {
+            for (auto& p : prompts) mode("alone", {&p}, [&](Feed f) { return run_together(st, {&p}, f); });
+            mode("batched", all, [&](Feed f) { return run_together(st, all, f); });
+            mode("mixed", all, [&](Feed f) { return run_mixed(st, all, f, 5); });
+            if (have_decode)
+                ck->top1_total();
+            else if (o.top1 >= 0) {
+                const double frac = rows ? static_cast<double>(agree) / static_cast<double>(rows) : 0.0;
+                ck->check(frac >= o.top1, label + " prompt top-1 agreement " + fmt("%.4f", frac) + " (" + std::to_string(agree) + "/" +
+                                              std::to_string(rows) + " positions, need " + fmt("%.3g", o.top1) + ")");
+            }
         }
         if (group) group->shutdown();
     } catch (const std::exception& e) {

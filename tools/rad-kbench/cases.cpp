@@ -284,6 +284,20 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
                                  pf("theta", 500000.0), ps("layout", "neox"), ps("scaling", "llama3"), pf("factor", 8.0),
                                  pf("low_freq_factor", 1.0), pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)},
                                 {f32(f, {n, d.heads * d.head_dim}, true), i32(f, pos)}, n * d.heads * d.head_dim * 8));
+        {  // Phi-3's longrope: two sequences, the second reaching orig_ctx only at its last rows (all of it long)
+            std::string sf, lf;
+            for (int64_t j = 0; j < d.head_dim / 2; ++j) {
+                sf += (j ? "," : "") + std::to_string(1.0 + 0.05 * static_cast<double>(j));
+                lf += (j ? "," : "") + std::to_string(1.0 + 0.9 * static_cast<double>(j));
+            }
+            const std::vector<int32_t> cu = {0, static_cast<int32_t>(n / 3), static_cast<int32_t>(n)};
+            out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " longrope 2 seqs",
+                                    {pi("n", n), pi("n_head", d.heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim),
+                                     pf("theta", 10000.0), ps("layout", "neox"), ps("scaling", "longrope"), pf("factor", 32.0),
+                                     pi("orig_ctx", pos[static_cast<size_t>(n / 2)]), pf("attn_factor", 1.19), ps("short_factor", sf.c_str()),
+                                     ps("long_factor", lf.c_str())},
+                                    {f32(f, {n, d.heads * d.head_dim}, true), i32(f, pos), i32(f, cu)}, n * d.heads * d.head_dim * 8));
+        }
         out.push_back(make_case("swiglu", rows_label + " dim=" + std::to_string(d.ff), {pi("n", n), pi("dim", d.ff)},
                                 {f32(f, {n, 2 * d.ff}), f32(f, {n, d.ff}, true)}, n * d.ff * 12));
         // Gemma 2's final logits: values well past the cap

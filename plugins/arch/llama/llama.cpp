@@ -2,7 +2,8 @@
 // Qwen2 (q/k/v bias) and Qwen3 (per-head q/k norms, head_dim read from metadata), and their
 // mixtures of experts: Mixtral (Mistral's attention), Qwen3-MoE (Qwen3's) and Qwen2-MoE (Qwen2's,
 // with a gated shared expert), whose MLPs are routed experts (rad_block_moe.h) on every layer the
-// config makes sparse. One source, built once per architecture id; what differs is read from the
+// config makes sparse; Phi-3 (Llama's layer with its projections stored fused, qkv_proj and
+// gate_up_proj, a sliding window where the config sets one, LongRoPE). One source, built once per architecture id; what differs is read from the
 // metadata or fixed by the family.
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
@@ -13,7 +14,7 @@
 #include <vector>
 
 #ifndef FAMILY_ID
-#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, mixtral, qwen3moe, qwen2moe)"
+#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, phi3, mixtral, qwen3moe, qwen2moe)"
 #endif
 
 namespace family {
@@ -70,7 +71,7 @@ const std::string kAttnFamily = kFamily == "mixtral"    ? "mistral"
 
 bool qkv_bias(const RadModelMeta* meta) {
     if (kAttnFamily == "qwen2") return true;  // Qwen2 always carries q/k/v biases
-    if (kAttnFamily == "mistral") return false;
+    if (kAttnFamily == "mistral" || kAttnFamily == "phi3") return false;
     return meta_true(meta, "hf.attention_bias");
 }
 
@@ -111,7 +112,7 @@ MoeConfig moe_config(const RadModelMeta* meta, int l, int world, int rank) {
 int64_t layer_window(const RadModelMeta* meta, int l) {
     const int64_t w = rad_meta_geti(meta, "hf.sliding_window", 0);
     if (w <= 0) return 0;
-    if (kAttnFamily == "mistral") return w;
+    if (kAttnFamily == "mistral" || kAttnFamily == "phi3") return w;  // transformers applies it to every layer
     const std::string kind = rad_meta_gets(meta, ("hf.layer_types." + std::to_string(l)).c_str(), "");
     if (!kind.empty()) return kind == "sliding_attention" ? w : 0;
     return meta_true(meta, "hf.use_sliding_window") ? w : 0;
@@ -236,6 +237,11 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         rad_decl_fail(b, "mlp_bias = true is not served by this plugin");
         return RAD_E_UNSUPPORTED;
     }
+    // The gate's activation: SiLU throughout this family; any other would be a different model.
+    if (const std::string act = rad_meta_gets(meta, "hf.hidden_act", "silu"); act != "silu" && act != "swish") {
+        rad_decl_fail(b, ("hidden_act '" + act + "' is not served by this plugin (silu only)").c_str());
+        return RAD_E_UNSUPPORTED;
+    }
     m.n_embd = meta->n_embd;
     m.n_vocab = meta->n_vocab;
     m.max_tok = ctx->max_tok;
@@ -320,6 +326,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.max_tok = m.max_tok;
         ac.world = world;
         ac.hf_prefix = hf + "self_attn.";
+        if (kFamily == "phi3") ac.fused_qkv = "qkv_proj.weight";
         ac.name = name;
         // rope_attention where a library serves it (docs/PERFORMANCE.md, session 14)
         ac.rope_in_attention = true;
@@ -347,6 +354,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         mc.world = world;
         mc.rank = rank;
         mc.hf_prefix = hf + "mlp.";
+        if (kFamily == "phi3") mc.fused_gate_up = "gate_up_proj.weight";
         mc.name = name;
         if (m.decode_fusions) {
             mc.norm_w = L.w_ffn_norm;

@@ -14,10 +14,11 @@ struct RopeJob {
     RopeArgs args;
     const RopeFreqs* freqs;
     const int32_t* pos;
+    RopeSeqs seqs;
 };
 
 void rope_rows(const RopeJob& j, int64_t i0, int64_t i1) {
-    rope_tables(*j.freqs, j.pos, i0, i1, j.args.gptj, const_cast<float*>(j.args.cs), j.args.cs_stride);
+    rope_tables(*j.freqs, j.pos, j.seqs, i0, i1, j.args.gptj, const_cast<float*>(j.args.cs), j.args.cs_stride);
     kernels().rope(j.args, i0, i1);
 }
 
@@ -36,7 +37,10 @@ int cpu_rope(const RadArgs* a) {
     const int64_t stride = gptj ? 2 * rot : rot;
     static thread_local std::vector<float> tables;
     tables.resize(static_cast<size_t>(std::max<int64_t>(n, 0) * stride));
-    RopeJob job{{rows_out(x), heads, hd, rot, gptj, tables.data(), stride}, &freqs, static_cast<const int32_t*>(pos->data)};
+    const RadTensor* cu = rad_arg_in(a, 2);  // optional: each row's sequence (longrope)
+    if (cu && !is_i32(cu)) return RAD_E_DTYPE;
+    const RopeSeqs seqs{cu ? static_cast<const int32_t*>(cu->data) : nullptr, cu ? rad_tensor_elems(cu) - 1 : 0};
+    RopeJob job{{rows_out(x), heads, hd, rot, gptj, tables.data(), stride}, &freqs, static_cast<const int32_t*>(pos->data), seqs};
     // Per row: rot cos/sin in double (about 40 operations each) and 3 per rotated value.
     for_rows(n, 40.0 * static_cast<double>(rot) + 3.0 * static_cast<double>(heads * rot), rope_rows, job);
     return RAD_OK;

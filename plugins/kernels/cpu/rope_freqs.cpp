@@ -16,15 +16,19 @@ bool rope_freqs(const RadArgs* a, int64_t rot, RopeFreqs* f) {
     if (!rad_rope_freqs(a, rot, &shared)) return false;
     f->inv = std::move(shared.inv);
     f->attn = shared.attn;
+    f->inv_long = std::move(shared.inv_long);
+    f->long_from = shared.long_from;
     return true;
 }
 
-void rope_tables(const RopeFreqs& f, const int32_t* pos, int64_t i0, int64_t i1, bool gptj, float* cs, int64_t stride) {
+void rope_tables(const RopeFreqs& f, const int32_t* pos, const RopeSeqs& seqs, int64_t i0, int64_t i1, bool gptj, float* cs,
+                 int64_t stride) {
     const int64_t half = static_cast<int64_t>(f.inv.size()), rot = 2 * half;
     for (int64_t i = i0; i < i1; ++i) {
         float* t = cs + i * stride;
+        const float* inv = rad_rope_row_is_long(f.long_from, pos, seqs.cu, seqs.n_seq, i) ? f.inv_long.data() : f.inv.data();
         for (int64_t j = 0; j < half; ++j) {
-            const float ang = static_cast<float>(pos[i]) * f.inv[j];
+            const float ang = static_cast<float>(pos[i]) * inv[j];
             const float c = static_cast<float>(std::cos(static_cast<double>(ang))) * f.attn;
             const float s = static_cast<float>(std::sin(static_cast<double>(ang))) * f.attn;
             if (gptj) {

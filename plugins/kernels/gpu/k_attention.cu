@@ -528,7 +528,7 @@ int attention(const RadArgs* a) { return attend(a, nullptr); }
 int rope_attention(const RadArgs* a) {
     const int64_t hd = rad_args_geti(a, "head_dim"), rot = rad_args_geti(a, "rot_dim");
     RopeTable t;
-    if (rot == hd && rope_table(a, rot, &t)) {
+    if (rot == hd && rope_table(a, rot, &t) && t.long_from < 0) {  // (longrope: the chain)
         const int rc = attend(a, &t);
         if (rc != RAD_E_UNSUPPORTED) return rc;
     }

@@ -6,16 +6,33 @@
 namespace gpu {
 namespace {
 
-__global__ void k_rope(float* x, int64_t px, const int32_t* pos, int n_head, int head_dim, RopeTable t) {
+// Whether row i turns by longrope's long frequencies: rad_rope_row_is_long's rule on the card.
+__device__ __forceinline__ bool row_is_long(const RopeTable& t, const int32_t* pos, const int32_t* cu, int n_seq, int64_t i) {
+    if (t.long_from < 0) return false;
+    int64_t last = i;
+    if (cu) {
+        int lo = 0, hi = n_seq;  // the sequence s with cu[s] <= i < cu[s + 1]
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) / 2;
+            if (cu[mid] <= i) lo = mid;
+            else hi = mid;
+        }
+        last = cu[lo + 1] - 1;
+    }
+    return pos[last] >= t.long_from;
+}
+
+__global__ void k_rope(float* x, int64_t px, const int32_t* pos, const int32_t* cu, int n_seq, int n_head, int head_dim, RopeTable t) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
     const int32_t p = pos[i];
+    const bool long_row = row_is_long(t, pos, cu, n_seq, i);
     for (int e = blockIdx.y * blockDim.x + threadIdx.x; e < n_head * t.half; e += gridDim.y * blockDim.x) {
         const int h = e / t.half, j = e % t.half;
         float* v = x + i * px + static_cast<int64_t>(h) * head_dim;
         float c, s;
-        rope_angle(t, p, j, c, s);
+        rope_angle(t, p, j, c, s, long_row);
         rope_pair(t, v, j, c, s);
     }
 }
@@ -29,6 +46,8 @@ bool rope_table(const RadArgs* a, int64_t rot, RopeTable* t) {
     *t = RopeTable{};
     for (int64_t j = 0; j < rot / 2; ++j) t->inv[j] = rf.inv[static_cast<size_t>(j)];
     t->attn = rf.attn;
+    t->long_from = rf.long_from >= 0 ? static_cast<int>(std::min<int64_t>(rf.long_from, INT32_MAX)) : -1;
+    for (size_t j = 0; j < rf.inv_long.size(); ++j) t->inv_long[j] = rf.inv_long[j];
     t->half = static_cast<int>(rot / 2);
     t->neox = rad_args_gets_or(a, "layout", "neox")[0] == 'n';
     return true;
@@ -43,9 +62,12 @@ int rope(const RadArgs* a) {
     if (rot <= 0 || rot % 2 || rot > hd || rot / 2 > kRopeMaxHalf) return RAD_E_SHAPE;
     RopeTable t;
     if (!rope_table(a, rot, &t)) return RAD_E_UNSUPPORTED;
+    const RadTensor* cu = rad_arg_in(a, 2);  // optional: each row's sequence (longrope)
+    if (cu && cu->dtype != RAD_I32) return RAD_E_DTYPE;
     // Rows on x, each row's (head, pair) rotations over y: a decode row is still many blocks.
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(ceil_div(n_head * t.half, 128)));
     gpu_launch(k_rope, grid, 128, 0, stream_of(a), static_cast<float*>(x->data), pitch_elems(x), static_cast<const int32_t*>(pos->data),
+               cu ? static_cast<const int32_t*>(cu->data) : nullptr, cu ? static_cast<int>(rad_tensor_elems(cu) - 1) : 0,
                static_cast<int>(n_head), static_cast<int>(hd), t);
     return launched();
 }

@@ -12,9 +12,14 @@ constexpr int kRopeMaxHalf = 128;  // rot_dim <= 256
 // no launch reads host memory and a recorded graph replays with the same frequencies.
 struct RopeTable {
     float inv[kRopeMaxHalf];
-    float attn;  // cos / sin multiplier (yarn's attention factor)
+    float attn;  // cos / sin multiplier (yarn's and longrope's attention factor)
     int half;    // rot_dim / 2
     int neox;    // pairs (j, j + half); else (2j, 2j + 1)
+    // longrope: a row whose sequence reaches long_from in the step turns by inv_long
+    // (rad_rope_row_is_long); -1 for every other scaling. Only k_rope reads them: rope_attention
+    // takes longrope through its chain.
+    int long_from;
+    float inv_long[kRopeMaxHalf];
 };
 
 // The op's table for rot_dim `rot`; false where the scaling is unknown or rot_dim is past the table.
@@ -24,9 +29,10 @@ bool rope_table(const RadArgs* a, int64_t rot, RopeTable* t);
 // for the compiler to place differently in different kernels).
 __device__ __forceinline__ float rope_first(float va, float vb, float c, float s) { return __fsub_rn(__fmul_rn(va, c), __fmul_rn(vb, s)); }
 __device__ __forceinline__ float rope_second(float va, float vb, float c, float s) { return __fadd_rn(__fmul_rn(vb, c), __fmul_rn(va, s)); }
-// cos and sin of position p's angle for pair j, times the table's multiplier.
-__device__ __forceinline__ void rope_angle(const RopeTable& t, int32_t p, int j, float& c, float& s) {
-    const float ang = static_cast<float>(p) * t.inv[j];
+// cos and sin of position p's angle for pair j (by the long frequencies where `long_row`), times
+// the table's multiplier.
+__device__ __forceinline__ void rope_angle(const RopeTable& t, int32_t p, int j, float& c, float& s, bool long_row = false) {
+    const float ang = static_cast<float>(p) * (long_row ? t.inv_long[j] : t.inv[j]);
     float sv, cv;
     sincosf(ang, &sv, &cv);  // one range reduction for both
     c = cv * t.attn;

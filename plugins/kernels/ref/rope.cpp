@@ -1,4 +1,5 @@
-// Rotary embeddings with transformers' frequency initialisers (default, linear, llama3, yarn),
+// Rotary embeddings with transformers' frequency initialisers (default, linear, llama3, yarn,
+// longrope, whose rows pick their factors by their sequence's last position in the step),
 // computed in f32 the way torch computes them so the reference matches bit for bit where it can.
 #include <cmath>
 #include <cstring>
@@ -19,11 +20,16 @@ int ref_rope(const RadArgs* a) {
     RadRopeFreqs f;
     if (!rad_rope_freqs(a, rot, &f)) return RAD_E_ARG;
     const int32_t* p = static_cast<const int32_t*>(pos->data);
+    const RadTensor* cu = rad_arg_in(a, 2);  // optional: each row's sequence (longrope)
+    if (cu && cu->dtype != RAD_I32) return RAD_E_DTYPE;
+    const int32_t* cus = cu ? static_cast<const int32_t*>(cu->data) : nullptr;
+    const int64_t n_seq = cu ? rad_tensor_elems(cu) - 1 : 0;
     const int64_t half = rot / 2;
     std::vector<float> c(static_cast<size_t>(half)), s(static_cast<size_t>(half));
     for (int64_t i = 0; i < n; ++i) {
+        const float* inv = rad_rope_row_is_long(f.long_from, p, cus, n_seq, i) ? f.inv_long.data() : f.inv.data();
         for (int64_t j = 0; j < half; ++j) {
-            const float ang = static_cast<float>(p[i]) * f.inv[j];
+            const float ang = static_cast<float>(p[i]) * inv[j];
             c[j] = static_cast<float>(std::cos(static_cast<double>(ang))) * f.attn;
             s[j] = static_cast<float>(std::sin(static_cast<double>(ang))) * f.attn;
         }

@@ -53,8 +53,10 @@ static const RadParamSpec rad_op_rope_params[] = {RAD_PI("n", RAD_REQUIRED),
                                                   RAD_PI("orig_ctx", RAD_OPTIONAL),
                                                   RAD_PF("beta_fast", RAD_OPTIONAL),
                                                   RAD_PF("beta_slow", RAD_OPTIONAL),
-                                                  RAD_PF("attn_factor", RAD_OPTIONAL)};
-static const RadOperandSpec rad_op_rope_opds[] = {{"x", RAD_OPD_INOUT, 0}, {"pos", RAD_OPD_IN, 0}};
+                                                  RAD_PF("attn_factor", RAD_OPTIONAL),
+                                                  RAD_PS("short_factor", RAD_OPTIONAL),
+                                                  RAD_PS("long_factor", RAD_OPTIONAL)};
+static const RadOperandSpec rad_op_rope_opds[] = {{"x", RAD_OPD_INOUT, 0}, {"pos", RAD_OPD_IN, 0}, {"cu_seqlens", RAD_OPD_IN, 1}};
 
 static const RadParamSpec rad_op_attention_params[] = {
     RAD_PI("n", RAD_REQUIRED),     RAD_PI("n_head", RAD_REQUIRED), RAD_PI("n_head_kv", RAD_REQUIRED), RAD_PI("head_dim", RAD_REQUIRED),
@@ -139,7 +141,9 @@ static const RadParamSpec rad_op_rope_attention_params[] = {RAD_PI("n", RAD_REQU
                                                             RAD_PI("orig_ctx", RAD_OPTIONAL),
                                                             RAD_PF("beta_fast", RAD_OPTIONAL),
                                                             RAD_PF("beta_slow", RAD_OPTIONAL),
-                                                            RAD_PF("attn_factor", RAD_OPTIONAL)};
+                                                            RAD_PF("attn_factor", RAD_OPTIONAL),
+                                                            RAD_PS("short_factor", RAD_OPTIONAL),
+                                                            RAD_PS("long_factor", RAD_OPTIONAL)};
 static const RadOperandSpec rad_op_rope_attention_opds[] = {
     {"q", RAD_OPD_INOUT, 0},       {"k", RAD_OPD_INOUT, 0},         {"v", RAD_OPD_IN, 0},
     {"k_cache", RAD_OPD_INOUT, 0}, {"v_cache", RAD_OPD_INOUT, 0},   {"pos", RAD_OPD_IN, 0},

@@ -104,3 +104,21 @@ TEST_CASE("api llama /props and OpenAI /v1/models", "[api]") {
     CHECK(m["data"][0]["id"] == "fake-model");
     CHECK(m["data"][0]["max_model_len"] == 4096);
 }
+
+// GET /v1/models/{id} (what openai's models.retrieve asks): the served model by its id, an
+// encoded '/' decoded; any other id a 404 naming it. Mutations seen failing: matching every id
+// (the 404 checks); not decoding the path (the encoded id).
+TEST_CASE("api OpenAI /v1/models/{id}", "[api]") {
+    ApiServer s;
+    Answer one = s.get("/v1/models/fake-model");
+    REQUIRE(one.status == 200);
+    CHECK(one.json_body()["id"] == "fake-model");
+    CHECK(one.json_body()["object"] == "model");
+    CHECK(s.get("/v1/models/fake%2Dmodel").status == 200);
+    Answer other = s.get("/v1/models/org%2Fother");
+    CHECK(other.status == 404);
+    CHECK(other.json_body()["error"]["code"] == "model_not_found");
+    CHECK(other.json_body()["error"]["message"].get<std::string>().find("'org/other'") != std::string::npos);
+    CHECK(s.get("/v1/models/").status == 404);
+    CHECK(s.get("/v1/models/fake-model/more").status == 404);
+}

@@ -228,10 +228,11 @@ static inline int rad_compose_rope_attention(const RadArgs* a, RadLaunchFn rope,
         if (strcmp(a->p[i].name, "n_head") == 0) heads_at = i;
     }
     if (heads_at < 0) return RAD_E_ARG;
-    RadTensor t[2];
-    RadArgs s = rad_compose_part(a, t, 2, rp, a->n_p);
+    RadTensor t[3];
+    RadArgs s = rad_compose_part(a, t, 3, rp, a->n_p);
     t[0] = a->t[0]; /* q */
     t[1] = a->t[5]; /* pos */
+    t[2] = a->t[6]; /* cu_seqlens: each row's sequence, for longrope's choice */
     int rc = rope(&s);
     if (rc != RAD_OK) return rc;
     rp[heads_at].i = rad_args_geti(a, "n_head_kv");

@@ -24,6 +24,9 @@ struct AttnConfig {
     int64_t max_tok = 0;
     int world = 1;          // tensor-parallel ranks: heads are split across them
     std::string hf_prefix;  // e.g. "model.layers.3.self_attn."
+    // The checkpoint's own fused q|k|v weight under hf_prefix (Phi-3's "qkv_proj.weight"), rows
+    // in q, k, v order; empty: separate q_proj, k_proj, v_proj concatenated by the name map.
+    std::string fused_qkv;
     std::string name;       // e.g. "blk.3."
     // Decode-path fusions the model chose (it checked that a loaded library serves them): with
     // norm_w, `in` is the residual stream and the qkv projection norms it itself (rms_norm_gemm,
@@ -77,7 +80,10 @@ struct AttnBlock {
         const std::string p = c.hf_prefix, n = c.name;
         const int64_t full_q = c.n_head * c.head_dim, full_kv = c.n_head_kv * c.head_dim;
         const int64_t qkv_rows = q_width() + 2 * kv_width();  // this rank's
-        map(b, n + "attn_qkv.weight", RAD_MAP_CONCAT, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"});
+        if (c.fused_qkv.empty())
+            map(b, n + "attn_qkv.weight", RAD_MAP_CONCAT, {p + "q_proj.weight", p + "k_proj.weight", p + "v_proj.weight"});
+        else
+            map(b, n + "attn_qkv.weight", RAD_MAP_COPY, {p + c.fused_qkv});
         int64_t parts[3] = {full_q, full_kv, full_kv};  // copied by the builder at declare
         RadWeightDecl wq = weight(full_q + 2 * full_kv, c.n_embd, RAD_SHARD_ROW, c.layer);
         wq.n_row_parts = 3;
@@ -160,7 +166,11 @@ struct AttnBlock {
             RAD_ISSUE_N(ctx, op_qn, n, rad_bview(bufs.qkv, n, 0, qw), rad_w(w_qn), rad_bview(bufs.qkv, n, 0, qw));
             RAD_ISSUE_N(ctx, op_kn, n, rad_bview(bufs.qkv, n, qw, kw), rad_w(w_kn), rad_bview(bufs.qkv, n, qw, kw));
         }
-        if (op_rq != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
+        if (op_rq != RAD_NULL_HANDLE && c.rope.per_sequence())  // longrope: each row's factors by its sequence
+            RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n),
+                        rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1));
+        else if (op_rq != RAD_NULL_HANDLE)
+            RAD_ISSUE_N(ctx, op_rq, n, rad_bview(bufs.qkv, n, 0, qw + kw), rad_raw(bt->positions, RAD_I32, n));
         RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw), rad_bview(bufs.qkv, n, qw + kw, kw),
                     rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1), rad_raw(bt->positions, RAD_I32, n),
                     rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1), rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride),

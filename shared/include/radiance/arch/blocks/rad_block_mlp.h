@@ -14,6 +14,9 @@ struct MlpConfig {
     const char* act = "swiglu";  // or "geglu"
     std::string hf_prefix;       // e.g. "model.layers.3.mlp."
     std::string name;            // e.g. "blk.3."
+    // The checkpoint's own fused [gate|up] weight under hf_prefix (Phi-3's "gate_up_proj.weight"),
+    // gate rows first; empty: gate_proj and up_proj concatenated by the name map.
+    std::string fused_gate_up;
     // Decode-path fusions, as AttnConfig's: with norm_w (swiglu only) the [gate|up] projection
     // norms the residual stream `in` itself (rms_norm_gemm_swiglu); with residual_out the down
     // projection adds into `out` (gemm_add).
@@ -45,7 +48,10 @@ struct MlpBlock {
         c = cfg;
         bufs = buffers;
         const std::string p = c.hf_prefix, n = c.name;
-        map(b, n + "ffn_gate_up.weight", RAD_MAP_CONCAT, {p + "gate_proj.weight", p + "up_proj.weight"});
+        if (c.fused_gate_up.empty())
+            map(b, n + "ffn_gate_up.weight", RAD_MAP_CONCAT, {p + "gate_proj.weight", p + "up_proj.weight"});
+        else
+            map(b, n + "ffn_gate_up.weight", RAD_MAP_COPY, {p + c.fused_gate_up});
         int64_t parts[2] = {c.n_ff, c.n_ff};  // a rank owns a slice of gate and of up, never of the stack
         RadWeightDecl wg = weight(2 * c.n_ff, c.n_embd, RAD_SHARD_ROW, c.layer);
         wg.n_row_parts = 2;
