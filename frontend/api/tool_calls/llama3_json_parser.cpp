@@ -1,9 +1,10 @@
 // llama3_json: Llama 3.1 / 3.2 / 3.3's JSON tool calling. The template asks for
 //   {"name": function name, "parameters": dictionary of argument name and its value}
 // as the whole answer, possibly after <|python_tag|> (a special token, gone from the text unless
-// special tokens are kept); several calls are separated by ';' (vLLM's reading). As vLLM, an
-// answer is calls only when it starts with one: text first means plain text, and an answer that
-// is JSON but not calls (no name) is text too.
+// special tokens are kept); several calls are separated by ';' (vLLM's reading). As vLLM's
+// streaming reader, an answer is calls only when it starts with one: text first means plain text
+// (vLLM's non-streaming reader takes a JSON object from anywhere and drops the text around it, so
+// its two answers differ; here both are one reading), and JSON that is not a call is text too.
 #include "json_scan.h"
 #include "tool_parsers.h"
 
