@@ -82,7 +82,7 @@ TEST_CASE("api tool calls: the markup becomes message.tool_calls", "[api]") {
     CHECK_FALSE(s.service.submitted()[0].constraint);  // auto: unconstrained
 }
 
-TEST_CASE("api tool calls: only markup gives content null; two calls", "[api]") {
+TEST_CASE("api tool calls: only markup gives content null, two calls", "[api]") {
     ApiServer s(says(kCall + "\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"CET\"}}\n</tool_call>"));
     const json j = s.post("/v1/chat/completions", chat({{"tools", {kWeather, kTime}}})).json_body();
     const json& m = j["choices"][0]["message"];
@@ -128,7 +128,7 @@ TEST_CASE("api tool calls: streamed as tool_calls deltas", "[api]") {
     CHECK(finish == "tool_calls");
 }
 
-TEST_CASE("api tool calls: broken markup is text; tool_choice none reads nothing", "[api]") {
+TEST_CASE("api tool calls: broken markup is text, tool_choice none reads nothing", "[api]") {
     {
         const std::string broken = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": }\n</tool_call>";
         ApiServer s(says(broken));
