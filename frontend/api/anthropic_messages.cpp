@@ -1,92 +1,65 @@
-// POST /v1/messages: Anthropic's Messages API. Text content only. Streams the events the
-// official SDKs expect (message_start, content_block_start, ping, content_block_delta...,
-// content_block_stop, message_delta, message_stop) or answers one message object; errors come in
-// Anthropic's shape.
+// POST /v1/messages: Anthropic's Messages API (text, tool_use and tool_result blocks). Streams
+// the events the official SDKs expect (message_start, content_block_start, ping,
+// content_block_delta..., content_block_stop, message_delta, message_stop) or answers one message
+// object; errors come in Anthropic's shape. POST /v1/messages/count_tokens counts a request's
+// prompt as /v1/messages would build it.
+#include <optional>
+
+#include "anthropic_prompt.h"
 #include "api_error.h"
-#include "chat_prompt.h"
 #include "finish_reasons.h"
 #include "generation_job.h"
 #include "route_handlers.h"
 #include "sampling_fields.h"
+#include "tool_calls/anthropic_tool_wire.h"
 #include "wire_output.h"
 
 namespace radiance::frontend {
 
 namespace {
 
-// Text blocks ([{"type": "text", "text": ...}]) or a string, as one string.
-std::string text_of(const ordered_json& content, const std::string& param) {
-    if (content.is_string()) return content.get<std::string>();
-    if (!content.is_array()) throw bad_request(param + ": must be a string or an array of content blocks", param);
-    std::string text;
-    for (size_t j = 0; j < content.size(); ++j) {
-        const auto& block = content[j];
-        const std::string p = param + "." + std::to_string(j);
-        if (!block.is_object()) throw bad_request(p + ": must be a content block object", p);
-        auto type = block.find("type");
-        if (type == block.end() || !type->is_string()) throw bad_request(p + ".type: Field required", p + ".type");
-        if (*type != "text")
-            throw bad_request(p + ".type: only text blocks are supported, not '" + type->get<std::string>() + "'", p + ".type");
-        auto t = block.find("text");
-        if (t == block.end() || !t->is_string()) throw bad_request(p + ".text: must be a string", p + ".text");
-        text += t->get_ref<const std::string&>();
-    }
-    return text;
-}
-
-// Anthropic's system + messages as chat-template messages.
-ordered_json chat_messages(const ordered_json& body) {
-    ordered_json out = ordered_json::array();
-    if (auto sys = body.find("system"); sys != body.end() && !sys->is_null())
-        out.push_back({{"role", "system"}, {"content", text_of(*sys, "system")}});
-    auto messages = body.find("messages");
-    if (messages == body.end() || !messages->is_array()) throw bad_request("messages: Field required (an array)", "messages");
-    if (messages->empty()) throw bad_request("messages: at least one message is required", "messages");
-    for (size_t i = 0; i < messages->size(); ++i) {
-        const auto& m = (*messages)[i];
-        const std::string p = "messages." + std::to_string(i);
-        if (!m.is_object()) throw bad_request(p + ": must be an object", p);
-        auto role = m.find("role");
-        if (role == m.end() || !role->is_string() || (*role != "user" && *role != "assistant"))
-            throw bad_request(p + ".role: must be 'user' or 'assistant'", p + ".role");
-        auto content = m.find("content");
-        if (content == m.end()) throw bad_request(p + ".content: Field required", p + ".content");
-        out.push_back({{"role", *role}, {"content", text_of(*content, p + ".content")}});
-    }
-    return out;
-}
-
 struct MessagesRequest {
     JobPlan plan;
     bool stream = false;
     int prompt_tokens = 0;
+    const tools::ToolCallParser* parser = nullptr;  // reads tool_use blocks out of the text; null: text only
+    bool constrained = false;                       // tool_choice any or tool: a grammar writes the calls
 };
 
 MessagesRequest read_messages_request(const ApiState& api, const ordered_json& body) {
     MessagesRequest r;
     const auto max_tokens = get_int(body, "max_tokens", INT32_MIN, INT32_MAX);
     if (!max_tokens) throw bad_request("max_tokens: Field required", "max_tokens");
-    ChatPromptOptions options;
-    // A final assistant message is a prefill: the reply continues it.
-    const ordered_json messages = chat_messages(body);
-    options.continue_final_message = messages.back()["role"] == "assistant";
-    options.add_generation_prompt = !options.continue_final_message;
-    std::vector<int32_t> prompt = chat_prompt_tokens(api, messages, options);
-    r.prompt_tokens = static_cast<int>(prompt.size());
+    AnthropicPrompt prompt = read_anthropic_prompt(api, body);
+    r.prompt_tokens = static_cast<int>(prompt.tokens.size());
     // SDKs send generous max_tokens by default: cap it to what fits rather than refuse.
-    const int max = api.plan_max_tokens(prompt.size(), max_tokens, "messages", "max_tokens", true);
+    const int max = api.plan_max_tokens(prompt.tokens.size(), max_tokens, "messages", "max_tokens", true);
     r.stream = get_bool(body, "stream").value_or(false);
     r.plan = api.new_plan(body, "stop_sequences");
-    r.plan.choices.push_back({std::move(prompt), read_anthropic_sampling(body), max});
+    r.parser = prompt.tools.plan.parser;
+    r.constrained = prompt.tools.plan.grammar != nullptr;
+    if (r.parser && r.parser->needs_special_tokens()) r.plan.skip_special_tokens = false;
+    r.plan.choices.push_back({std::move(prompt.tokens), read_anthropic_sampling(body), max, prompt.tools.plan.grammar});
     return r;
+}
+
+std::string new_tool_use_id() { return new_request_id("toolu_"); }
+
+const char* stop_reason(ChoiceEnd end, bool called) {
+    return called && end != ChoiceEnd::Aborted ? "tool_use" : anthropic_stop_reason(end);
 }
 
 ordered_json stop_sequence(const ChoiceResult& r) { return r.end == ChoiceEnd::StopString ? ordered_json(r.stop_string) : ordered_json(); }
 
 class MessagesStream : public JobListener {
 public:
-    MessagesStream(std::shared_ptr<StreamWriter> w, std::string model, int prompt_tokens)
-        : writer_(std::move(w)), model_(std::move(model)), prompt_tokens_(prompt_tokens) {}
+    MessagesStream(std::shared_ptr<StreamWriter> w, std::string model, const MessagesRequest& r)
+        : writer_(std::move(w)),
+          model_(std::move(model)),
+          prompt_tokens_(r.prompt_tokens),
+          blocks_([w = writer_](std::string_view event, const ordered_json& data) { w->write(sse_event(event, data)); }) {
+        if (r.parser) calls_.emplace(*r.parser, new_tool_use_id, r.constrained);
+    }
 
     void start() {
         writer_->write(sse_event("message_start", {{"type", "message_start"},
@@ -99,15 +72,15 @@ public:
                                                      {"stop_reason", nullptr},
                                                      {"stop_sequence", nullptr},
                                                      {"usage", {{"input_tokens", prompt_tokens_}, {"output_tokens", 0}}}}}}));
-        writer_->write(sse_event("content_block_start",
-                                 {{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}}));
+        // Without tools the text block opens at once, as Anthropic's API does; with them the first
+        // delta decides whether it is text or a tool_use.
+        if (!calls_) blocks_.open_text();
         writer_->write(sse_event("ping", {{"type", "ping"}}));
     }
 
     void on_delta(size_t, const ChoiceDelta& d) override {
         if (d.text.empty()) return;
-        writer_->write(sse_event("content_block_delta",
-                                 {{"type", "content_block_delta"}, {"index", 0}, {"delta", {{"type", "text_delta"}, {"text", d.text}}}}));
+        blocks_.add(calls_ ? calls_->push(d.text) : tools::ToolDelta{d.text, {}});
     }
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
@@ -117,11 +90,13 @@ public:
             return writer_->close();
         }
         const ChoiceResult& r = results[0];
-        writer_->write(sse_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}));
-        writer_->write(
-            sse_event("message_delta", {{"type", "message_delta"},
-                                        {"delta", {{"stop_reason", anthropic_stop_reason(r.end)}, {"stop_sequence", stop_sequence(r)}}},
-                                        {"usage", {{"output_tokens", r.completion_tokens}}}}));
+        if (calls_) blocks_.add(calls_->finish());
+        blocks_.finish();
+        writer_->write(sse_event(
+            "message_delta",
+            {{"type", "message_delta"},
+             {"delta", {{"stop_reason", stop_reason(r.end, calls_ && calls_->calls_shown() > 0)}, {"stop_sequence", stop_sequence(r)}}},
+             {"usage", {{"output_tokens", r.completion_tokens}}}}));
         writer_->write(sse_event("message_stop", {{"type", "message_stop"}}));
         writer_->close();
     }
@@ -131,23 +106,32 @@ private:
     std::string id_ = new_request_id("msg_");
     std::string model_;
     int prompt_tokens_;
+    std::optional<tools::ToolCallStream> calls_;  // with tools
+    tools::AnthropicBlocks blocks_;
 };
 
 class MessagesAnswer : public JobListener {
 public:
-    MessagesAnswer(std::shared_ptr<StreamWriter> w, Request head, std::string model, int prompt_tokens)
-        : writer_(std::move(w)), head_(std::move(head)), model_(std::move(model)), prompt_tokens_(prompt_tokens) {}
+    MessagesAnswer(std::shared_ptr<StreamWriter> w, Request head, std::string model, const MessagesRequest& r)
+        : writer_(std::move(w)),
+          head_(std::move(head)),
+          model_(std::move(model)),
+          prompt_tokens_(r.prompt_tokens),
+          parser_(r.parser),
+          constrained_(r.constrained) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) return writer_->respond(anthropic_error(head_, *e));
         const ChoiceResult& r = results[0];
+        tools::ToolOutput out =
+            parser_ ? tools::read_tool_calls(*parser_, r.text, new_tool_use_id, constrained_) : tools::ToolOutput{r.text, {}};
         respond_json(*writer_, head_, http::status::ok,
                      {{"id", new_request_id("msg_")},
                       {"type", "message"},
                       {"role", "assistant"},
                       {"model", model_},
-                      {"content", ordered_json::array({{{"type", "text"}, {"text", r.text}}})},
-                      {"stop_reason", anthropic_stop_reason(r.end)},
+                      {"content", tools::anthropic_content(out)},
+                      {"stop_reason", stop_reason(r.end, !out.calls.empty())},
                       {"stop_sequence", stop_sequence(r)},
                       {"usage", {{"input_tokens", prompt_tokens_}, {"output_tokens", r.completion_tokens}}}});
     }
@@ -157,6 +141,8 @@ private:
     Request head_;
     std::string model_;
     int prompt_tokens_;
+    const tools::ToolCallParser* parser_;
+    bool constrained_;
 };
 
 }  // namespace
@@ -168,12 +154,21 @@ Reply handle_messages(const ApiState& api, const Request& req) {
         MessagesRequest r = read_messages_request(api, body);
         auto writer = std::make_shared<StreamWriter>();
         if (r.stream) {
-            auto listener = std::make_shared<MessagesStream>(writer, api.model_name(), r.prompt_tokens);
+            auto listener = std::make_shared<MessagesStream>(writer, api.model_name(), r);
             listener->start();
             return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, true);
         }
-        auto listener = std::make_shared<MessagesAnswer>(writer, request_head(req), api.model_name(), r.prompt_tokens);
+        auto listener = std::make_shared<MessagesAnswer>(writer, request_head(req), api.model_name(), r);
         return reply_with_job(api.service(), api.tokenizer(), std::move(r.plan), listener, writer, req, false);
+    });
+}
+
+Reply handle_count_tokens(const ApiState& api, const Request& req) {
+    return answer_errors(req, ErrorShape::Anthropic, [&]() -> Reply {
+        const ordered_json body = parse_body(req.body());
+        api.check_model(body);
+        const AnthropicPrompt prompt = read_anthropic_prompt(api, body);
+        return json_response(req, http::status::ok, dump_json(ordered_json{{"input_tokens", prompt.tokens.size()}}));
     });
 }
 

@@ -29,6 +29,9 @@ struct ApiContext {
     int64_t max_context = 0;              // 0: GenerationService::model_info().context_length
     int default_max_tokens = 1024;        // when a request names none (capped by what fits)
     std::vector<int32_t> stop_token_ids;  // end generation; empty: the tokenizer's EOS (+ eos_token's id)
+    // The tool-call parser (tool_calls/tool_call_parser.h: hermes, llama3_json, mistral, json);
+    // empty: the one the chat template calls for. An unknown name fails ApiState's construction.
+    std::string tool_call_parser;
     ApiOptions options;
 };
 

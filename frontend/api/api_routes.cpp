@@ -28,6 +28,7 @@ void register_api_routes(HttpServer& server, ApiContext& ctx) {
     server.route(http::verb::get, "/v1/models", bind(handle_models));
     server.route(http::verb::get, "/v1/models/{id}", bind(handle_model));
     server.route(http::verb::post, "/v1/messages", bind(handle_messages));
+    server.route(http::verb::post, "/v1/messages/count_tokens", bind(handle_count_tokens));
     server.route(http::verb::post, "/completion", bind(handle_llama_completion));
     server.route(http::verb::post, "/completions", bind(handle_llama_completion));  // llama-server's alias
     server.route(http::verb::post, "/tokenize", bind(handle_tokenize));

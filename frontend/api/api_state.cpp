@@ -1,6 +1,7 @@
 #include "api_state.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "api_error.h"
 
@@ -8,6 +9,13 @@ namespace radiance::frontend {
 
 ApiState::ApiState(ApiContext& ctx) : ctx_(ctx) {
     if (!ctx.chat_template.empty()) chat_template_.emplace(ctx.chat_template);  // a bad template fails start-up
+    if (ctx.tool_call_parser.empty()) {
+        tool_parser_ = &tools::detect_tool_parser(ctx.chat_template);
+    } else if (!(tool_parser_ = tools::find_tool_parser(ctx.tool_call_parser))) {
+        std::string names;
+        for (const auto& n : tools::tool_parser_names()) names += (names.empty() ? "" : ", ") + n;
+        throw std::invalid_argument("unknown tool-call parser '" + ctx.tool_call_parser + "' (there are " + names + ")");
+    }
     stop_token_ids_ = ctx.stop_token_ids;
     if (stop_token_ids_.empty() && ctx.tokenizer) {
         if (auto eos = ctx.tokenizer->eos_id()) stop_token_ids_.push_back(*eos);

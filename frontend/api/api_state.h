@@ -12,6 +12,7 @@
 #include "json_io.h"
 #include "radiance/jinja/chat_template.h"
 #include "structured_output.h"
+#include "tool_call_parser.h"
 
 namespace radiance::frontend {
 
@@ -42,11 +43,15 @@ public:
     void check_token_ids(const std::vector<int32_t>& ids, const std::string& param) const;
     // Structured output's compiled grammars (shared by every route; locked inside).
     GrammarCache& grammars() const { return *grammars_; }
+    // The parser of the model's tool-call markup: ApiContext::tool_call_parser, else the chat
+    // template's (json when it has no markup).
+    const tools::ToolCallParser& tool_parser() const { return *tool_parser_; }
 
 private:
     ApiContext& ctx_;
     std::optional<jinja::ChatTemplate> chat_template_;
     std::vector<int32_t> stop_token_ids_;
+    const tools::ToolCallParser* tool_parser_ = nullptr;
     std::unique_ptr<GrammarCache> grammars_ = std::make_unique<GrammarCache>();
 };
 

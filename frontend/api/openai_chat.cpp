@@ -9,6 +9,8 @@
 #include "route_handlers.h"
 #include "sampling_fields.h"
 #include "structured_output.h"
+#include "tool_calls/openai_tool_wire.h"
+#include "tool_calls/tool_choice.h"
 #include "wire_output.h"
 
 namespace radiance::frontend {
@@ -22,7 +24,13 @@ struct ChatRequest {
     bool include_usage = false;
     bool logprobs = false;
     int prompt_tokens = 0;
+    tools::ToolPlan tools;  // parser null: the output is text
 };
+
+// The finish reason of a choice whose calls were read out of its text.
+const char* chat_finish_reason(ChoiceEnd end, bool called) {
+    return called && end != ChoiceEnd::Aborted ? "tool_calls" : openai_finish_reason(end);
+}
 
 ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
     ChatRequest r;
@@ -42,11 +50,13 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
     r.plan = api.new_plan(body, "stop");
     r.plan.cache_salt = openai_cache_salt(body);
 
-    auto tools = body.find("tools");
-    if (tools != body.end() && !tools->is_null() && !tools->is_array()) throw bad_request("'tools' must be an array", "tools");
+    // tools reach the template whatever tool_choice says (vLLM's default, none included).
+    r.tools = tools::read_openai_tools(body, api);
+    if (r.tools.parser && r.tools.parser->needs_special_tokens()) r.plan.skip_special_tokens = false;
+    auto tool_list = body.find("tools");
     auto kwargs = body.find("chat_template_kwargs");
     ChatPromptOptions prompt_options;
-    prompt_options.tools = tools != body.end() ? &*tools : nullptr;
+    prompt_options.tools = tool_list != body.end() ? &*tool_list : nullptr;
     prompt_options.template_kwargs = kwargs != body.end() && !kwargs->is_null() ? &*kwargs : nullptr;
     prompt_options.add_generation_prompt = get_bool(body, "add_generation_prompt").value_or(true);
     prompt_options.continue_final_message = get_bool(body, "continue_final_message").value_or(false);
@@ -58,7 +68,15 @@ ChatRequest read_chat_request(const ApiState& api, const ordered_json& body) {
         body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null() ? "max_completion_tokens" : "max_tokens";
     const int max_tokens = api.plan_max_tokens(prompt.size(), get_int(body, max_name, INT32_MIN, INT32_MAX), "messages", max_name, false);
 
-    const auto constraint = read_openai_constraint(body, api);  // response_format, structured_outputs
+    auto constraint = read_openai_constraint(body, api);  // response_format, structured_outputs
+    if (r.tools.grammar) {
+        if (constraint)
+            throw bad_request(
+                "tool_choice 'required' or a named function constrains the output itself; it cannot be combined with "
+                "response_format or structured outputs",
+                "tool_choice");
+        constraint = r.tools.grammar;
+    }
     for (int i = 0; i < n; ++i) {
         ChoicePlan c{prompt, sampling, max_tokens, constraint};
         c.sampling.seed = seed_for_choice(sampling.seed, static_cast<size_t>(i));
@@ -76,21 +94,33 @@ public:
           model_(std::move(model)),
           include_usage_(r.include_usage),
           logprobs_(r.logprobs),
-          prompt_tokens_(r.prompt_tokens) {}
+          prompt_tokens_(r.prompt_tokens),
+          parser_(r.tools.parser),
+          constrained_(r.tools.grammar != nullptr) {}
 
     void start(size_t n) {
-        for (size_t i = 0; i < n; ++i)
+        for (size_t i = 0; i < n; ++i) {
             write_chunk(ordered_json::array({choice(i, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr)}));
+            if (parser_)
+                calls_.emplace_back(
+                    *parser_, [p = parser_] { return p->new_call_id(); }, constrained_);
+        }
     }
 
     void on_delta(size_t i, const ChoiceDelta& d) override {
+        if (parser_) return write_tool_delta(i, calls_[i].push(d.text), d.tokens);
         if (d.text.empty() && !logprobs_) return;
         write_chunk(ordered_json::array({choice(i, {{"content", d.text}}, logprobs_ ? chat_logprobs(d.tokens) : ordered_json(), nullptr)}));
     }
 
     void on_choice_end(size_t i, const ChoiceResult& r) override {
         if (r.end == ChoiceEnd::Error || r.end == ChoiceEnd::Cancelled) return;
-        write_chunk(ordered_json::array({choice(i, ordered_json::object(), nullptr, openai_finish_reason(r.end))}));
+        bool called = false;
+        if (parser_) {
+            write_tool_delta(i, calls_[i].finish(), {});
+            called = calls_[i].calls_shown() > 0;
+        }
+        write_chunk(ordered_json::array({choice(i, ordered_json::object(), nullptr, chat_finish_reason(r.end, called))}));
     }
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
@@ -107,6 +137,15 @@ public:
     }
 
 private:
+    // Content and tool-call deltas of what the parser let through (with the tokens' logprobs).
+    void write_tool_delta(size_t i, const tools::ToolDelta& td, const std::vector<ShownToken>& tokens) {
+        const bool lp = logprobs_ && !tokens.empty();
+        if (td.empty() && !lp) return;
+        ordered_json delta = ordered_json::object();
+        if (!td.content.empty() || td.calls.empty()) delta["content"] = td.content;
+        if (!td.calls.empty()) delta["tool_calls"] = tools::openai_tool_call_deltas(td.calls);
+        write_chunk(ordered_json::array({choice(i, std::move(delta), lp ? chat_logprobs(tokens) : ordered_json(), nullptr)}));
+    }
     ordered_json base() const { return {{"id", id_}, {"object", "chat.completion.chunk"}, {"created", created_}, {"model", model_}}; }
     static ordered_json choice(size_t i, ordered_json delta, ordered_json logprobs, const char* finish) {
         return {{"index", i},
@@ -129,23 +168,43 @@ private:
     std::string model_;
     bool include_usage_, logprobs_;
     int prompt_tokens_;
+    const tools::ToolCallParser* parser_;
+    bool constrained_;
+    std::vector<tools::ToolCallStream> calls_;  // per choice, with a parser
 };
 
 // Collects the choices and answers one chat.completion object.
 class ChatAnswer : public JobListener {
 public:
     ChatAnswer(std::shared_ptr<StreamWriter> w, Request head, const ChatRequest& r, std::string model)
-        : writer_(std::move(w)), head_(std::move(head)), model_(std::move(model)), logprobs_(r.logprobs), prompt_tokens_(r.prompt_tokens) {}
+        : writer_(std::move(w)),
+          head_(std::move(head)),
+          model_(std::move(model)),
+          logprobs_(r.logprobs),
+          prompt_tokens_(r.prompt_tokens),
+          parser_(r.tools.parser),
+          constrained_(r.tools.grammar != nullptr) {}
 
     void on_job_end(const std::vector<ChoiceResult>& results) override {
         if (auto e = failed_choice(results)) return writer_->respond(openai_error(head_, *e));
         ordered_json choices = ordered_json::array();
         for (size_t i = 0; i < results.size(); ++i) {
             const auto& r = results[i];
+            ordered_json message = {{"role", "assistant"}, {"content", r.text}};
+            bool called = false;
+            if (parser_) {
+                tools::ToolOutput out = tools::read_tool_calls(
+                    *parser_, r.text, [p = parser_] { return p->new_call_id(); }, constrained_);
+                called = !out.calls.empty();
+                if (called) {
+                    message["content"] = out.content.empty() ? ordered_json() : ordered_json(out.content);
+                    message["tool_calls"] = tools::openai_tool_calls(out.calls);
+                }
+            }
             choices.push_back({{"index", i},
-                               {"message", {{"role", "assistant"}, {"content", r.text}}},
+                               {"message", std::move(message)},
                                {"logprobs", logprobs_ ? chat_logprobs(r.tokens) : ordered_json()},
-                               {"finish_reason", openai_finish_reason(r.end)}});
+                               {"finish_reason", chat_finish_reason(r.end, called)}});
         }
         respond_json(*writer_, head_, http::status::ok,
                      {{"id", new_request_id("chatcmpl-")},
@@ -162,6 +221,8 @@ private:
     std::string model_;
     bool logprobs_;
     int prompt_tokens_;
+    const tools::ToolCallParser* parser_;
+    bool constrained_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@ Reply handle_models(const ApiState& api, const Request& req);
 Reply handle_model(const ApiState& api, const Request& req);
 // Anthropic (anthropic_messages.cpp)
 Reply handle_messages(const ApiState& api, const Request& req);
+Reply handle_count_tokens(const ApiState& api, const Request& req);
 // llama-server (llama_completion.cpp, llama_tokenize.cpp, llama_props.cpp)
 Reply handle_llama_completion(const ApiState& api, const Request& req);
 Reply handle_tokenize(const ApiState& api, const Request& req);

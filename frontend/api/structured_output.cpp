@@ -140,7 +140,17 @@ std::shared_ptr<const grammar::Vocabulary> GrammarCache::vocabulary(const ApiSta
 }
 
 std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const ApiState& api, const std::string& kind, const std::string& source) {
-    const std::string key = kind + '\n' + source;
+    return get_built(api, kind + '\n' + source, [&] {
+        if (kind == "json_schema") return grammar::json_schema_grammar(ordered_json::parse(source));
+        if (kind == "json_object") return grammar::json_object_grammar();
+        if (kind == "regex") return grammar::regex_grammar(source);
+        if (kind == "choice") return grammar::choice_grammar(ordered_json::parse(source).get<std::vector<std::string>>());
+        return grammar::gbnf_grammar(source);
+    });
+}
+
+std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get_built(const ApiState& api, const std::string& key,
+                                                                        const std::function<grammar::Grammar()>& build) {
     std::shared_ptr<const grammar::Vocabulary> vocab;
     {
         std::lock_guard lk(mu_);
@@ -151,18 +161,7 @@ std::shared_ptr<const grammar::CompiledGrammar> GrammarCache::get(const ApiState
         }
         vocab = vocabulary(api);
     }
-    grammar::Grammar g;
-    if (kind == "json_schema")
-        g = grammar::json_schema_grammar(ordered_json::parse(source));
-    else if (kind == "json_object")
-        g = grammar::json_object_grammar();
-    else if (kind == "regex")
-        g = grammar::regex_grammar(source);
-    else if (kind == "choice")
-        g = grammar::choice_grammar(ordered_json::parse(source).get<std::vector<std::string>>());
-    else
-        g = grammar::gbnf_grammar(source);
-    auto compiled = grammar::CompiledGrammar::compile(g, vocab);  // outside the lock: milliseconds
+    auto compiled = grammar::CompiledGrammar::compile(build(), vocab);  // outside the lock: milliseconds
     std::lock_guard lk(mu_);
     if (map_.count(key)) return map_[key].first;
     if (map_.size() >= kEntries) {

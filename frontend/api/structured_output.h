@@ -3,6 +3,7 @@
 // json_schema and grammar), compiled once per distinct constraint (GrammarCache) for the model's
 // vocabulary, and the per-choice TokenConstraint the scheduler drives.
 #pragma once
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,9 @@ public:
     static constexpr size_t kEntries = 64;
     // kind: "json_schema", "regex", ...; source: its text. Throws grammar::GrammarError.
     std::shared_ptr<const grammar::CompiledGrammar> get(const ApiState& api, const std::string& kind, const std::string& source);
+    // A grammar built by the caller (tool calls), cached under `key`; build() runs only on a miss.
+    std::shared_ptr<const grammar::CompiledGrammar> get_built(const ApiState& api, const std::string& key,
+                                                              const std::function<grammar::Grammar()>& build);
 
 private:
     std::shared_ptr<const grammar::Vocabulary> vocabulary(const ApiState& api);

@@ -127,6 +127,7 @@ int serve(const ServeOptions& o) {
     ctx.bos_token = tokenizer.bos_token().value_or("");
     ctx.eos_token = tokenizer.eos_token().value_or("");
     ctx.model_name = name;
+    ctx.tool_call_parser = o.tool_call_parser;
     ctx.service = &scheduler;
     ctx.max_context = 0;  // the scheduler's: --max-ctx, or what the KV cache holds when that is less
 

@@ -9,6 +9,7 @@
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 #include "scheduler.h"
+#include "tool_call_parser.h"
 
 namespace radiance::frontend {
 
@@ -23,6 +24,9 @@ const char* const kUsage =
     "                            [default: the default model installed under RADIANCE_HOME]\n"
     "  --model-name NAME         the name the APIs report and accept [default: the container's name, else its file name]\n"
     "  --cache-dir DIR           where converted folders are kept [default: $RADIANCE_CACHE, else ~/.cache/radiance]\n"
+    "  --tool-call-parser NAME   how tool calls are read out of the model's text: hermes (Qwen2.5, Qwen3), llama3_json,\n"
+    "                            mistral, or json (a JSON array of calls) [default: the one the chat template's markup\n"
+    "                            calls for; json when it has none]\n"
     "  --max-ctx N               context length (prompt + generated) [default: the model's training context;\n"
     "                            less when the KV cache holds less, which the log says and /v1/models reports]\n"
     "\n"
@@ -71,7 +75,14 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             o.model = args.value();
         else if (args.is("--model-name"))
             o.model_name = args.value();
-        else if (args.is("--host"))
+        else if (args.is("--tool-call-parser")) {
+            o.tool_call_parser = args.value();
+            if (!tools::find_tool_parser(o.tool_call_parser)) {
+                std::string names;
+                for (const auto& n : tools::tool_parser_names()) names += (names.empty() ? "" : ", ") + n;
+                throw Error("--tool-call-parser '" + o.tool_call_parser + "' is not a tool-call parser (there are " + names + ")");
+            }
+        } else if (args.is("--host"))
             o.http.host = args.value();
         else if (args.is("--port"))
             o.http.port = static_cast<unsigned short>(args.integer(0, 65535));

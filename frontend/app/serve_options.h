@@ -17,6 +17,7 @@ struct ServeOptions {
     bool accept_reference = false;
     bool debug_selection = false;
     std::string placement = "auto";
+    std::string tool_call_parser;  // empty: the chat template's
     bool graphs = true;
     bool prefix_caching = true;
     bool overlap = true;       // the overlapped scheduler (SchedulerOptions::overlap)

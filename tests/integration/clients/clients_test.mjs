@@ -97,6 +97,132 @@ await check("openai chat.completions.parse: a json_schema response_format gives 
   }
 });
 
+// Tool calls. The demo model has no tool markup in its template, so tool_choice required (or a
+// named function) constrains its output to a JSON array of calls, returned as tool_calls. Its
+// strings are bounded here (maxLength): a 14M model given an open string rarely closes it before
+// max_tokens. Sampled at temperature 1 over seeds, so the grammar, not greedy luck, makes every
+// call parse. Mutations seen failing (then reverted): read_openai_tools reading "required" as
+// auto ("seed 1: no tool calls", prose); AnthropicBlocks not opening a tool_use block (the SDK
+// itself throws on an input_json_delta with no block open); the streamed call's first delta
+// without its name (the SDK's accumulated call has name "").
+const tools = [
+  { type: "function", function: { name: "get_weather", description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string", maxLength: 12 }, unit: { type: "string", enum: ["c", "f"] } },
+                  required: ["city", "unit"], additionalProperties: false } } },
+  { type: "function", function: { name: "count_whales", description: "Whales seen in a sea",
+    parameters: { type: "object", properties: { sea: { type: "string", enum: ["north", "south"] }, n: { type: "integer", minimum: 0, maximum: 99 } },
+                  required: ["sea", "n"], additionalProperties: false } } },
+];
+// A call's arguments against its tool's schema, checked by hand.
+function checkCall(name, argsText) {
+  const a = JSON.parse(argsText);
+  if (name === "get_weather") {
+    assert(Object.keys(a).join(",") === "city,unit", `get_weather keys ${Object.keys(a)}`);
+    assert(typeof a.city === "string" && [...a.city].length <= 12, `city ${JSON.stringify(a.city)}`);
+    assert(a.unit === "c" || a.unit === "f", `unit ${a.unit}`);
+  } else {
+    assert(name === "count_whales", `unknown tool ${name}`);
+    assert(Object.keys(a).join(",") === "sea,n", `count_whales keys ${Object.keys(a)}`);
+    assert(a.sea === "north" || a.sea === "south", `sea ${a.sea}`);
+    assert(Number.isInteger(a.n) && a.n >= 0 && a.n <= 99, `n ${a.n}`);
+  }
+  return a;
+}
+
+await check("openai tools: tool_choice required always gives calls that parse (parallel, sampled)", async () => {
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    const r = await openai.chat.completions.create({ model: "demo", messages, tools, tool_choice: "required", max_tokens: 300,
+                                                     temperature: 1, seed });
+    const m = r.choices[0].message;
+    assert(m.tool_calls && m.tool_calls.length >= 1, `seed ${seed}: no tool calls: ${JSON.stringify(m)}`);
+    assert(m.content === null, `seed ${seed}: content ${JSON.stringify(m.content)}`);
+    for (const c of m.tool_calls) {
+      assert(c.type === "function" && c.id.startsWith("call_"), JSON.stringify(c));
+      checkCall(c.function.name, c.function.arguments);
+    }
+    assert(r.choices[0].finish_reason === "tool_calls", `finish_reason ${r.choices[0].finish_reason}`);
+  }
+});
+
+await check("openai tools: a streamed required call equals the non-streamed one (the SDK's stream helper)", async () => {
+  for (const seed of [7, 8, 9]) {
+    const params = { model: "demo", messages, tools, tool_choice: "required", parallel_tool_calls: false, max_tokens: 300,
+                     temperature: 1, seed };
+    const whole = (await openai.chat.completions.create(params)).choices[0];
+    assert(whole.message.tool_calls?.length === 1, `seed ${seed}: ${JSON.stringify(whole.message)}`);
+    const stream = openai.beta.chat.completions.stream(params);
+    let deltas = 0;
+    stream.on("chunk", (chunk) => { if (chunk.choices[0]?.delta?.tool_calls) deltas++; });
+    const final = (await stream.finalChatCompletion()).choices[0];
+    const [a, b] = [whole.message.tool_calls[0], final.message.tool_calls?.[0]];
+    assert(b, `seed ${seed}: the stream gave no tool call: ${JSON.stringify(final.message)}`);
+    assert(a.function.name === b.function.name && a.function.arguments === b.function.arguments,
+           `seed ${seed}: streamed ${JSON.stringify(b.function)} != ${JSON.stringify(a.function)}`);
+    checkCall(b.function.name, b.function.arguments);
+    assert(deltas >= 2, `seed ${seed}: the call came in ${deltas} delta(s), not streamed`);
+    assert(final.finish_reason === "tool_calls", `finish_reason ${final.finish_reason}`);
+  }
+});
+
+await check("openai tools: a named tool_choice calls that function; bad tools are BadRequestErrors", async () => {
+  const r = await openai.chat.completions.create({ model: "demo", messages, tools, max_tokens: 200, temperature: 1, seed: 4,
+    tool_choice: { type: "function", function: { name: "count_whales" } } });
+  const calls = r.choices[0].message.tool_calls;
+  assert(calls?.length === 1 && calls[0].function.name === "count_whales", JSON.stringify(r.choices[0].message));
+  checkCall("count_whales", calls[0].function.arguments);
+  for (const bad of [{ tools: "x" }, { tools, tool_choice: { type: "function", function: { name: "nope" } } },
+                     { tool_choice: "required" }]) {
+    try {
+      await openai.chat.completions.create({ model: "demo", messages, max_tokens: 5, ...bad });
+      throw new Error(`no error for ${JSON.stringify(bad)}`);
+    } catch (e) {
+      assert(e instanceof OpenAI.BadRequestError, `${JSON.stringify(bad)}: got ${e.constructor.name}: ${e.message}`);
+    }
+  }
+});
+
+const anthropicTools = tools.map((t) => ({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters }));
+
+// Anthropic has no seed: sampled answers are checked on their own, and the stream is compared
+// with the non-streamed answer greedily.
+await check("anthropic tools: tool_choice any gives tool_use blocks, streamed (input_json_delta) and not", async () => {
+  for (const temperature of [1, 1, 1, 0]) {
+    const params = { model: "demo", max_tokens: 300, messages, tools: anthropicTools, tool_choice: { type: "any", disable_parallel_tool_use: true },
+                     temperature };
+    const msg = await anthropic.messages.create(params);
+    const uses = msg.content.filter((b) => b.type === "tool_use");
+    assert(uses.length === 1, `${JSON.stringify(msg.content)}`);
+    assert(uses[0].id.startsWith("toolu_"), uses[0].id);
+    checkCall(uses[0].name, JSON.stringify(uses[0].input));
+    assert(msg.stop_reason === "tool_use", `stop_reason ${msg.stop_reason}`);
+    if (temperature !== 0) continue;
+    const final = await anthropic.messages.stream(params).finalMessage();  // the SDK parses the input_json_delta events
+    const streamed = final.content.filter((b) => b.type === "tool_use");
+    assert(streamed.length === 1 && streamed[0].name === uses[0].name &&
+           JSON.stringify(streamed[0].input) === JSON.stringify(uses[0].input),
+           `streamed ${JSON.stringify(final.content)} != ${JSON.stringify(msg.content)}`);
+    assert(final.stop_reason === "tool_use", `streamed stop_reason ${final.stop_reason}`);
+  }
+});
+
+await check("anthropic tools: tool_use / tool_result history, count_tokens, and a bad tools field", async () => {
+  const history = [
+    ...messages,
+    { role: "assistant", content: [{ type: "tool_use", id: "toolu_01", name: "count_whales", input: { sea: "south", n: 3 } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01", content: "three sperm whales" }] },
+  ];
+  const msg = await anthropic.messages.create({ model: "demo", max_tokens: 10, messages: history, tools: anthropicTools, temperature: 0 });
+  assert(msg.content.length >= 1, JSON.stringify(msg));
+  const count = await anthropic.messages.countTokens({ model: "demo", messages: history, tools: anthropicTools });
+  assert(count.input_tokens === msg.usage.input_tokens, `count_tokens ${count.input_tokens} != input_tokens ${msg.usage.input_tokens}`);
+  try {
+    await anthropic.messages.create({ model: "demo", max_tokens: 5, messages, tools: "x" });
+    throw new Error("no error");
+  } catch (e) {
+    assert(e instanceof Anthropic.BadRequestError, `got ${e.constructor.name}: ${e.message}`);
+  }
+});
+
 await check("anthropic messages: streamed text equals the non-streamed answer", async () => {
   const msg = await anthropic.messages.create({ model: "demo", max_tokens: 30, messages, temperature: 0 });
   const text = msg.content.map((b) => b.text).join("");
