@@ -6,28 +6,12 @@
 namespace gpu {
 namespace {
 
-// Whether row i turns by longrope's long frequencies: rad_rope_row_is_long's rule on the card.
-__device__ __forceinline__ bool row_is_long(const RopeTable& t, const int32_t* pos, const int32_t* cu, int n_seq, int64_t i) {
-    if (t.long_from < 0) return false;
-    int64_t last = i;
-    if (cu) {
-        int lo = 0, hi = n_seq;  // the sequence s with cu[s] <= i < cu[s + 1]
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) / 2;
-            if (cu[mid] <= i) lo = mid;
-            else hi = mid;
-        }
-        last = cu[lo + 1] - 1;
-    }
-    return pos[last] >= t.long_from;
-}
-
 __global__ void k_rope(float* x, int64_t px, const int32_t* pos, const int32_t* cu, int n_seq, int n_head, int head_dim, RopeTable t) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
     const int32_t p = pos[i];
-    const bool long_row = row_is_long(t, pos, cu, n_seq, i);
+    const bool long_row = rad_rope_row_is_long(t.long_from, pos, cu, n_seq, i);
     for (int e = blockIdx.y * blockDim.x + threadIdx.x; e < n_head * t.half; e += gridDim.y * blockDim.x) {
         const int h = e / t.half, j = e % t.half;
         float* v = x + i * px + static_cast<int64_t>(h) * head_dim;

@@ -44,7 +44,12 @@ inline bool rad_rope_factor_list(const char* s, int64_t half, std::vector<float>
 // step does (cu_seqlens i32 [n_seq + 1]; without it, the row's own position decides). A decode
 // row is its sequence's last, so generation switches at orig_ctx as transformers' does; the
 // choice never depends on the step's other sequences.
-inline bool rad_rope_row_is_long(int64_t long_from, const int32_t* pos, const int32_t* cu, int64_t n_seq, int64_t i) {
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define RAD_ROPE_HD __host__ __device__  // libgpu's rope kernel asks the same question per row
+#else
+#define RAD_ROPE_HD
+#endif
+inline RAD_ROPE_HD bool rad_rope_row_is_long(int64_t long_from, const int32_t* pos, const int32_t* cu, int64_t n_seq, int64_t i) {
     if (long_from < 0) return false;
     int64_t last = i;
     if (cu) {
