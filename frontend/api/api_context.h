@@ -28,7 +28,9 @@ struct ApiContext {
     GenerationService* service = nullptr;
     int64_t max_context = 0;              // 0: GenerationService::model_info().context_length
     int default_max_tokens = 1024;        // when a request names none (capped by what fits)
-    std::vector<int32_t> stop_token_ids;  // end generation; empty: the tokenizer's EOS (+ eos_token's id)
+    // End generation, beside the tokenizer's EOS and eos_token's id: the checkpoint's
+    // generation_config.json eos ids (Llama 3.1's <|eom_id|>, Qwen3's <|endoftext|>)
+    std::vector<int32_t> stop_token_ids;
     // The tool-call parser (tool_calls/tool_call_parser.h: hermes, llama3_json, mistral, json);
     // empty: the one the chat template calls for. An unknown name fails ApiState's construction.
     std::string tool_call_parser;

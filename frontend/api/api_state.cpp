@@ -17,7 +17,7 @@ ApiState::ApiState(ApiContext& ctx) : ctx_(ctx) {
         throw std::invalid_argument("unknown tool-call parser '" + ctx.tool_call_parser + "' (there are " + names + ")");
     }
     stop_token_ids_ = ctx.stop_token_ids;
-    if (stop_token_ids_.empty() && ctx.tokenizer) {
+    if (ctx.tokenizer) {
         if (auto eos = ctx.tokenizer->eos_id()) stop_token_ids_.push_back(*eos);
         // Chat models often end turns with the template's eos_token (<|im_end|>, <|eot_id|>).
         if (!ctx.eos_token.empty())

@@ -56,6 +56,25 @@ void drain_on_signal(sigset_t set, Scheduler& sched, HttpServer& server, int tim
     server.stop(std::chrono::seconds(5));
 }
 
+// A comma-separated list of token ids from the container's metadata (rad-convert writes them).
+std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& key) {
+    std::vector<int32_t> ids;
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t used = 0;
+        const size_t end = std::min(text.find(',', at), text.size());
+        int64_t v = -1;
+        try {
+            v = std::stoll(text.substr(at, end - at), &used);
+        } catch (const std::exception&) {
+        }
+        if (v < 0 || v > INT32_MAX || used != end - at) throw Error("container metadata " + key + " = '" + text + "' is not a list of token ids");
+        ids.push_back(static_cast<int32_t>(v));
+        at = end + 1;
+    }
+    return ids;
+}
+
 }  // namespace
 
 int serve(const ServeOptions& o) {
@@ -126,6 +145,7 @@ int serve(const ServeOptions& o) {
     ctx.chat_template = c->blob(container::Section::ChatTemplate).value_or("");
     ctx.bos_token = tokenizer.bos_token().value_or("");
     ctx.eos_token = tokenizer.eos_token().value_or("");
+    if (const auto* ids = meta("gen.eos_token_ids")) ctx.stop_token_ids = parse_token_ids(ids->s, "gen.eos_token_ids");
     ctx.model_name = name;
     ctx.tool_call_parser = o.tool_call_parser;
     ctx.service = &scheduler;

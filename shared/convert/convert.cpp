@@ -385,6 +385,11 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     std::string name = fs::absolute(src).lexically_normal().filename().string();
     if (name.empty()) name = fs::absolute(src).lexically_normal().parent_path().filename().string();
     auto meta = metadata_from_config(cfg, name);
+    if (auto gen_text = read_file(src / "generation_config.json")) {
+        auto gen = nlohmann::json::parse(*gen_text, nullptr, false);
+        if (gen.is_discarded()) throw Error((src / "generation_config.json").string() + ": not valid JSON");
+        add_generation_config(gen, meta);
+    }
     if (!opts.arch.empty()) meta[engine::meta_key::arch] = container::MetaValue::of_str(opts.arch);
     const std::string arch_id = meta[engine::meta_key::arch].s;
     const std::optional<Recipe> recipe = opts.recipe.empty() ? std::nullopt : std::optional<Recipe>(load_recipe(opts.recipe));

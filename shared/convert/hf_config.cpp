@@ -150,4 +150,16 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
     return out;
 }
 
+void add_generation_config(const nlohmann::json& g, std::map<std::string, MetaValue>& meta) {
+    if (!g.is_object() || !g.contains("eos_token_id") || g["eos_token_id"].is_null()) return;
+    const nlohmann::json& e = g["eos_token_id"];
+    std::string ids;
+    for (const auto& v : e.is_array() ? e : nlohmann::json::array({e})) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0)
+            throw Error("generation_config.json: eos_token_id holds " + v.dump() + ", not a token id");
+        ids += (ids.empty() ? "" : ",") + std::to_string(v.get<int64_t>());
+    }
+    if (!ids.empty()) meta["gen.eos_token_ids"] = MetaValue::of_str(ids);
+}
+
 }  // namespace radiance::convert

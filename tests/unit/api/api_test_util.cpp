@@ -80,9 +80,11 @@ FakeGenerationService::Settings ApiServer::default_settings() {
     return s;
 }
 
-ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http, const text::Tokenizer& tokenizer)
+ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http, const text::Tokenizer& tokenizer,
+                     std::vector<int32_t> model_stop_ids)
     : service(std::move(settings)), server(std::move(http)) {
     ctx.tokenizer = &tokenizer;
+    ctx.stop_token_ids = std::move(model_stop_ids);
     ctx.chat_template = qwen3_chat_template();
     ctx.eos_token = "<|im_end|>";
     ctx.model_name = "fake-model";

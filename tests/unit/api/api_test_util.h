@@ -38,7 +38,7 @@ std::vector<SseEvent> parse_sse(const std::string& body);
 class ApiServer {
 public:
     explicit ApiServer(FakeGenerationService::Settings settings = default_settings(), radiance::frontend::HttpOptions http = {},
-                       const radiance::text::Tokenizer& tokenizer = qwen3_tokenizer());
+                       const radiance::text::Tokenizer& tokenizer = qwen3_tokenizer(), std::vector<int32_t> model_stop_ids = {});
     static FakeGenerationService::Settings default_settings();  // the script "Hello world! How are you today?"
 
     Answer post(const std::string& target, const std::string& body, const std::map<std::string, std::string>& headers = {});

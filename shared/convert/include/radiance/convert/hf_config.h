@@ -17,4 +17,9 @@ std::string arch_id_of(const nlohmann::json& config);
 // a missing required key.
 std::map<std::string, container::MetaValue> metadata_from_config(const nlohmann::json& config, const std::string& model_name);
 
+// generation_config.json's ids that end a generation (eos_token_id: one id or a list, e.g.
+// Llama 3.1's <|end_of_text|>, <|eom_id|> and <|eot_id|>), as "gen.eos_token_ids" (comma-
+// separated); nothing when it states none. Throws radiance::Error on ids that are not integers.
+void add_generation_config(const nlohmann::json& generation_config, std::map<std::string, container::MetaValue>& meta);
+
 }  // namespace radiance::convert
