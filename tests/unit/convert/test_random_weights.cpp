@@ -47,6 +47,9 @@ TEST_CASE("random weights: the real checkpoint's metadata and weights (names, sh
     fs::create_directories(tmp / "a" / "llama");
     fs::create_directories(tmp / "b" / "llama");
     fs::copy_file(fs::path(SHARED_LLAMA) / "config.json", tmp / "b" / "llama" / "config.json");
+    // generation_config.json is metadata too (gen.eos_token_ids), not weights
+    if (fs::exists(fs::path(SHARED_LLAMA) / "generation_config.json"))
+        fs::copy_file(fs::path(SHARED_LLAMA) / "generation_config.json", tmp / "b" / "llama" / "generation_config.json");
     auto real = convert_to(SHARED_LLAMA, tmp / "a" / "real.rad", false);
     auto drawn = convert_to(tmp / "b" / "llama", tmp / "b" / "drawn.rad", true, 7);
     // the fixture's folder is also named llama, so every key matches
