@@ -30,6 +30,9 @@ fuzz() {
   echo "== libFuzzer: $name (${FUZZ_SECONDS}s)"
   rm -rf "build-fuzz/corpus-$name" && mkdir -p "build-fuzz/corpus-$name"
   "build-fuzz/bin/$seed" "build-fuzz/corpus-$name"
+  # Inputs that once failed, replayed first (a file per input, named after its target).
+  local found=(tests/fuzz/regressions/"$name"-*)
+  if [[ -e ${found[0]} ]]; then "build-fuzz/bin/$name" -timeout=10 "${found[@]}" 2>&1 | tail -1; fi
   "build-fuzz/bin/$name" -max_total_time="$FUZZ_SECONDS" -max_len="$max_len" -timeout=10 "build-fuzz/corpus-$name" 2>&1 | tail -3
 }
 fuzz container_fuzz container_seed 16384

@@ -12,11 +12,53 @@ namespace radiance::grammar {
 
 namespace {
 
-// Repeats `pass` until it reports no change.
-template <typename F>
-void fixpoint(F pass) {
-    while (pass()) {
+// Who reads whom in a monotone system over nodes 0..n-1, built from (reader, read) pairs.
+class Readers {
+public:
+    explicit Readers(size_t n) : n_(n) {}
+    void add(int32_t reader, int32_t read) { pairs_.push_back({read, reader}); }
+    // Solves the system: `recompute(s)` re-derives node s from what it reads and says whether s
+    // grew. A node is looked at again only when something it reads grew, so a chain of n links
+    // settles in one sweep (a pass over every node until nothing changes needed n passes).
+    template <typename F>
+    void solve(F recompute) {
+        std::sort(pairs_.begin(), pairs_.end());
+        pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
+        std::vector<uint32_t> begin(n_ + 1, 0);
+        for (const auto& [read, reader] : pairs_) ++begin[static_cast<size_t>(read) + 1];
+        for (size_t i = 0; i < n_; ++i) begin[i + 1] += begin[i];
+        std::vector<int32_t> todo;
+        std::vector<uint8_t> queued(n_, 1);
+        for (size_t s = n_; s-- > 0;) todo.push_back(static_cast<int32_t>(s));
+        while (!todo.empty()) {
+            const int32_t s = todo.back();
+            todo.pop_back();
+            queued[static_cast<size_t>(s)] = 0;
+            if (!recompute(s)) continue;
+            for (uint32_t i = begin[static_cast<size_t>(s)]; i < begin[static_cast<size_t>(s) + 1]; ++i) {
+                const int32_t r = pairs_[i].second;
+                if (!queued[static_cast<size_t>(r)]) {
+                    queued[static_cast<size_t>(r)] = 1;
+                    todo.push_back(r);
+                }
+            }
+        }
     }
+
+private:
+    size_t n_;
+    std::vector<std::pair<int32_t, int32_t>> pairs_;  // (read, reader)
+};
+
+// Readers through calls: a calling state reads the called rule's start and the return state.
+Readers call_readers(const Automaton& a) {
+    Readers r(a.n_states());
+    for (int32_t s = 0; s < static_cast<int32_t>(a.n_states()); ++s)
+        for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1]; ++i) {
+            r.add(s, a.rule_start[a.calls[i].rule]);
+            r.add(s, a.calls[i].ret);
+        }
+    return r;
 }
 
 void analyse(Automaton& a) {
@@ -28,10 +70,17 @@ void analyse(Automaton& a) {
     };
     // Productive: a state from which the rule can still finish.
     std::vector<uint8_t> prod(static_cast<size_t>(n), 0);
-    fixpoint([&] {
-        bool changed = false;
-        for (int32_t s = 0; s < n; ++s) {
-            if (prod[s]) continue;
+    {
+        Readers readers = call_readers(a);
+        std::vector<int32_t> added_for(static_cast<size_t>(n), -1);  // one pair per (s, t), not per class
+        for (int32_t s = 0; s < n; ++s)
+            for (int32_t c = 0; c < C; ++c)
+                if (const int32_t t = a.next[static_cast<size_t>(s) * C + c]; t >= 0 && added_for[t] != s) {
+                    added_for[t] = s;
+                    readers.add(s, t);
+                }
+        readers.solve([&](int32_t s) {
+            if (prod[s]) return false;
             bool p = a.accepting[s] != 0;
             for (int32_t c = 0; c < C && !p; ++c) {
                 const int32_t t = a.next[static_cast<size_t>(s) * C + c];
@@ -39,10 +88,9 @@ void analyse(Automaton& a) {
             }
             for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1] && !p; ++i)
                 p = prod[a.rule_start[a.calls[i].rule]] && prod[a.calls[i].ret];
-            if (p) changed = (prod[s] = 1);
-        }
-        return changed;
-    });
+            return p && (prod[s] = 1);
+        });
+    }
     if (!prod[a.rule_start[0]]) throw GrammarError("the grammar matches nothing: no text satisfies it");
     // Cut what cannot finish: a byte or a call into it would strand the generation.
     for (size_t i = 0; i < a.next.size(); ++i)
@@ -68,26 +116,23 @@ void analyse(Automaton& a) {
     // Nullable states (can finish their rule without a byte) and rules.
     const auto R = static_cast<int32_t>(a.rule_start.size());
     std::vector<uint8_t> nullable(static_cast<size_t>(n), 0);
-    fixpoint([&] {
-        bool changed = false;
-        for (int32_t s = 0; s < n; ++s) {
-            if (nullable[s]) continue;
-            bool v = a.accepting[s] != 0;
-            for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1] && !v; ++i)
-                v = nullable[a.rule_start[a.calls[i].rule]] && nullable[a.calls[i].ret];
-            if (v) changed = (nullable[s] = 1);
-        }
-        return changed;
+    Readers through_calls = call_readers(a);
+    through_calls.solve([&](int32_t s) {
+        if (nullable[s]) return false;
+        bool v = a.accepting[s] != 0;
+        for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1] && !v; ++i)
+            v = nullable[a.rule_start[a.calls[i].rule]] && nullable[a.calls[i].ret];
+        return v && (nullable[s] = 1);
     });
     // Left recursion: a rule reaching a call of itself without a byte would push frames forever.
+    std::vector<int32_t> seen_from(static_cast<size_t>(n), -1);
     for (int32_t r = 0; r < R; ++r) {
-        std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
         std::vector<int32_t> todo{a.rule_start[r]};
         while (!todo.empty()) {
             const int32_t s = todo.back();
             todo.pop_back();
-            if (seen[s]) continue;
-            seen[s] = 1;
+            if (seen_from[s] == r) continue;
+            seen_from[s] = r;
             for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1]; ++i) {
                 const auto& c = a.calls[i];
                 if (c.rule == r)
@@ -101,28 +146,35 @@ void analyse(Automaton& a) {
     // FIRST: bytes a state can read next within its rule (through calls).
     std::vector<ByteSet> first(static_cast<size_t>(n));
     for (int32_t s = 0; s < n; ++s) bytes_of(s, [&](uint8_t b) { first[s].set(b); });
-    fixpoint([&] {
-        bool changed = false;
-        for (int32_t s = 0; s < n; ++s)
-            for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1]; ++i) {
-                const auto& c = a.calls[i];
-                changed |= first[s].merge(first[a.rule_start[c.rule]]);
-                if (nullable[a.rule_start[c.rule]]) changed |= first[s].merge(first[c.ret]);
-            }
-        return changed;
+    through_calls.solve([&](int32_t s) {
+        bool grew = false;
+        for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1]; ++i) {
+            const auto& c = a.calls[i];
+            grew |= first[s].merge(first[a.rule_start[c.rule]]);
+            if (nullable[a.rule_start[c.rule]]) grew |= first[s].merge(first[c.ret]);
+        }
+        return grew;
     });
     // FOLLOW: bytes that can come right after a rule ends, wherever it is called.
     std::vector<ByteSet> follow(static_cast<size_t>(R));
-    fixpoint([&] {
-        bool changed = false;
+    {
+        std::vector<std::vector<int32_t>> returns_of(static_cast<size_t>(R));  // per called rule
+        Readers readers(static_cast<size_t>(R));
         for (int32_t s = 0; s < n; ++s)
             for (uint32_t i = a.call_begin[s]; i < a.call_begin[s + 1]; ++i) {
                 const auto& c = a.calls[i];
-                changed |= follow[c.rule].merge(first[c.ret]);
-                if (nullable[c.ret]) changed |= follow[c.rule].merge(follow[a.rule_of[c.ret]]);
+                returns_of[static_cast<size_t>(c.rule)].push_back(c.ret);
+                if (nullable[c.ret]) readers.add(c.rule, a.rule_of[c.ret]);
             }
-        return changed;
-    });
+        readers.solve([&](int32_t r) {
+            bool grew = false;
+            for (int32_t ret : returns_of[static_cast<size_t>(r)]) {
+                grew |= follow[r].merge(first[ret]);
+                if (nullable[ret]) grew |= follow[r].merge(follow[a.rule_of[ret]]);
+            }
+            return grew;
+        });
+    }
     a.exits.assign(static_cast<size_t>(n), ByteSet{});
     for (int32_t s = 0; s < n; ++s) {
         if (a.accepting[s]) a.exits[s].merge(follow[a.rule_of[s]]);

@@ -1,6 +1,6 @@
 // dfa.h: one rule's NFA made deterministic (subset construction over bytes, with each called
-// rule a symbol of its own) and minimal (Moore's partition refinement), so equal futures share a
-// state and the token tables are computed once for them.
+// rule a symbol of its own) and minimal (Hopcroft's partition refinement, minimize.cpp), so equal
+// futures share a state and the token tables are computed once for them.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -24,6 +24,8 @@ struct Dfa {
 
 // Throws GrammarError past max_states.
 Dfa determinize(const Nfa& nfa, size_t max_states, const std::string& rule_name);
+// O(m log n) in the m transitions: a chain of 60,000 states (x{60000}) minimises in milliseconds
+// (Moore's refinement, used before, took one pass over every state per link of such a chain).
 Dfa minimize(const Dfa& dfa);
 
 }  // namespace radiance::grammar

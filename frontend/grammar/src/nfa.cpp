@@ -169,10 +169,9 @@ public:
     NfaBuilder(const Grammar& g, const RulePlan& p, size_t max_states) : g_(g), plan_(p), max_(max_states) {}
 
     Nfa build(int rule) {
-        nfa_.start = state();
-        const int32_t end = expr(g_.rules[static_cast<size_t>(rule)].body, nfa_.start, 0);
-        nfa_.accept = end;
-        return std::move(nfa_);
+        const int32_t start = state();
+        const int32_t end = expr(g_.rules[static_cast<size_t>(rule)].body, start, 0);
+        return nfa_.finish(start, end);
     }
 
 private:
@@ -182,9 +181,9 @@ private:
                                " automaton states; lower repetition counts or string lengths)");
         return nfa_.add();
     }
-    void byte_edge(int32_t from, uint8_t lo, uint8_t hi, int32_t to) { nfa_.bytes[static_cast<size_t>(from)].push_back({lo, hi, to}); }
+    void byte_edge(int32_t from, uint8_t lo, uint8_t hi, int32_t to) { nfa_.byte_edge(from, lo, hi, to); }
     void eps(int32_t from, int32_t to) {
-        if (from != to) nfa_.eps[static_cast<size_t>(from)].push_back(to);
+        if (from != to) nfa_.eps(from, to);
     }
 
     // Builds expression id from state s; returns its end state.
@@ -262,7 +261,7 @@ private:
             const int k = plan_.kept_index[static_cast<size_t>(x.item)];
             if (k < 0) return expr(g_.rules[static_cast<size_t>(x.item)].body, s, depth + 1);
             const int32_t t = state();
-            nfa_.calls[static_cast<size_t>(s)].push_back({k, t});
+            nfa_.call(s, k, t);
             return t;
         }
         }
@@ -272,10 +271,37 @@ private:
     const Grammar& g_;
     const RulePlan& plan_;
     size_t max_;
-    Nfa nfa_;
+    NfaDraft nfa_;
 };
 
 }  // namespace
+
+namespace {
+
+// Stable counting sort of (state, edge) pairs into one state's edges after another.
+template <typename T>
+Nfa::Edges<T> lay_out(const std::vector<std::pair<int32_t, T>>& drafts, size_t n) {
+    Nfa::Edges<T> e;
+    e.begin.assign(n + 1, 0);
+    for (const auto& d : drafts) ++e.begin[static_cast<size_t>(d.first) + 1];
+    for (size_t i = 0; i < n; ++i) e.begin[i + 1] += e.begin[i];
+    e.items.resize(drafts.size());
+    std::vector<uint32_t> at(e.begin.begin(), e.begin.end() - 1);
+    for (const auto& d : drafts) e.items[at[static_cast<size_t>(d.first)]++] = d.second;
+    return e;
+}
+
+}  // namespace
+
+Nfa NfaDraft::finish(int32_t start, int32_t accept) const {
+    Nfa nfa;
+    nfa.bytes = lay_out(bytes_, size());
+    nfa.eps = lay_out(eps_, size());
+    nfa.calls = lay_out(calls_, size());
+    nfa.start = start;
+    nfa.accept = accept;
+    return nfa;
+}
 
 Nfa build_nfa(const Grammar& g, const RulePlan& plan, int k, size_t max_states) {
     return NfaBuilder(g, plan, max_states).build(plan.kept[static_cast<size_t>(k)]);
