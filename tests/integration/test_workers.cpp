@@ -228,14 +228,23 @@ TEST_CASE("a surviving rank's answers to steps given up on never fill its ring",
     REQUIRE(g.wait_ready(seconds(120)));
     const std::vector<int32_t> prompt{1, 5, 9, 13};
     const int32_t want = g.step(prompt_step(prompt)).tokens.at(0).token;
-    for (int k = 0; k < 6; ++k) {
-        INFO("kill " << k + 1);
+    // A loaded machine may let both ranks answer before the kill lands; such a round reads its
+    // answer normally and does not count (it once failed CI's "CHECK_THROWS" that way).
+    int kills = 0, given_up = 0;
+    while (given_up < 6 && kills < 30) {
+        INFO("kill " << kills + 1);
         g.send(prompt_step(prompt));
         g.restart_rank(0);
-        CHECK_THROWS_AS(g.receive(), frontend::RankLost);
+        ++kills;
+        try {
+            (void)g.receive();
+        } catch (const frontend::RankLost&) {
+            ++given_up;
+        }
         REQUIRE(g.wait_ready(seconds(120)));
     }
-    CHECK(g.restarts() == std::vector<int>{6, 0});
+    CHECK(given_up == 6);
+    CHECK(g.restarts() == std::vector<int>{kills, 0});
     const ipc::ResultMessage r = g.step(prompt_step(prompt));
     REQUIRE(r.tokens.size() == 1);
     CHECK(r.tokens[0].token == want);
