@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -260,15 +261,21 @@ void sampling(std::vector<Case>& out, Filler& f, const Dims& d, int64_t n) {
 // Mixture-of-experts routing and the routed experts' MLPs on `e` experts of width `ff`, k picked:
 // distinct experts a row, positive weights summing to one. The bytes are the routed experts'
 // weights (each read once) and the rows.
-void moe(std::vector<Case>& out, Filler& f, int64_t hidden, int64_t ff, int64_t e, int64_t k, const std::vector<int64_t>& rows) {
+void moe(std::vector<Case>& out, Filler& f, int64_t hidden, int64_t ff, int64_t e, int64_t k, const std::vector<int64_t>& rows,
+         bool route, bool mlp) {
     const std::string shape =
         " dim=" + std::to_string(hidden) + " ff=" + std::to_string(ff) + " E=" + std::to_string(e) + " k=" + std::to_string(k);
+    // The experts' weights drawn once for every row count (Qwen3-30B-A3B's are 600 M values).
+    const Operand w13 = mlp ? wgt(f, RAD_BF16, {e * 2 * ff, hidden}, 1.0f / std::sqrt(static_cast<float>(hidden))) : Operand{};
+    const Operand w2 = mlp ? wgt(f, RAD_BF16, {e * hidden, ff}, 1.0f / std::sqrt(static_cast<float>(ff))) : Operand{};
     for (int64_t n : rows) {
-        out.push_back(make_case(
+        if (route)
+            out.push_back(make_case(
             "moe_route", "n=" + std::to_string(n) + " E=" + std::to_string(e) + " k=" + std::to_string(k) + " norm",
             {pi("n", n), pi("experts", e), pi("k", k), pi("norm", 1)},
             {f32(f, {n, e}, false, 2.0f), Operand{RAD_I32, {n, k}, true, std::vector<uint8_t>(n * k * 4, 0xff)}, f32(f, {n, k}, true)},
             n * (e + 2 * k) * 4));
+        if (!mlp) continue;
         std::vector<int32_t> ids;
         std::vector<float> w;
         std::vector<bool> touched(static_cast<size_t>(e), false);
@@ -292,9 +299,7 @@ void moe(std::vector<Case>& out, Filler& f, int64_t hidden, int64_t ff, int64_t 
         const int64_t used = std::count(touched.begin(), touched.end(), true);
         Case c = make_case("moe_mlp", "n=" + std::to_string(n) + shape + " bf16",
                            {pi("n", n), pi("dim", hidden), pi("ff", ff), pi("experts", e), pi("k", k), ps("wdtype", "bf16")},
-                           {f32(f, {n, hidden}), std::move(oi), std::move(ow),
-                            wgt(f, RAD_BF16, {e * 2 * ff, hidden}, 1.0f / std::sqrt(static_cast<float>(hidden))),
-                            wgt(f, RAD_BF16, {e * hidden, ff}, 1.0f / std::sqrt(static_cast<float>(ff))), f32(f, {n, hidden}, true)},
+                           {f32(f, {n, hidden}), std::move(oi), std::move(ow), w13, w2, f32(f, {n, hidden}, true)},
                            used * 3 * ff * hidden * 2 + n * hidden * 8);
         c.flops = n * k * 6 * ff * hidden;
         out.push_back(std::move(c));
@@ -303,76 +308,87 @@ void moe(std::vector<Case>& out, Filler& f, int64_t hidden, int64_t ff, int64_t 
 
 }  // namespace
 
-std::vector<Case> make_cases(const std::string& family, uint64_t seed) {
+std::vector<Case> make_cases(const std::string& family, uint64_t seed, const std::function<bool(const std::string&)>& wanted) {
     Filler f{std::mt19937_64(seed)};
+    auto want = [&](std::initializer_list<const char*> ops) {
+        for (const char* op : ops)
+            if (wanted(op)) return true;
+        return false;
+    };
     const bool small = family == "small";
     const Dims d = small ? Dims{512, 1376, 8, 2, 64, 4096} : Dims{4096, 14336, 32, 8, 128, 128256};
     std::vector<Case> out;
     const std::vector<int64_t> rows = small ? std::vector<int64_t>{1, 7, 64} : std::vector<int64_t>{1, 8, 64};
     // Two rows too for the gemms: the decode kernels specialise one and two rows (libgpu's block
     // gemv) apart from more.
-    gemms(out, f, d, small ? std::vector<int64_t>{1, 2, 7, 64} : std::vector<int64_t>{1, 2, 8, 64});
-    quantised_gemms(out, f, d, small ? std::vector<int64_t>{1, 7, 20, 64} : std::vector<int64_t>{1, 8, 64});
+    if (want({"gemm", "gemm_swiglu", "rms_norm_gemm", "rms_norm_gemm_swiglu"}))
+        gemms(out, f, d, small ? std::vector<int64_t>{1, 2, 7, 64} : std::vector<int64_t>{1, 2, 8, 64});
+    if (want({"gemm_q"})) quantised_gemms(out, f, d, small ? std::vector<int64_t>{1, 7, 20, 64} : std::vector<int64_t>{1, 8, 64});
     for (int64_t n : rows) {
         const std::string rows_label = "n=" + std::to_string(n);
-        out.push_back(make_case("rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
+        if (want({"rms_norm"})) out.push_back(make_case("rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
                                 {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
                                 {f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
                                 n * d.hidden * 8 + d.hidden * 2));
-        out.push_back(
+        if (want({"add_rms_norm"})) out.push_back(
             make_case("add_rms_norm", rows_label + " dim=" + std::to_string(d.hidden),
                       {pi("n", n), pi("dim", d.hidden), pf("eps", 1e-5), ps("wdtype", "bf16")},
                       {f32(f, {n, d.hidden}, true), f32(f, {n, d.hidden}), wgt(f, RAD_BF16, {d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)},
                       n * d.hidden * 16 + d.hidden * 2));
         std::vector<int32_t> pos;
         for (int64_t i = 0; i < n; ++i) pos.push_back(static_cast<int32_t>(1000 + 37 * i));
-        out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " llama3",
+        if (want({"rope"})) out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " llama3",
                                 {pi("n", n), pi("n_head", d.heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim),
                                  pf("theta", 500000.0), ps("layout", "neox"), ps("scaling", "llama3"), pf("factor", 8.0),
                                  pf("low_freq_factor", 1.0), pf("high_freq_factor", 4.0), pi("orig_ctx", 8192)},
                                 {f32(f, {n, d.heads * d.head_dim}, true), i32(f, pos)}, n * d.heads * d.head_dim * 8));
-        {  // Phi-3's longrope: two sequences, the second reaching orig_ctx only at its last rows (all of it long)
+        if (want({"rope"})) {  // Phi-3's longrope: two sequences, the second reaching orig_ctx only at its last rows (all of it long)
             std::string sf, lf;
             for (int64_t j = 0; j < d.head_dim / 2; ++j) {
                 sf += (j ? "," : "") + std::to_string(1.0 + 0.05 * static_cast<double>(j));
                 lf += (j ? "," : "") + std::to_string(1.0 + 0.9 * static_cast<double>(j));
             }
             const std::vector<int32_t> cu = {0, static_cast<int32_t>(n / 3), static_cast<int32_t>(n)};
-            out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " longrope 2 seqs",
+            if (want({"rope"})) out.push_back(make_case("rope", rows_label + " heads=" + std::to_string(d.heads) + " longrope 2 seqs",
                                     {pi("n", n), pi("n_head", d.heads), pi("head_dim", d.head_dim), pi("rot_dim", d.head_dim),
                                      pf("theta", 10000.0), ps("layout", "neox"), ps("scaling", "longrope"), pf("factor", 32.0),
                                      pi("orig_ctx", pos[static_cast<size_t>(n / 2)]), pf("attn_factor", 1.19), ps("short_factor", sf.c_str()),
                                      ps("long_factor", lf.c_str())},
                                     {f32(f, {n, d.heads * d.head_dim}, true), i32(f, pos), i32(f, cu)}, n * d.heads * d.head_dim * 8));
         }
-        out.push_back(make_case("swiglu", rows_label + " dim=" + std::to_string(d.ff), {pi("n", n), pi("dim", d.ff)},
+        if (want({"swiglu"})) out.push_back(make_case("swiglu", rows_label + " dim=" + std::to_string(d.ff), {pi("n", n), pi("dim", d.ff)},
                                 {f32(f, {n, 2 * d.ff}), f32(f, {n, d.ff}, true)}, n * d.ff * 12));
         // Gemma 2's final logits: values well past the cap
-        out.push_back(make_case("softcap", rows_label + " vocab=" + std::to_string(d.vocab) + " cap=30",
+        if (want({"softcap"})) out.push_back(make_case("softcap", rows_label + " vocab=" + std::to_string(d.vocab) + " cap=30",
                                 {pi("n", n), pi("dim", d.vocab), pf("cap", 30.0)},
                                 {f32(f, {n, d.vocab}, false, 100.0f), f32(f, {n, d.vocab}, true)}, n * d.vocab * 8));
-        out.push_back(make_case("add", rows_label + " dim=" + std::to_string(d.hidden), {pi("n", n), pi("dim", d.hidden)},
+        if (want({"add"})) out.push_back(make_case("add", rows_label + " dim=" + std::to_string(d.hidden), {pi("n", n), pi("dim", d.hidden)},
                                 {f32(f, {n, d.hidden}), f32(f, {n, d.hidden}), f32(f, {n, d.hidden}, true)}, n * d.hidden * 12));
         std::vector<int32_t> ids;
         for (int64_t i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 7919 + 13) % d.vocab));
-        out.push_back(make_case("embed", rows_label + " vocab=" + std::to_string(d.vocab),
+        if (want({"embed"})) out.push_back(make_case("embed", rows_label + " vocab=" + std::to_string(d.vocab),
                                 {pi("n", n), pi("dim", d.hidden), pi("vocab", d.vocab), ps("wdtype", "bf16")},
                                 {i32(f, ids), wgt(f, RAD_BF16, {d.vocab, d.hidden}, 1.0f), f32(f, {n, d.hidden}, true)}, n * d.hidden * 6));
-        out.push_back(make_case("argmax", rows_label + " vocab=" + std::to_string(d.vocab), {pi("n", n), pi("vocab", d.vocab)},
+        if (want({"argmax"})) out.push_back(make_case("argmax", rows_label + " vocab=" + std::to_string(d.vocab), {pi("n", n), pi("vocab", d.vocab)},
                                 {f32(f, {n, d.vocab}), Operand{RAD_I32, {n}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4, 0xff)}},
                                 n * d.vocab * 4));
     }
     // Qwen3-30B-A3B's experts (2048 wide, 128 of width 768, 8 picked); few rows take the card's
     // gemvs, many its grouped tiles (4 and 8 rows: where one path hands over to the other)
-    if (small) {
-        moe(out, f, 512, 256, 16, 4, {1, 2, 24});
+    const bool route = want({"moe_route"}), mlp = want({"moe_mlp"});
+    if (!route && !mlp) {
+    } else if (small) {
+        moe(out, f, 512, 256, 16, 4, {1, 2, 24}, route, mlp);
         // ~300 rows an expert: the host chain's chunks of 256 and the card's many tiles an expert
         // (a chain that stopped after its first chunk failed here at 0.40)
-        moe(out, f, 64, 32, 2, 1, {600});
+        moe(out, f, 64, 32, 2, 1, {600}, route, mlp);
     } else
-        moe(out, f, 2048, 768, 128, 8, {1, 2, 4, 8, 64, 256});
-    sampling(out, f, d, 1);
-    sampling(out, f, d, small ? 24 : 64);
+        moe(out, f, 2048, 768, 128, 8, {1, 2, 4, 8, 64, 256}, route, mlp);
+    if (want({"sample"})) {
+        sampling(out, f, d, 1);
+        sampling(out, f, d, small ? 24 : 64);
+    }
+    if (!want({"attention", "rope_attention"})) return out;
     attention(out, f, d, 1, 1, small ? 200 : 1000);                // one decode row
     attention(out, f, d, 1, 1, small ? 150 : 250);                 // one decode row whose context one block takes (libgpu: no merge)
     attention(out, f, d, 1, 1, small ? 3000 : 5000);               // a long one: splits of several tiles each

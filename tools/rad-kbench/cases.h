@@ -4,6 +4,7 @@
 #include <radiance/rad_plugin.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,9 @@ struct Case {
     int64_t flops = 0, bytes = 0;  // for the speed column: work and the fewest bytes moved
 };
 
-// Every case of a shape family ("llama3.1-8b": Llama-3.1-8B's dimensions; "small": quick ones).
-std::vector<Case> make_cases(const std::string& family, uint64_t seed);
+// The cases of a shape family ("llama3.1-8b": Llama-3.1-8B's dimensions; "small": quick ones)
+// for the ops `wanted` accepts (a few more may come; operands of others are never drawn: the 8B
+// family's all took over 100 s). A seed gives the same bytes for the same `wanted`.
+std::vector<Case> make_cases(const std::string& family, uint64_t seed, const std::function<bool(const std::string&)>& wanted);
 
 }  // namespace radiance::kbench

@@ -475,7 +475,8 @@ int main(int argc, char** argv) {
     std::printf("%-10s %-38s %-8s %-22s %9s %9s %9s %5s %10s %8s %8s %s\n", "op", "case", "library", "row", "rel err", "sampled", "proj",
                 "zones", "us", "GB/s", "TFLOP/s", "verdict");
     int failed = 0, checked = 0;
-    for (const Case& k : make_cases(family, seed)) {
+    const auto wanted = [&](const std::string& op) { return only_ops.empty() || std::find(only_ops.begin(), only_ops.end(), op) != only_ops.end(); };
+    for (const Case& k : make_cases(family, seed, wanted)) {
         if (!only_ops.empty() && std::find(only_ops.begin(), only_ops.end(), k.op) == only_ops.end()) continue;
         if (!only_label.empty() && k.label.find(only_label) == std::string::npos) continue;
         const core::KernelRow* ref_row = row_for(*oracle, k);
