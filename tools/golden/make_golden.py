@@ -124,8 +124,10 @@ def make(out_root, name, seed):
     os.makedirs(out, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     # Reload from disk in float32: casting the live model back would keep buffers such as rope's
-    # inv_freq rounded to bf16, which is not what a user loading the checkpoint runs.
-    model = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
+    # inv_freq rounded to bf16, which is not what a user loading the checkpoint runs. Eager
+    # attention, the one exact path: sdpa drops Gemma 2's attn_logit_softcapping without a word
+    # (gemma2_softcap_w12 made that way differed from ours, and from eager, by 1.4e-2).
+    model = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
     model.generation_config.eos_token_id = None
     model.generation_config.pad_token_id = 0
     tensors = {}

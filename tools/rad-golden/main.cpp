@@ -350,8 +350,25 @@ int main(int argc, char** argv) {
         const bool have_decode = !o.decode_ref.empty() || fs::exists(decode_ref);
         if (have_decode) load_decode(decode_ref, prompts, st.vocab);
         ck = std::make_unique<Checker>(label, o, st.vocab);
-        std::vector<const Prompt*> all;
+        std::vector<const Prompt*> all, chunkable;
         for (auto& p : prompts) all.push_back(&p);
+        // LongRoPE turns a sequence by its long factors once it reaches the original context, by
+        // its last row (docs/OPS.md, rope): a prompt prefilled in one step past that length is
+        // turned long throughout, as transformers does, but chunks before it are turned short, as
+        // transformers and vLLM also do when they chunk. Such prompts sit out the chunked mode.
+        const int64_t longrope_from = [&]() -> int64_t {
+            const auto meta = container::Reader::open(tmp)->meta();
+            const auto type = meta.find("rope.type"), orig = meta.find("rope.orig_ctx");
+            if (type == meta.end() || type->second.s != "longrope" || orig == meta.end()) return 0;
+            return orig->second.i;
+        }();
+        for (auto& p : prompts)
+            if (longrope_from <= 0 || static_cast<int64_t>(p.ids.size()) <= longrope_from)
+                chunkable.push_back(&p);
+            else
+                std::printf("SKIP %s %s mixed: a LongRoPE prompt of %zu tokens, past the original context (%lld), chunked would "
+                            "turn its first chunks by the short factors\n",
+                            label.c_str(), p.name.c_str(), p.ids.size(), static_cast<long long>(longrope_from));
         int64_t agree = 0, rows = 0;  // prompt positions only, without decode references
         auto mode = [&](const std::string& name, const std::vector<const Prompt*>& ps, auto&& runner) {
             if (!have_decode) {  // the prompts' logits, and greedy tokens fed back by the host's argmax
@@ -378,7 +395,7 @@ int main(int argc, char** argv) {
         } else {
             for (auto& p : prompts) mode("alone", {&p}, [&](Feed f) { return run_together(st, {&p}, f); });
             mode("batched", all, [&](Feed f) { return run_together(st, all, f); });
-            mode("mixed", all, [&](Feed f) { return run_mixed(st, all, f, 5); });
+            if (!chunkable.empty()) mode("mixed", chunkable, [&](Feed f) { return run_mixed(st, chunkable, f, 5); });
             if (have_decode)
                 ck->top1_total();
             else if (o.top1 >= 0) {
