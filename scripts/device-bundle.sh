@@ -6,7 +6,7 @@
 # .devcarry/bundle.tar.xz. There: mkdir B && tar -C B -xJf .devcarry/bundle.tar.xz and run with
 # LD_LIBRARY_PATH=B/lib:/usr/local/cuda/lib64.
 # The tree that travels with a call is capped at 64 MiB: BUNDLE_TRACE=0 leaves out the CUPTI
-# timeline (librad_cudatrace, libcupti), BUNDLE_FIXTURES=0 the golden fixtures, for calls that
+# timeline (librad_cudatrace, libcupti), BUNDLE_FIXTURES=0 the golden fixtures (or names a few), for calls that
 # carry llama.cpp's source and tokenizers beside the bundle.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,9 @@ build=${BUILD_DIR:-$root/build}
 shared=${RAD_SHARED_DIR:-$root/../shared}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/share/radiance" "$out/fixtures"
-for b in radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kbench rad-enginebench rad-collbench; do
+# BUNDLE_BINS: the tools to take (default all of them; "rad-golden rad-kbench" for card checks
+# beside a repository near the 64 MiB a call carries)
+for b in ${BUNDLE_BINS:-radiance radiance-worker rad-golden rad-convert rad-info rad-ppl rad-kbench rad-enginebench rad-collbench}; do
   [[ -x $build/bin/$b ]] && cp "$build/bin/$b" "$out/bin/"
 done
 # the CUPTI kernel timeline (tools/rad-cudatrace; CUDA_INJECTION64_PATH) with its libcupti
@@ -33,7 +35,12 @@ for f in "$out"/bin/* "$out"/share/radiance/*/*.so "$out"/lib/librad_cudatrace.s
 done
 strip --strip-unneeded "$out"/lib/*.so* "$out"/bin/* 2>/dev/null || true
 # each with its teacher-forced decode references beside it, where rad-golden looks for them
-[[ ${BUNDLE_FIXTURES:-1} == 0 ]] && fixtures=() || fixtures=(llama qwen2 qwen3 mistral_swa mixtral qwen3_moe gemma3)
+# (BUNDLE_FIXTURES: 1 all of them, 0 none, else the names to take, "mixtral qwen3_moe")
+case ${BUNDLE_FIXTURES:-1} in
+  0) fixtures=() ;;
+  1) fixtures=(llama qwen2 qwen3 mistral_swa mixtral qwen3_moe gemma3) ;;
+  *) read -r -a fixtures <<< "$BUNDLE_FIXTURES" ;;
+esac
 for fx in "${fixtures[@]}"; do
   [[ -d $shared/fixtures/golden/$fx ]] || continue
   cp -r "$shared/fixtures/golden/$fx" "$out/fixtures/"

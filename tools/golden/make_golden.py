@@ -111,7 +111,20 @@ CASES = {
     "phi3_window_h3": ("phi3", dict(hidden_size=48, intermediate_size=112, num_hidden_layers=2,
                        num_attention_heads=3, num_key_value_heads=1, sliding_window=20,
                        rope_parameters=dict(rope_type="default", rope_theta=10000.0)), [9, 70]),
+    # Mixtures of experts whose routers decide clearly, as trained ones do: the router's weights
+    # times 8 (ROUTER_SCALE). A random router puts experts within a rounding of each other often
+    # enough that the card's bf16 KV and products flip a pick somewhere in a long prompt (the
+    # unscaled cases fail the card's 2e-2 so, and pass libref at 1e-5).
+    "mixtral_e16_top2_sharp": ("mixtral", dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_local_experts=16,
+                               num_experts_per_tok=2, rope_parameters=dict(rope_type="default", rope_theta=1000000.0)),
+                               [9, 140]),
+    "qwen2moe_e8_shared_sharp": ("qwen2_moe", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                                 shared_expert_intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                 num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, norm_topk_prob=False,
+                                 rope_parameters=dict(rope_type="default", rope_theta=1000000.0)), [10, 80]),
 }
+ROUTER_SCALE = {"mixtral_e16_top2_sharp": 8.0, "qwen2moe_e8_shared_sharp": 8.0}
 
 
 def make(out_root, name, seed):
@@ -119,6 +132,12 @@ def make(out_root, name, seed):
     torch.manual_seed(seed)
     cfg = AutoConfig.for_model(model_type, **{**COMMON, **overrides})
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32).eval()
+    if name in ROUTER_SCALE:
+        with torch.no_grad():
+            routers = [p for n, p in model.named_parameters() if n.endswith(("mlp.gate.weight", "block_sparse_moe.gate.weight"))]
+            assert routers, "no router weights found"
+            for p in routers:
+                p.mul_(ROUTER_SCALE[name])
     model = model.to(torch.bfloat16)
     out = os.path.join(out_root, name)
     os.makedirs(out, exist_ok=True)

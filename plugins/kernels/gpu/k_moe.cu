@@ -5,15 +5,17 @@
 //
 // moe_mlp reads only the routed experts' weights, and every launch has a grid fixed by the row
 // count, so a recorded decode graph replays whatever the router picks. Two paths:
-// - few (row, pick) pairs (decode): weight-streaming gemvs per pair: [gate|up] with swiglu, then
-//   down times the pick's weight and a combine (session 21's kernels below), or with
-//   RADIANCE_GPU_MOE_V2 k_moe_gemv.h's, whose lanes keep 16 loads in flight and whose down kernel
-//   takes every pick of a row's columns and sums them itself;
+// - up to kGemvPairs (row, pick) pairs (decode): k_moe_gemv.h's weight-streaming gemvs, whose
+//   lanes keep 16 loads in flight and whose down kernel takes every pick of a row's columns and
+//   sums them itself;
 // - more pairs: the pairs counting-sorted by expert on the card (one block), then grouped tiles
 //   over each expert's rows (tiles of one expert only; the grid is sized for the worst case and
-//   surplus blocks return), so an expert's weights are read once per tile of its rows: f32 FMA
-//   tiles, or with RADIANCE_GPU_MOE_V2 and bf16 weights the tensor cores (k_moe_mma.h); a last
-//   kernel sums each row's pick outputs.
+//   surplus blocks return), so an expert's weights are read once per tile of its rows: for bf16
+//   weights the tensor cores (k_moe_mma.h), else f32 FMA tiles; a last kernel sums each row's
+//   pick outputs.
+// These replaced session 21's pair gemvs and FMA-only tiles (the RADIANCE_GPU_MOE_V2 switch):
+// on Qwen3-30B-A3B's experts (rad-kbench, H100, 2026-12-07) 41 vs 65 us at 1 row, 124 vs 1254 us
+// at 4, 712 vs 3164 at 64, 803 vs 3313 at 256.
 // Either way a row's picks are added in ascending expert order, the definition's, and no atomics
 // add floats. Rows are taken in chunks of kChunkRows so the scratch stays bounded at any step size.
 #include <cfloat>
@@ -33,7 +35,7 @@ using moe::expert_of;
 using moe::kMaxPick;
 
 constexpr int kChunkRows = 1024;             // rows a pass of the kernels below takes
-constexpr int kGemvPairs = 16;               // pairs at most for the gemv path
+constexpr int kGemvPairs = 64;               // pairs at most for the gemv path
 constexpr int kBM = 32, kBN = 64, kBK = 32;  // the FMA tiles
 
 // A warp per row: lane l holds experts l, l + 32, ...; each of the k rounds takes the largest
@@ -82,59 +84,6 @@ __global__ void k_moe_route(const float* x, int64_t px, int32_t* ids, int64_t pi
         last_id = bid;
     }
     if (lane < k) w[t * pw + lane] = norm ? mine / picked : mine;
-}
-
-// Session 21's pair gemvs (the default while the v2 paths are measured): a warp per output f of
-// pair blockIdx.x: act[pair, f] = silu(gate . x) * (up . x).
-template <typename W>
-__global__ void __launch_bounds__(256)
-    k_moe_pair_gu(const float* x, int64_t px, const int32_t* ids, int64_t pi, const W* gu, float* act, int64_t d, int64_t F, int E, int k) {
-    gpu_grid_wait();
-    gpu_grid_release();
-    constexpr int V = Vec<W>::kN;
-    const int64_t pair = blockIdx.x, f = static_cast<int64_t>(blockIdx.y) * 8 + threadIdx.x / kWarpSize;
-    const int lane = threadIdx.x % kWarpSize;
-    const int e = expert_of(ids, pi, k, pair, E);
-    if (f >= F || e < 0) return;
-    const float* xr = x + (pair / k) * px;
-    const W* g = gu + (static_cast<int64_t>(e) * 2 * F + f) * d;
-    const W* u = g + F * d;
-    float sg = 0.0f, su = 0.0f, wg[V], wu[V];
-    for (int64_t c = static_cast<int64_t>(lane) * V; c < d; c += kWarpSize * V) {
-        widen16<W>(*reinterpret_cast<const uint4*>(g + c), wg);
-        widen16<W>(*reinterpret_cast<const uint4*>(u + c), wu);
-#pragma unroll
-        for (int q = 0; q < V; ++q) {
-            sg += xr[c + q] * wg[q];
-            su += xr[c + q] * wu[q];
-        }
-    }
-    sg = gpu_warp_sum(sg);
-    su = gpu_warp_sum(su);
-    if (lane == 0) act[pair * F + f] = silu(sg) * su;
-}
-
-// Warp per output c of pair blockIdx.x: out[pair, c] = (down row c . act[pair]) * w[pair].
-template <typename W>
-__global__ void __launch_bounds__(256) k_moe_pair_down(const float* act, const int32_t* ids, int64_t pi, const float* wt, int64_t pw,
-                                                       const W* down, float* out, int64_t d, int64_t F, int E, int k) {
-    gpu_grid_wait();
-    gpu_grid_release();
-    constexpr int V = Vec<W>::kN;
-    const int64_t pair = blockIdx.x, c = static_cast<int64_t>(blockIdx.y) * 8 + threadIdx.x / kWarpSize;
-    const int lane = threadIdx.x % kWarpSize;
-    const int e = expert_of(ids, pi, k, pair, E);
-    if (c >= d || e < 0) return;
-    const float* a = act + pair * F;
-    const W* r = down + (static_cast<int64_t>(e) * d + c) * F;
-    float s = 0.0f, wv[V];
-    for (int64_t f = static_cast<int64_t>(lane) * V; f < F; f += kWarpSize * V) {
-        widen16<W>(*reinterpret_cast<const uint4*>(r + f), wv);
-#pragma unroll
-        for (int q = 0; q < V; ++q) s += a[f + q] * wv[q];
-    }
-    s = gpu_warp_sum(s);
-    if (lane == 0) out[pair * d + c] = s * wt[(pair / k) * pw + pair % k];
 }
 
 // The pairs sorted by expert (one block): start[e] the first slot of expert e (E + 1 entries),
@@ -303,19 +252,6 @@ MoeScratch carve(void* base, int64_t rows, int64_t E, int64_t k, int64_t F) {
     return s;
 }
 
-// RADIANCE_GPU_MOE_V2 (an A/B switch under measurement, docs/SETTINGS.md): k_moe_gemv.h's gemvs
-// (the combine inside the down kernel) up to RADIANCE_GPU_MOE_GEMV_PAIRS pairs (default 64), and
-// past them the tensor-core tiles of k_moe_mma.h for bf16 weights; unset: the pair gemvs above
-// up to kGemvPairs and the FMA tiles, as measured in session 21.
-bool moe_v2() {
-    static const bool v = env_int("RADIANCE_GPU_MOE_V2", 0) != 0;
-    return v;
-}
-int64_t gemv_pairs() {
-    static const int64_t v = env_int("RADIANCE_GPU_MOE_GEMV_PAIRS", moe_v2() ? 64 : kGemvPairs);
-    return v;
-}
-
 template <typename W>
 int moe_chunk(const RadArgs* a, const float* x, int64_t px, const int32_t* ids, int64_t pi, const float* wt, int64_t pw, const W* gu,
               const W* down, float* y, int64_t py, int64_t n, int64_t d, int64_t F, int E, int k, const MoeScratch& s) {
@@ -324,24 +260,16 @@ int moe_chunk(const RadArgs* a, const float* x, int64_t px, const int32_t* ids, 
     constexpr int V = Vec<W>::kN;
     // the streaming kernels read x and act 16 bytes at a time
     const bool aligned = d % V == 0 && F % V == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-    if (pairs <= gemv_pairs() && aligned && moe_v2()) {
+    if (pairs <= kGemvPairs && aligned) {
         gpu_launch(moe::k_moe_gemv_gu<W>, dim3(static_cast<unsigned>(ceil_div(F, 16)), static_cast<unsigned>(pairs)), 256, 0, st, x, px,
                    ids, pi, gu, s.act, d, F, E, k);
         gpu_launch(moe::k_moe_gemv_down<W>, dim3(static_cast<unsigned>(ceil_div(d, 8)), static_cast<unsigned>(n)), 256, 0, st,
                    static_cast<const float*>(s.act), ids, pi, wt, pw, down, y, py, d, F, E, k);
         return launched();
     }
-    if (pairs <= gemv_pairs() && d % V == 0 && F % V == 0 && !moe_v2()) {
-        gpu_launch(k_moe_pair_gu<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(F, 8))), 256, 0, st, x, px, ids, pi,
-                   gu, s.act, d, F, E, k);
-        gpu_launch(k_moe_pair_down<W>, dim3(static_cast<unsigned>(pairs), static_cast<unsigned>(ceil_div(d, 8))), 256, 0, st,
-                   static_cast<const float*>(s.act), ids, pi, wt, pw, down, s.out, d, F, E, k);
-        gpu_launch(k_moe_combine, static_cast<unsigned>(n), 256, 0, st, static_cast<const float*>(s.out), ids, pi, y, py, d, E, k);
-        return launched();
-    }
 #if RAD_GPU_CUDA
     if constexpr (std::is_same_v<W, gpu_bf16>) {
-        if (moe_v2() && aligned && d % 8 == 0 && F % 8 == 0) {
+        if (aligned && d % 8 == 0 && F % 8 == 0) {
             using moe::kMmaBM, moe::kMmaBN;
             gpu_launch(k_moe_sort, 1, 1024, 0, st, ids, pi, pairs, E, k, kMmaBM, s.start, s.tiles, s.cursor, s.sorted);
             const unsigned worst = static_cast<unsigned>(ceil_div(pairs, kMmaBM) + E);  // tiles at most
