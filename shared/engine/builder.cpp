@@ -147,6 +147,7 @@ int name_map(RadBuilder* b, const RadNameMapEntry* e, int n) {
 }
 
 void declare_logits(RadBuilder* b, rad_buf buf) { st(b).decl.logits = buf; }
+void declare_pooled(RadBuilder* b, rad_buf buf) { st(b).decl.pooled = buf; }
 void note(RadBuilder* b, const char* text) { st(b).decl.notes.emplace_back(text ? text : ""); }
 
 // The block size comes from the attention kernel that won: its derived `block` parameter.
@@ -182,6 +183,7 @@ const RadBuilderApi kApi = {sizeof(RadBuilderApi),
                             fail,
                             kv_block_size,
                             weight_encoding,
+                            declare_pooled,
                             {}};
 
 }  // namespace
