@@ -29,6 +29,13 @@ struct ApiContext {
     int64_t max_context = 0;              // 0: GenerationService::model_info().context_length
     int default_max_tokens = 1024;        // when a request names none (capped by what fits)
     std::vector<int32_t> stop_token_ids;  // end generation; empty: the tokenizer's EOS (+ eos_token's id)
+    // Embeddings (POST /v1/embeddings): served at all (--embeddings, --task embed), or only
+    // (--task embed: the generation routes answer 400); how the checkpoint pools and whether it
+    // normalises (sentence-transformers' 1_Pooling and Normalize, kept in the container's metadata)
+    bool embeddings = false;
+    bool embed_only = false;
+    Pooling embedding_pooling = Pooling::Last;
+    bool embedding_normalize = true;
     ApiOptions options;
 };
 

@@ -11,6 +11,7 @@
 #include "radiance/container/container.h"
 #include "radiance/convert/bpe_files.h"
 #include "radiance/convert/hf_config.h"
+#include "radiance/convert/st_pooling.h"
 #include "radiance/convert/random_weights.h"
 #include "radiance/convert/safetensors.h"
 #include "radiance/engine/builder.h"
@@ -171,6 +172,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     if (name.empty()) name = fs::absolute(src).lexically_normal().parent_path().filename().string();
     auto meta = metadata_from_config(cfg, name);
     if (!opts.arch.empty()) meta[engine::meta_key::arch] = container::MetaValue::of_str(opts.arch);
+    read_st_pooling(src, meta);  // a sentence-transformers folder's pooling and normalisation
     const std::string arch_id = meta[engine::meta_key::arch].s;
     const core::ArchPlugin& arch = reg.arch(arch_id, "");
 
