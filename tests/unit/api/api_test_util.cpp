@@ -80,7 +80,8 @@ FakeGenerationService::Settings ApiServer::default_settings() {
     return s;
 }
 
-ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http, const text::Tokenizer& tokenizer)
+ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http, const text::Tokenizer& tokenizer,
+                     std::function<void(ApiContext&)> configure)
     : service(std::move(settings)), server(std::move(http)) {
     ctx.tokenizer = &tokenizer;
     ctx.chat_template = qwen3_chat_template();
@@ -88,6 +89,7 @@ ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http,
     ctx.model_name = "fake-model";
     ctx.service = &service;
     ctx.default_max_tokens = 256;
+    if (configure) configure(ctx);
     register_api_routes(server, ctx);
 }
 
