@@ -27,9 +27,10 @@ void register_api_routes(HttpServer& server, ApiContext& ctx) {
     auto generates = [api, bind](Reply (*handler)(const ApiState&, const Request&)) -> Handler {
         if (!api->ctx().embed_only) return bind(handler);
         return [api](const Request& req) {
-            const ApiError e = bad_request("this server runs --task embed: it serves embeddings only (POST /v1/embeddings); start it "
-                                           "without --task embed, or with --embeddings, to generate",
-                                           "model");
+            const ApiError e = bad_request(
+                "this server runs --task embed: it serves embeddings only (POST /v1/embeddings); start it "
+                "without --task embed, or with --embeddings, to generate",
+                "model");
             return Reply(is_anthropic_path(req) ? anthropic_error(req, e) : openai_error(req, e));
         };
     };

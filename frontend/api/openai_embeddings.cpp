@@ -38,8 +38,7 @@ std::vector<int32_t> token_list(const ordered_json& a, const std::string& param)
 EmbedShape read_request(const ApiState& api, const ordered_json& body) {
     EmbedShape s;
     auto it = body.find("input");
-    if (it == body.end() || it->is_null())
-        throw bad_request("'input' is required: a string, an array of strings, or token ids", "input");
+    if (it == body.end() || it->is_null()) throw bad_request("'input' is required: a string, an array of strings, or token ids", "input");
     const ordered_json& in = *it;
     const auto& tok = api.tokenizer();
     // Text is tokenised with the tokenizer's special tokens (its post-processor: BOS, or the EOS
@@ -78,8 +77,8 @@ EmbedShape read_request(const ApiState& api, const ordered_json& body) {
         const std::string param = one ? "input" : "input[" + std::to_string(i) + "]";
         api.check_token_ids(s.inputs[i], param);
         if (const int64_t ctx = api.context_length(); ctx > 0 && static_cast<int64_t>(s.inputs[i].size()) > ctx)
-            throw bad_request("'" + param + "' has " + std::to_string(s.inputs[i].size()) + " tokens; the context holds " + std::to_string(ctx),
-                              param);
+            throw bad_request(
+                "'" + param + "' has " + std::to_string(s.inputs[i].size()) + " tokens; the context holds " + std::to_string(ctx), param);
     }
     const std::string format = get_string(body, "encoding_format").value_or("float");
     if (format != "float" && format != "base64")
@@ -99,7 +98,11 @@ EmbedShape read_request(const ApiState& api, const ordered_json& body) {
 class EmbedAnswer {
 public:
     EmbedAnswer(std::shared_ptr<StreamWriter> w, Request head, EmbedShape shape, std::string model, bool normalize)
-        : writer_(std::move(w)), head_(std::move(head)), shape_(std::move(shape)), model_(std::move(model)), normalize_(normalize),
+        : writer_(std::move(w)),
+          head_(std::move(head)),
+          shape_(std::move(shape)),
+          model_(std::move(model)),
+          normalize_(normalize),
           vectors_(shape_.inputs.size()) {}
 
     void got(size_t i, const std::vector<float>& pooled) {
@@ -168,9 +171,10 @@ Reply handle_embeddings(const ApiState& api, const Request& req) {
     return answer_errors(req, ErrorShape::OpenAI, [&]() -> Reply {
         const ApiContext& ctx = api.ctx();
         if (!ctx.embeddings)
-            throw bad_request("this server does not serve embeddings: start it with --embeddings (generation and embeddings) or "
-                              "--task embed (embeddings only)",
-                              "model");
+            throw bad_request(
+                "this server does not serve embeddings: start it with --embeddings (generation and embeddings) or "
+                "--task embed (embeddings only)",
+                "model");
         const ordered_json body = parse_body(req.body());
         api.check_model(body);
         EmbedShape shape = read_request(api, body);

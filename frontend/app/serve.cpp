@@ -93,13 +93,14 @@ int serve(const ServeOptions& o) {
     // alone for a checkpoint that names an embedding model (a sentence-transformers folder's
     // pooling, or a config whose architecture is a bare `...Model` rather than `...ForCausalLM`).
     const std::string arch0 = meta("hf.architectures.0") ? meta("hf.architectures.0")->s : "";
-    const bool embedding_model = meta("embedding.pooling") != nullptr ||
-                                 (arch0.size() > 5 && arch0.compare(arch0.size() - 5, 5, "Model") == 0);
+    const bool embedding_model =
+        meta("embedding.pooling") != nullptr || (arch0.size() > 5 && arch0.compare(arch0.size() - 5, 5, "Model") == 0);
     const bool embed_only = o.task == "embed" || (o.task == "auto" && embedding_model && !o.embeddings);
     const bool embeddings = o.embeddings || embed_only;
     const int64_t hidden = embeddings && meta("model.n_embd") ? meta("model.n_embd")->i : 0;
     if (embeddings && hidden <= 0) throw Error(path + " states no hidden size (model.n_embd): it cannot serve embeddings");
-    if (embed_only && o.task == "auto") log::info("serving embeddings only: the checkpoint names an embedding model (--task generate to generate)");
+    if (embed_only && o.task == "auto")
+        log::info("serving embeddings only: the checkpoint names an embedding model (--task generate to generate)");
 
     GroupOptions go;
     go.hidden_width = hidden;

@@ -19,7 +19,7 @@ struct ServeOptions {
     std::string placement = "auto";
     bool graphs = true;
     bool prefix_caching = true;
-    bool overlap = true;       // the overlapped scheduler (SchedulerOptions::overlap)
+    bool overlap = true;  // the overlapped scheduler (SchedulerOptions::overlap)
     // Embeddings: --embeddings serves POST /v1/embeddings beside generation (llama-server's flag);
     // --task embed serves only embeddings, --task generate only generation, --task auto (default)
     // embeddings only for a model whose checkpoint names an embedding model (serve.cpp)

@@ -276,7 +276,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             r.last_heartbeat = Clock::now();
             if (msg.has_loaded()) {
                 const auto& l = msg.loaded();
-                r.plan = PlanInfo{l.kv_block_size(), l.kv_blocks(),    l.vocab(),       l.max_out_rows(),
+                r.plan = PlanInfo{l.kv_block_size(), l.kv_blocks(),     l.vocab(),       l.max_out_rows(),
                                   l.feeds_greedy(),  l.feeds_sampled(), l.hidden_width()};
                 r.state = RankState::Ready;
                 log::info("rank ", r.index, " (pid ", r.pid, ") ready: ", l.summary());

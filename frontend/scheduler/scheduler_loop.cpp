@@ -226,8 +226,7 @@ void Scheduler::apply_result(const Sent& s, const ipc::ResultMessage& res, std::
             if (row.hidden && (w == 0 || res.hidden.size() < hid * w))
                 finish(*r, FinishReason::Error, "the workers returned no hidden rows for an embedding request", done, Clock::now());
             else
-                apply_hidden(*r, row.hidden ? res.hidden.data() + hid_at * w : nullptr, row.hidden, static_cast<int32_t>(w), emitted,
-                             done);
+                apply_hidden(*r, row.hidden ? res.hidden.data() + hid_at * w : nullptr, row.hidden, static_cast<int32_t>(w), emitted, done);
             continue;
         }
         if (!t || r->cancelled) continue;

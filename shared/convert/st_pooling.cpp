@@ -45,8 +45,11 @@ void read_st_pooling(const std::filesystem::path& folder, std::map<std::string, 
     else if (on("pooling_mode_mean_tokens"))
         mode = "mean";
     else
-        for (const char* k : {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens"})
-            if (on(k)) throw Error((folder / pooling_dir / "config.json").string() + ": " + k + " is not served (last-token and mean pooling only)");
+        for (const char* k :
+             {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens"})
+            if (on(k))
+                throw Error((folder / pooling_dir / "config.json").string() + ": " + k +
+                            " is not served (last-token and mean pooling only)");
     if (!mode.empty()) meta["embedding.pooling"] = container::MetaValue::of_str(mode);
     meta["embedding.normalize"] = container::MetaValue::of_str(normalize ? "true" : "false");
 }

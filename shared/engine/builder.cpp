@@ -167,24 +167,10 @@ int weight_encoding(RadBuilder* b, rad_weight w, RadEncoding* out) {
     return RAD_OK;
 }
 
-const RadBuilderApi kApi = {sizeof(RadBuilderApi),
-                            decl_weight,
-                            decl_buffer,
-                            decl_kv_group,
-                            bind_layer_kv,
-                            decl_op,
-                            op_reads,
-                            op_writes,
-                            op_resolved,
-                            op_declared,
-                            name_map,
-                            declare_logits,
-                            note,
-                            fail,
-                            kv_block_size,
-                            weight_encoding,
-                            declare_pooled,
-                            {}};
+const RadBuilderApi kApi = {
+    sizeof(RadBuilderApi), decl_weight, decl_buffer, decl_kv_group,  bind_layer_kv, decl_op, op_reads,      op_writes,
+    op_resolved,           op_declared, name_map,    declare_logits, note,          fail,    kv_block_size, weight_encoding,
+    declare_pooled,        {}};
 
 }  // namespace
 

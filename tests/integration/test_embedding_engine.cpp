@@ -83,7 +83,8 @@ TEST_CASE("embedding engine: pooled rows are the head's input, chunked as whole"
         double worst = 0, scale = 0;
         for (int64_t v = 0; v < V; ++v) {
             double dot = 0;
-            for (int64_t k = 0; k < d; ++k) dot += static_cast<double>(rad_load_f32(w->dtype, wp, v * d + k)) * whole[static_cast<size_t>((n - 1) * d + k)];
+            for (int64_t k = 0; k < d; ++k)
+                dot += static_cast<double>(rad_load_f32(w->dtype, wp, v * d + k)) * whole[static_cast<size_t>((n - 1) * d + k)];
             worst = std::max(worst, std::abs(dot - last_logits[static_cast<size_t>(v)]));
             scale = std::max(scale, std::abs(dot));
         }

@@ -237,9 +237,10 @@ int declare_sparse_mlp(RadBuilder* b, const RadModelMeta* meta, Layer& L, int l,
 // range; elsewhere the model serves no embeddings (the engine refuses steps that ask).
 void declare_pooled(RadBuilder* b, int act) {
     m.op_pool_gather = op(b, "gather_rows", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
-    m.op_pool_norm = op(b, "rms_norm",
-                        {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_norm))},
-                        {m.w_norm});
+    m.op_pool_norm =
+        op(b, "rms_norm",
+           {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_norm))},
+           {m.w_norm});
     if (!rad_op_resolved(b, m.op_pool_gather) || !rad_op_resolved(b, m.op_pool_norm)) {
         m.op_pool_gather = m.op_pool_norm = RAD_NULL_HANDLE;
         rad_note(b, "no pooled output: gather_rows or rms_norm is not served over max_tok rows");

@@ -26,7 +26,7 @@ public:
         size_t tokens_per_call = 2;         // per on_tokens() call
         std::chrono::microseconds tick{0};  // between calls
         Refusal refusal = Refusal::None;
-        int fail_after = -1;  // finish with Error after this many tokens (-1: never)
+        int fail_after = -1;                            // finish with Error after this many tokens (-1: never)
         ModelInfo info{"fake-model", 4096, 151936, 8};  // 8-wide embeddings
     };
 

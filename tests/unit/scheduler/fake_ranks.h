@@ -78,7 +78,7 @@ public:
     std::atomic<int64_t> crashes_{0};
     std::atomic<uint64_t> joins_{1};  // a test restarting a rank bumps it (and clears the KV: forget_kv)
     std::atomic<int64_t> steps{0};
-    std::atomic<int64_t> max_rows{0};    // the most sequences one step held
+    std::atomic<int64_t> max_rows{0};  // the most sequences one step held
     // Embeddings: a hidden row (StepBatch::hidden_ids) is `hidden_width` values, value j the
     // next_token() of the row's context (read back through its block table) followed by j, so a
     // pooled vector is right only if the KV behind every pooled row is.

@@ -49,8 +49,8 @@ std::vector<float> reference(const std::vector<int32_t>& prompt, Pooling p, int3
     if (p == Pooling::Last) return FakeRanks::hidden_of(prompt, width, kVocab);
     std::vector<double> sum(static_cast<size_t>(width), 0.0);
     for (size_t i = 1; i <= prompt.size(); ++i) {
-        const auto v = FakeRanks::hidden_of(std::vector<int32_t>(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(i)), width,
-                                            kVocab);
+        const auto v =
+            FakeRanks::hidden_of(std::vector<int32_t>(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(i)), width, kVocab);
         for (size_t j = 0; j < v.size(); ++j) sum[j] += v[j];
     }
     std::vector<float> out;
@@ -127,9 +127,9 @@ TEST_CASE("scheduler embed: embedding requests beside generation, chunked, poole
             const auto& b = m.batch;
             bool gen_row = false, emb_row = false;
             for (size_t sq = 0; sq < b.seq_ids.size(); ++sq) {
-                const bool is_emb =
-                    std::find_if(emb_ids.begin(), emb_ids.end(), [&](uint64_t id) { return static_cast<int32_t>(id & 0x7fffffff) == b.seq_ids[sq]; }) !=
-                    emb_ids.end();
+                const bool is_emb = std::find_if(emb_ids.begin(), emb_ids.end(), [&](uint64_t id) {
+                                        return static_cast<int32_t>(id & 0x7fffffff) == b.seq_ids[sq];
+                                    }) != emb_ids.end();
                 (is_emb ? emb_row : gen_row) = true;
                 for (int32_t out : b.out_ids)
                     if (is_emb) CHECK_FALSE((out >= b.cu_seqlens[sq] && out < b.cu_seqlens[sq + 1]));

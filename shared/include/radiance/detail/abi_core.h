@@ -19,7 +19,8 @@ extern "C" {
 #define RAD_EXTERN_C
 #endif
 
-#define RAD_ABI_VERSION 4u /* 2: RadDeviceApi (device_core.h); 3: RadComm.aborted, RadDeviceApi.peer_cards/cards;
+#define RAD_ABI_VERSION \
+    4u /* 2: RadDeviceApi (device_core.h); 3: RadComm.aborted, RadDeviceApi.peer_cards/cards;
                               * 4: RadBuilderApi.declare_pooled, RadBatch.n_hidden/hidden_ids (embeddings) */
 
 #if defined(_WIN32)

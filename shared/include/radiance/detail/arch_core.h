@@ -243,9 +243,7 @@ static inline void rad_declare_logits(RadBuilder* b, rad_buf logits) { b->api->d
  * request's rows (last token, mean) and the L2 normalisation are the caller's (the front end pools
  * the returned rows, so a prompt prefilled in chunks pools like one prefilled whole). An
  * architecture that declares none serves no embeddings (a step asking for rows is refused). */
-static inline void rad_declare_pooled(RadBuilder* b, rad_buf pooled) {
-    b->api->declare_pooled(b, pooled);
-}
+static inline void rad_declare_pooled(RadBuilder* b, rad_buf pooled) { b->api->declare_pooled(b, pooled); }
 static inline void rad_note(RadBuilder* b, const char* text) { b->api->note(b, text); }
 static inline void rad_decl_fail(RadBuilder* b, const char* why) { b->api->fail(b, why); }
 static inline int rad_kv_block_size(RadBuilder* b, rad_kv kv) { return b->api->kv_block_size(b, kv); }
