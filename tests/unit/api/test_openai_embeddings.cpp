@@ -104,7 +104,7 @@ TEST_CASE("api embeddings: arrays of strings, token ids and arrays of token ids"
     CHECK(j["usage"]["total_tokens"] == 4);
 }
 
-TEST_CASE("api embeddings: dimensions truncates then normalises; base64 is the floats' bytes", "[api]") {
+TEST_CASE("api embeddings: dimensions truncates then normalises, and base64 is the floats' bytes", "[api]") {
     ApiServer s = embedding_server();
     json j = s.post("/v1/embeddings", json{{"input", {5, 6, 7}}, {"dimensions", 3}}).json_body();
     const std::vector<float> v = floats(j["data"][0]["embedding"]);
@@ -151,7 +151,7 @@ TEST_CASE("api embeddings: bad input is a 400 naming the field", "[api]") {
     CHECK(s.post("/v1/embeddings", json{{"input", "x"}, {"model", "other"}}).status == 404);
 }
 
-TEST_CASE("api embeddings: off without --embeddings; --task embed refuses generation", "[api]") {
+TEST_CASE("api embeddings: off without --embeddings, and --task embed refuses generation", "[api]") {
     ApiServer plain;
     Answer a = plain.post("/v1/embeddings", json{{"input", "hello"}});
     CHECK(a.status == 400);

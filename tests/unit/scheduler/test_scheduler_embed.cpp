@@ -143,7 +143,7 @@ TEST_CASE("scheduler embed: embedding requests beside generation, chunked, poole
     }
 }
 
-TEST_CASE("scheduler embed: refusals name the input; a server without embeddings refuses them", "[scheduler]") {
+TEST_CASE("scheduler embed: refusals name the input, and a server without embeddings refuses them", "[scheduler]") {
     FakeRanks ranks({4, 8, kVocab, 8});
     SchedulerOptions o;
     o.max_ctx = 64;
