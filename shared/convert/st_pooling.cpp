@@ -39,6 +39,13 @@ void read_st_pooling(const std::filesystem::path& folder, std::map<std::string, 
         return;
     }
     auto on = [&](const char* k) { return pool.contains(k) && pool[k].is_boolean() && pool[k].get<bool>(); };
+    // sentence-transformers concatenates every mode it is given: one vector of two poolings is
+    // not what either pooling serves
+    int modes = 0;
+    for (auto& [k, v] : pool.items()) modes += k.rfind("pooling_mode_", 0) == 0 && v.is_boolean() && v.get<bool>();
+    if (modes > 1)
+        throw Error((folder / pooling_dir / "config.json").string() +
+                    ": several pooling modes at once (sentence-transformers concatenates them) are not served");
     std::string mode;
     if (on("pooling_mode_lasttoken"))
         mode = "last";
