@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
         l->set_vocab(eng->vocab());
         l->set_max_out_rows(eng->max_out_rows());
         l->set_feeds_greedy(worker::feeds_greedy(*eng, o.world));
+        l->set_hidden_width(eng->placement() == "host" ? eng->hidden_width() : 0);  // a card's rows are not read back yet
         l->set_feeds_sampled(worker::feeds_sampled(*eng, o.world));
         l->set_summary(std::to_string(eng->declaration().ops.size()) + " ops, arena " + std::to_string(eng->arena_bytes()) + " B, KV " +
                        std::to_string(eng->kv_bytes()) + " B" + (worker::samples_on_card(*eng) ? ", sampling on the card" : ""));
@@ -174,7 +175,16 @@ int main(int argc, char** argv) {
         for (const std::string& res : answers) {
             session->steps_done++;
             bool sent;
-            if (ring) {
+            if (ring && res.size() > ring->result_capacity()) {
+                // Refused rather than lost: a result the slot cannot hold (embedding rows of a
+                // group whose ring was not sized for them) fails its step, not this rank.
+                ipc::ResultMessage big = ipc::decode_result(res), no;
+                no.step_id = big.step_id;
+                no.status = 1;
+                no.error = "the step's result (" + std::to_string(res.size()) + " bytes) exceeds the shared-memory result slot (" +
+                           std::to_string(ring->result_capacity()) + " bytes; hidden rows need the group sized for embeddings)";
+                sent = ring->push_result(ipc::encode(no));
+            } else if (ring) {
                 sent = ring->push_result(res);
             } else {
                 pb::WorkerMessage m;

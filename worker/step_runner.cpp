@@ -88,7 +88,8 @@ void StepRunner::take(const std::string& bytes, std::vector<std::string>& out) {
                 throw Error("bad step: a structured-output mask of " + std::to_string(s.allowed.size()) + " words for a vocabulary of " +
                             std::to_string(eng_.vocab()) + " (" + std::to_string(mask_words) + " words)");
         std::vector<engine::CardDraw> draws(n_out);
-        bool every_row_on_card = on_card_ && eng_.greedy_on_card();
+        // (a step with embedding rows runs at once: its hidden rows come back with its answer)
+        bool every_row_on_card = on_card_ && eng_.greedy_on_card() && m.batch.hidden_ids.empty();
         for (size_t i = 0; i < n_out; ++i) {
             // (a constrained row's mask is staged when the step is queued: `draws` may point into m)
             if (!m.want_logits && i < m.samples.size()) draws[i] = card_draw(m.samples[i], card_samples, eng_.mask_on_card());
@@ -147,6 +148,10 @@ std::string StepRunner::run_now(ipc::StepMessage& m, const std::vector<engine::C
                 res.tokens[i] = sample_row(&logits_[i * V], V, m.samples[i]);
             });
             if (m.want_logits) res.logits = logits_;
+            if (!m.batch.hidden_ids.empty()) {  // embeddings: rank 0's rows answer for every rank
+                res.hidden_width = static_cast<int32_t>(eng_.hidden_width());
+                res.hidden = eng_.hidden_rows();
+            }
         }
         last_tokens_.assign(m.batch.out_ids.size(), -1);
         for (size_t i = 0; i < res.tokens.size(); ++i) last_tokens_[i] = res.tokens[i].token;

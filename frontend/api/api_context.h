@@ -34,6 +34,13 @@ struct ApiContext {
     // The tool-call parser (tool_calls/tool_call_parser.h: hermes, llama3_json, mistral, json);
     // empty: the one the chat template calls for. An unknown name fails ApiState's construction.
     std::string tool_call_parser;
+    // Embeddings (POST /v1/embeddings): served at all (--embeddings, --task embed), or only
+    // (--task embed: the generation routes answer 400); how the checkpoint pools and whether it
+    // normalises (sentence-transformers' 1_Pooling and Normalize, kept in the container's metadata)
+    bool embeddings = false;
+    bool embed_only = false;
+    Pooling embedding_pooling = Pooling::Last;
+    bool embedding_normalize = true;
     ApiOptions options;
 };
 

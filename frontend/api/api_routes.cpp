@@ -23,14 +23,26 @@ void register_api_routes(HttpServer& server, ApiContext& ctx) {
     auto bind = [api](Reply (*handler)(const ApiState&, const Request&)) {
         return [api, handler](const Request& req) { return handler(*api, req); };
     };
-    server.route(http::verb::post, "/v1/chat/completions", bind(handle_chat_completions));
-    server.route(http::verb::post, "/v1/completions", bind(handle_completions));
+    // --task embed: the routes that generate answer 400 saying so
+    auto generates = [api, bind](Reply (*handler)(const ApiState&, const Request&)) -> Handler {
+        if (!api->ctx().embed_only) return bind(handler);
+        return [api](const Request& req) {
+            const ApiError e = bad_request(
+                "this server runs --task embed: it serves embeddings only (POST /v1/embeddings); start it "
+                "without --task embed, or with --embeddings, to generate",
+                "model");
+            return Reply(is_anthropic_path(req) ? anthropic_error(req, e) : openai_error(req, e));
+        };
+    };
+    server.route(http::verb::post, "/v1/chat/completions", generates(handle_chat_completions));
+    server.route(http::verb::post, "/v1/completions", generates(handle_completions));
+    server.route(http::verb::post, "/v1/embeddings", bind(handle_embeddings));
     server.route(http::verb::get, "/v1/models", bind(handle_models));
     server.route(http::verb::get, "/v1/models/{id}", bind(handle_model));
-    server.route(http::verb::post, "/v1/messages", bind(handle_messages));
+    server.route(http::verb::post, "/v1/messages", generates(handle_messages));
     server.route(http::verb::post, "/v1/messages/count_tokens", bind(handle_count_tokens));
-    server.route(http::verb::post, "/completion", bind(handle_llama_completion));
-    server.route(http::verb::post, "/completions", bind(handle_llama_completion));  // llama-server's alias
+    server.route(http::verb::post, "/completion", generates(handle_llama_completion));
+    server.route(http::verb::post, "/completions", generates(handle_llama_completion));  // llama-server's alias
     server.route(http::verb::post, "/tokenize", bind(handle_tokenize));
     server.route(http::verb::post, "/detokenize", bind(handle_detokenize));
     server.route(http::verb::get, "/props", bind(handle_props));

@@ -10,6 +10,7 @@ Reply handle_chat_completions(const ApiState& api, const Request& req);
 Reply handle_completions(const ApiState& api, const Request& req);
 Reply handle_models(const ApiState& api, const Request& req);
 Reply handle_model(const ApiState& api, const Request& req);
+Reply handle_embeddings(const ApiState& api, const Request& req);  // openai_embeddings.cpp
 // Anthropic (anthropic_messages.cpp)
 Reply handle_messages(const ApiState& api, const Request& req);
 Reply handle_count_tokens(const ApiState& api, const Request& req);

@@ -108,7 +108,21 @@ int serve(const ServeOptions& o) {
                              : meta("model.name")  ? meta("model.name")->s
                                                    : std::filesystem::path(path).stem().string();
 
+    // Embeddings (docs/API.md): --embeddings beside generation; --task embed alone; by default
+    // alone for a checkpoint that names an embedding model (a sentence-transformers folder's
+    // pooling, or a config whose architecture is a bare `...Model` rather than `...ForCausalLM`).
+    const std::string arch0 = meta("hf.architectures.0") ? meta("hf.architectures.0")->s : "";
+    const bool embedding_model =
+        meta("embedding.pooling") != nullptr || (arch0.size() > 5 && arch0.compare(arch0.size() - 5, 5, "Model") == 0);
+    const bool embed_only = o.task == "embed" || (o.task == "auto" && embedding_model && !o.embeddings);
+    const bool embeddings = o.embeddings || embed_only;
+    const int64_t hidden = embeddings && meta("model.n_embd") ? meta("model.n_embd")->i : 0;
+    if (embeddings && hidden <= 0) throw Error(path + " states no hidden size (model.n_embd): it cannot serve embeddings");
+    if (embed_only && o.task == "auto")
+        log::info("serving embeddings only: the checkpoint names an embedding model (--task generate to generate)");
+
     GroupOptions go;
+    go.hidden_width = hidden;
     go.world_size = o.external_workers > 0 ? o.external_workers : o.tp;
     go.spawn = o.external_workers == 0;
     go.listen = o.workers_listen;
@@ -138,6 +152,7 @@ int serve(const ServeOptions& o) {
     so.model_name = name;
     so.prefix_caching = o.prefix_caching;
     so.overlap = o.overlap;
+    so.hidden_size = hidden;
     Scheduler scheduler(group, so, &metrics);
 
     ApiContext ctx;
@@ -150,6 +165,10 @@ int serve(const ServeOptions& o) {
     ctx.tool_call_parser = o.tool_call_parser;
     ctx.service = &scheduler;
     ctx.max_context = 0;  // the scheduler's: --max-ctx, or what the KV cache holds when that is less
+    ctx.embeddings = embeddings;
+    ctx.embed_only = embed_only;
+    ctx.embedding_pooling = meta("embedding.pooling") && meta("embedding.pooling")->s == "mean" ? Pooling::Mean : Pooling::Last;
+    ctx.embedding_normalize = !meta("embedding.normalize") || meta("embedding.normalize")->s != "false";
 
     HttpOptions http = o.http;
     http.on_answer = [&metrics](const std::string& endpoint, int status) { metrics.on_http(endpoint, status); };

@@ -54,6 +54,13 @@ const char* const kUsage =
     "  --disable-overlap-schedule  build each step only once the step before is answered (lockstep) instead of\n"
     "                            while it runs [default: overlapped where every rank picks the tokens it feeds]\n"
     "\n"
+    "Embeddings\n"
+    "  --embeddings              serve POST /v1/embeddings beside generation (as llama-server's flag)\n"
+    "  --task auto|generate|embed  embed: embeddings only (the generation routes answer 400); generate: no\n"
+    "                            embeddings unless --embeddings [default: auto: embed for a checkpoint that names an\n"
+    "                            embedding model (architectures ending in Model, a sentence-transformers folder),\n"
+    "                            else generate]\n"
+    "\n"
     "Workers\n"
     "  --tp N                    tensor-parallel ranks, one worker process each [default: 1]\n"
     "  --external-workers N      wait for N workers started elsewhere (systemd, Kubernetes) instead of spawning\n"
@@ -141,6 +148,10 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             o.prefix_caching = false;
         else if (args.is("--disable-overlap-schedule"))
             o.overlap = false;
+        else if (args.is("--embeddings"))
+            o.embeddings = true;
+        else if (args.is("--task"))
+            o.task = args.value();
         else if (args.is("-h", "--help")) {
             std::cout << kUsage;
             std::exit(0);
@@ -148,6 +159,7 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             args.unknown();
     }
     if (o.transport != "shm" && o.transport != "grpc") throw Error("--transport must be shm or grpc");
+    if (o.task != "auto" && o.task != "generate" && o.task != "embed") throw Error("--task must be auto, generate or embed");
     // Keys: a flag, else the environment (a secret or an EnvironmentFile, off the command line);
     // an empty one is an error, never a silent "no authentication".
     auto key_from = [](std::string& key, bool given, const char* flag, const char* env, const char* instead) {

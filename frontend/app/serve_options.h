@@ -20,7 +20,12 @@ struct ServeOptions {
     std::string tool_call_parser;  // empty: the chat template's
     bool graphs = true;
     bool prefix_caching = true;
-    bool overlap = true;       // the overlapped scheduler (SchedulerOptions::overlap)
+    bool overlap = true;  // the overlapped scheduler (SchedulerOptions::overlap)
+    // Embeddings: --embeddings serves POST /v1/embeddings beside generation (llama-server's flag);
+    // --task embed serves only embeddings, --task generate only generation, --task auto (default)
+    // embeddings only for a model whose checkpoint names an embedding model (serve.cpp)
+    bool embeddings = false;
+    std::string task = "auto";
     int max_ctx = 0;           // 0: the model's training context
     int max_batch_tokens = 0;  // 0: default_batch_tokens(max_seqs)
     int max_seqs = 16;

@@ -23,6 +23,9 @@ struct PlanInfo {
     // penalties, bias or logprobs never are.
     bool feeds_greedy = false;
     bool feeds_sampled = false;
+    // Embeddings: the width of a hidden row every rank can return (0: some rank's architecture
+    // declares no pooled output, or its plan is on a card).
+    int64_t hidden_width = 0;
 };
 
 // A rank went away during a step or before it; the message names rank, pid and cause.

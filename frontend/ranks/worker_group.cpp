@@ -166,6 +166,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
     uint64_t result_slot_bytes() const {
         uint64_t b = 65536 + static_cast<uint64_t>(opts.max_out_rows) * (64 + 8 * 32);
         if (opts.return_logits) b += static_cast<uint64_t>(opts.max_out_rows) * static_cast<uint64_t>(opts.vocab) * 4;
+        b += static_cast<uint64_t>(opts.max_tok) * static_cast<uint64_t>(std::max<int64_t>(opts.hidden_width, 0)) * 4;
         return b;
     }
 
@@ -275,7 +276,8 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             r.last_heartbeat = Clock::now();
             if (msg.has_loaded()) {
                 const auto& l = msg.loaded();
-                r.plan = PlanInfo{l.kv_block_size(), l.kv_blocks(), l.vocab(), l.max_out_rows(), l.feeds_greedy(), l.feeds_sampled()};
+                r.plan = PlanInfo{l.kv_block_size(), l.kv_blocks(),     l.vocab(),       l.max_out_rows(),
+                                  l.feeds_greedy(),  l.feeds_sampled(), l.hidden_width()};
                 r.state = RankState::Ready;
                 log::info("rank ", r.index, " (pid ", r.pid, ") ready: ", l.summary());
                 emit(r, "ready");
@@ -446,6 +448,7 @@ PlanInfo WorkerGroup::plan() const {
         p.kv_blocks = std::min(p.kv_blocks, r.plan.kv_blocks);
         p.feeds_greedy = p.feeds_greedy && r.plan.feeds_greedy;  // a fed row needs its token on every rank
         p.feeds_sampled = p.feeds_sampled && r.plan.feeds_sampled;
+        p.hidden_width = std::min(p.hidden_width, r.plan.hidden_width);
     }
     if (impl_->pinned_kv_blocks == 0) impl_->pinned_kv_blocks = p.kv_blocks;
     p.kv_blocks = std::min(p.kv_blocks, impl_->pinned_kv_blocks);

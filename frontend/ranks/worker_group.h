@@ -34,6 +34,9 @@ struct GroupOptions {
     std::string kernels, radiance_home;
     bool accept_reference = false;
     bool return_logits = false;
+    // Embeddings: the width of a hidden row; result slots then hold max_tok of them (a mean-pooled
+    // prompt returns every row it computes). 0: no step carries hidden rows.
+    int64_t hidden_width = 0;
     std::string placement = "auto";  // auto | host | device (EngineOptions::placement)
     bool graphs = true;
     bool respawn = true;                 // spawn mode: restart a rank that dies

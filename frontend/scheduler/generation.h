@@ -47,8 +47,18 @@ public:
     virtual bool complete() const = 0;
 };
 
+// How an embedding request's hidden rows become one vector (sentence-transformers' pooling modes;
+// decoder embedders such as Qwen3-Embedding pool the last token).
+enum class Pooling { Last, Mean };
+
 struct GenerationRequest {
     std::vector<int32_t> prompt;
+    // An embedding request: the prompt is prefilled and nothing is generated or sampled (sampling,
+    // constraint, max_tokens and stop ids are ignored); the final normed hidden state of its last
+    // row, or the mean of all its rows, reaches the sink's on_embedding (not normalised: the API
+    // layer truncates to `dimensions` and then normalises), then on_finish(Stop). Its KV blocks
+    // go back once answered; a Mean request never starts from cached blocks (it needs every row).
+    std::optional<Pooling> embed;
     SamplingParams sampling;
     std::shared_ptr<TokenConstraint> constraint;  // structured output, or null
     int max_tokens = 16;                          // generated tokens at most (>= 1)
@@ -81,6 +91,8 @@ class GenerationSink {
 public:
     virtual ~GenerationSink() = default;
     virtual void on_tokens(const std::vector<TokenEvent>& tokens) = 0;
+    // An embedding request's pooled vector (GenerationRequest::embed), once, before on_finish.
+    virtual void on_embedding(const std::vector<float>& pooled) { (void)pooled; }
     virtual void on_finish(FinishReason reason, const std::string& error) = 0;
 };
 
@@ -88,6 +100,7 @@ struct ModelInfo {
     std::string name;
     int64_t context_length = 0;  // prompt + generated tokens must fit
     int64_t vocab_size = 0;
+    int64_t hidden_size = 0;  // an embedding's full width (0: the service embeds nothing)
 };
 
 // submit() refusals the API layer maps to HTTP statuses.

@@ -75,7 +75,7 @@ void Scheduler::drain() {
     cv_.notify_all();
 }
 
-ModelInfo Scheduler::model_info() const { return {opts_.model_name, max_ctx_.load(), plan_.vocab}; }
+ModelInfo Scheduler::model_info() const { return {opts_.model_name, max_ctx_.load(), plan_.vocab, opts_.hidden_size}; }
 
 SchedulerStats Scheduler::stats() const {
     std::lock_guard<std::mutex> lk(mu_);
@@ -114,6 +114,7 @@ nlohmann::json Scheduler::stats_json() const {
 uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
     if (!started_) throw NotReady("the model is not loaded yet");
     if (draining_) throw NotReady("the server is shutting down");
+    if (req.embed) return submit_embedding(std::move(req), std::move(sink));
     if (req.prompt.empty()) throw BadRequest("the prompt is empty", "prompt");
     if (req.max_tokens < 1) throw BadRequest("max_tokens must be at least 1", "max_tokens");
     for (int32_t t : req.prompt)
@@ -140,6 +141,36 @@ uint64_t Scheduler::submit(GenerationRequest req, std::shared_ptr<GenerationSink
         throw BadRequest("prompt + max_tokens (" + std::to_string(total) + " tokens) needs " + std::to_string(blocks_needed) +
                              " KV cache blocks; the cache holds " + std::to_string(plan_.kv_blocks),
                          "max_tokens");
+    return enqueue(std::move(req), std::move(sink));
+}
+
+// An embedding request: prefill only, so the prompt alone must fit the context and the cache.
+uint64_t Scheduler::submit_embedding(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
+    if (opts_.hidden_size <= 0) throw BadRequest("this server was started without embeddings (--embeddings or --task embed)", "model");
+    if (plan_.hidden_width != opts_.hidden_size)
+        throw BadRequest(plan_.hidden_width == 0 ? "the workers cannot return hidden rows: the model's architecture declares no pooled "
+                                                   "output (rad_declare_pooled), or its plan is on a card (host plans only for now)"
+                                                 : "the workers' hidden rows are " + std::to_string(plan_.hidden_width) +
+                                                       " wide, not the model's " + std::to_string(opts_.hidden_size),
+                         "model");
+    if (req.prompt.empty()) throw BadRequest("the input is empty", "input");
+    for (int32_t t : req.prompt)
+        if (t < 0 || t >= plan_.vocab) throw BadRequest("token id " + std::to_string(t) + " is outside the vocabulary", "input");
+    const int max_ctx = max_ctx_.load();
+    if (static_cast<int64_t>(req.prompt.size()) > max_ctx)
+        throw BadRequest("the input has " + std::to_string(req.prompt.size()) + " tokens; the context holds " + std::to_string(max_ctx),
+                         "input");
+    const int64_t blocks_needed = (static_cast<int64_t>(req.prompt.size()) + plan_.kv_block_size - 1) / plan_.kv_block_size;
+    if (blocks_needed > plan_.kv_blocks)
+        throw BadRequest("the input (" + std::to_string(req.prompt.size()) + " tokens) needs " + std::to_string(blocks_needed) +
+                             " KV cache blocks; the cache holds " + std::to_string(plan_.kv_blocks),
+                         "input");
+    req.max_tokens = 0;
+    req.constraint = nullptr;
+    return enqueue(std::move(req), std::move(sink));
+}
+
+uint64_t Scheduler::enqueue(GenerationRequest req, std::shared_ptr<GenerationSink> sink) {
     std::lock_guard<std::mutex> lk(mu_);
     if (waiting_.size() >= opts_.max_queue) throw QueueFull("the queue holds " + std::to_string(opts_.max_queue) + " waiting requests");
     auto r = std::make_unique<Request>();
@@ -189,7 +220,8 @@ void Scheduler::hash_full_blocks(Request& r) {
 }
 
 void Scheduler::share_cached_prefix(Request& r) {
-    if (!opts_.prefix_caching) return;
+    // a mean pools every row of the prompt: none may come from the cache
+    if (!opts_.prefix_caching || r.req.embed == Pooling::Mean) return;
     hash_full_blocks(r);
     // The last token is always computed, for its logits: the run stops short of the block holding it.
     const int block = plan_.kv_block_size;
@@ -208,6 +240,8 @@ void Scheduler::drop_kv(Request& r) {
     blocks_.release(r.blocks);
     r.computed = 0;
     r.cached = {};
+    r.pool_sum.clear();  // recomputed with the KV
+    r.pooled_rows = 0;
 }
 
 void Scheduler::retire(Request& r) {

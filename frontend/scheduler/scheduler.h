@@ -59,6 +59,9 @@ struct SchedulerOptions {
     std::string model_name;
     bool prefix_caching = true;  // --no-enable-prefix-caching turns it off
     bool overlap = true;         // --disable-overlap-schedule turns it off: lockstep steps
+    // Embeddings: the width of a hidden row the workers return (the group's result slots sized for
+    // max_batch_tokens of them); 0 refuses embedding requests.
+    int64_t hidden_size = 0;
 };
 
 // What the scheduler reports as it works (metrics listen here; all calls come from its thread).
@@ -120,6 +123,12 @@ private:
     struct Sent;  // a step sent and not answered yet (scheduler_request.h)
     // The step loop (scheduler_loop.cpp): build, send, receive the oldest, apply its result.
     void loop();
+    uint64_t submit_embedding(GenerationRequest req, std::shared_ptr<GenerationSink> sink);
+    uint64_t enqueue(GenerationRequest req, std::shared_ptr<GenerationSink> sink);  // checked: queue it
+    // An embedding request's rows of an answered step: pooled into r, and r answered once its
+    // whole prompt is computed.
+    void apply_hidden(Request& r, const float* rows, int32_t n, int32_t width, std::vector<SinkEvent>& emitted,
+                      std::vector<SinkEvent>& done);
     void send_step(ipc::StepMessage& m, Sent&& sent, std::vector<SinkEvent>& done);
     void receive_step(std::vector<SinkEvent>& emitted, std::vector<SinkEvent>& done);
     void apply_result(const Sent& s, const ipc::ResultMessage& res, std::vector<SinkEvent>& emitted, std::vector<SinkEvent>& done);

@@ -78,7 +78,11 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
     // (fed_from >= 0) is r's token from out row fed_from of prev, at position len().
     auto add = [&](Request* r, int64_t from, int64_t n, int32_t fed_from) -> bool {
         const bool fed = fed_from >= 0;
-        const bool samples = fed || from + n == r->len();
+        // An embedding request samples nothing: its rows' hidden states come back instead (the
+        // last prompt row, or every row for a mean)
+        const bool embeds = r->req.embed.has_value();
+        const bool samples = !embeds && (fed || from + n == r->len());
+        const int64_t hidden = !embeds ? 0 : *r->req.embed == Pooling::Mean ? n : from + n == r->len() ? 1 : 0;
         ipc::SampleSpec spec;
         if (samples) spec = spec_of(r->req, r->seed, r->generated, r->gen_counts, static_cast<int64_t>(r->generated.size()) + r->pending);
         if (samples && !fed && !constrain(r->req, plan_.vocab, spec)) {
@@ -86,7 +90,7 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
             return false;
         }
         const size_t row_bytes = static_cast<size_t>(n) * ipc::kStepTokenBytes + ipc::kStepRowBytes +
-                                 (samples ? ipc::encoded_size(spec) : 0) + (fed ? ipc::kStepFedBytes : 0);
+                                 (samples ? ipc::encoded_size(spec) : 0) + (fed ? ipc::kStepFedBytes : 0) + static_cast<size_t>(hidden) * 4;
         const size_t w = std::max(stride, r->blocks.size());
         if (bytes + row_bytes + w * (sent.rows.size() + 1) * 4 > capacity) {
             full = true;
@@ -103,6 +107,8 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
             b.positions.push_back(static_cast<int32_t>(i));
         }
         if (fed) m.fed_from.push_back(fed_from);
+        for (int64_t k = static_cast<int64_t>(b.tokens.size()) - hidden; k < static_cast<int64_t>(b.tokens.size()); ++k)
+            b.hidden_ids.push_back(static_cast<int32_t>(k));
         b.cu_seqlens.push_back(static_cast<int32_t>(b.tokens.size()));
         b.seq_ids.push_back(static_cast<int32_t>(r->id & 0x7fffffff));
         bool picked = false;
@@ -116,7 +122,7 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
         r->pending += samples ? 1 : 0;
         r->step_serial = serial;
         if (r->first_scheduled == std::chrono::steady_clock::time_point{}) r->first_scheduled = std::chrono::steady_clock::now();
-        sent.rows.push_back({r, static_cast<int32_t>(n), samples, picked});
+        sent.rows.push_back({r, static_cast<int32_t>(n), samples, picked, static_cast<int32_t>(hidden)});
         sent.tokens += static_cast<int>(n);
         budget -= static_cast<int>(n);
         return true;
@@ -175,7 +181,7 @@ bool Scheduler::build_step(ipc::StepMessage& m, Sent& sent, const Sent* prev, st
         for (size_t k = static_cast<size_t>(r.cached.blocks); k < r.block_hashes.size(); ++k) in_flight.insert(r.block_hashes[k]);
     };
     auto next_block_in_flight = [&](const Request& r) {
-        if (!opts_.prefix_caching || r.cached.blocks >= (r.len() - 1) / block) return false;
+        if (!opts_.prefix_caching || r.req.embed == Pooling::Mean || r.cached.blocks >= (r.len() - 1) / block) return false;
         if (!in_flight_known) {
             for (const Request* q : running_)
                 if (q->computed < q->len() - 1) note_in_flight(*q);

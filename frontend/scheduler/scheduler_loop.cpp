@@ -203,7 +203,7 @@ void Scheduler::receive_step(std::vector<SinkEvent>& emitted, std::vector<SinkEv
 }
 
 void Scheduler::apply_result(const Sent& s, const ipc::ResultMessage& res, std::vector<SinkEvent>& emitted, std::vector<SinkEvent>& done) {
-    size_t out = 0;
+    size_t out = 0, hid = 0;
     for (const Sent::Row& row : s.rows) {
         Request* r = row.r;
         r->in_flight--;
@@ -214,11 +214,21 @@ void Scheduler::apply_result(const Sent& s, const ipc::ResultMessage& res, std::
             r->pending--;
             t = &res.tokens.at(out++);
         }
+        const size_t hid_at = hid;
+        hid += static_cast<size_t>(row.hidden);
         if (r->zombie) {  // it ended in the step before: this row's token is dropped
             if (r->in_flight == 0) bury(*r);
             continue;
         }
         publish_computed(*r);
+        if (r->req.embed && !r->cancelled) {
+            const size_t w = static_cast<size_t>(std::max(res.hidden_width, 0));
+            if (row.hidden && (w == 0 || res.hidden.size() < hid * w))
+                finish(*r, FinishReason::Error, "the workers returned no hidden rows for an embedding request", done, Clock::now());
+            else
+                apply_hidden(*r, row.hidden ? res.hidden.data() + hid_at * w : nullptr, row.hidden, static_cast<int32_t>(w), emitted, done);
+            continue;
+        }
         if (!t || r->cancelled) continue;
         r->generated.push_back(t->token);
         r->tokens.push_back(t->token);
@@ -253,6 +263,33 @@ void Scheduler::apply_result(const Sent& s, const ipc::ResultMessage& res, std::
         // a zombie while the next step holds a row of it
         if (end) finish(*r, why, why == FinishReason::Error ? "the output constraint refused a sampled token" : "", done, now);
     }
+}
+
+void Scheduler::apply_hidden(Request& r, const float* rows, int32_t n, int32_t width, std::vector<SinkEvent>& emitted,
+                             std::vector<SinkEvent>& done) {
+    if (n > 0) {
+        // summed in double: a mean over a long prompt does not depend on how it was chunked
+        // beyond the last float rounding
+        r.pool_sum.resize(static_cast<size_t>(width), 0.0);
+        const bool last = *r.req.embed == Pooling::Last;
+        for (int32_t i = 0; i < n; ++i)
+            for (int32_t j = 0; j < width; ++j) {
+                const double v = rows[static_cast<size_t>(i) * width + j];
+                r.pool_sum[static_cast<size_t>(j)] = last ? v : r.pool_sum[static_cast<size_t>(j)] + v;
+            }
+        r.pooled_rows += n;
+    }
+    if (r.computed < r.len()) return;  // chunks to come
+    if (r.pooled_rows == 0) {
+        finish(r, FinishReason::Error, "no hidden row came back for the embedding request", done, Clock::now());
+        return;
+    }
+    const double div = *r.req.embed == Pooling::Mean ? static_cast<double>(r.pooled_rows) : 1.0;
+    SinkEvent& se = emitted.emplace_back();
+    se.sink = r.sink;
+    se.embedding.emplace(r.pool_sum.size());
+    for (size_t j = 0; j < r.pool_sum.size(); ++j) (*se.embedding)[j] = static_cast<float>(r.pool_sum[j] / div);
+    finish(r, FinishReason::Stop, "", done, Clock::now());  // r is gone
 }
 
 void Scheduler::undo(const Sent& s) {

@@ -41,6 +41,10 @@ struct Scheduler::Request {
     FinishReason cancel_why = FinishReason::Cancelled;
     std::chrono::steady_clock::time_point arrived, first_scheduled, last_token;
     std::map<int32_t, int32_t> gen_counts;
+    // An embedding request (req.embed): its pooled hidden rows so far (the last row, or the sum of
+    // every row for a mean) and how many were added; dropped with its KV (drop_kv)
+    std::vector<double> pool_sum;
+    int64_t pooled_rows = 0;
 
     int64_t len() const { return static_cast<int64_t>(tokens.size()); }
     int64_t next_pos() const { return computed + queued; }  // the first position no step has computed or is computing
@@ -52,6 +56,7 @@ struct Scheduler::Sent {
         int32_t tokens = 0;    // KV rows it computes
         bool samples = false;  // it has an out row: a token comes back for it
         bool picked = false;   // every rank picks that token alike: the next step may feed it
+        int32_t hidden = 0;    // hidden rows it asked for (an embedding request), in hidden_ids order
     };
     std::vector<Row> rows;
     uint64_t joins = 0;   // group_.joins() when built: a rank that joined since never had the KV it reads

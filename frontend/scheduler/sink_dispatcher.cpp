@@ -47,6 +47,8 @@ void SinkDispatcher::run() {
             try {
                 if (e.finish)
                     e.sink->on_finish(e.why, e.error);
+                else if (e.embedding)
+                    e.sink->on_embedding(*e.embedding);
                 else
                     e.sink->on_tokens(e.tokens);
             } catch (const std::exception& ex) {

@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,8 +22,9 @@ namespace radiance::frontend {
 
 struct SinkEvent {
     std::shared_ptr<GenerationSink> sink;
-    bool finish = false;  // on_finish(why, error), else on_tokens(tokens)
+    bool finish = false;  // on_finish(why, error), else on_embedding(*embedding) where set, else on_tokens(tokens)
     std::vector<TokenEvent> tokens;
+    std::optional<std::vector<float>> embedding;
     FinishReason why = FinishReason::Length;
     std::string error;
 };

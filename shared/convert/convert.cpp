@@ -21,6 +21,7 @@
 #include "radiance/convert/bpe_files.h"
 #include "radiance/convert/hf_config.h"
 #include "radiance/convert/quantize_weight.h"
+#include "radiance/convert/st_pooling.h"
 #include "radiance/convert/random_weights.h"
 #include "radiance/convert/recipe.h"
 #include "radiance/convert/safetensors.h"
@@ -391,6 +392,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         add_generation_config(gen, meta);
     }
     if (!opts.arch.empty()) meta[engine::meta_key::arch] = container::MetaValue::of_str(opts.arch);
+    read_st_pooling(src, meta);  // a sentence-transformers folder's pooling and normalisation
     const std::string arch_id = meta[engine::meta_key::arch].s;
     const std::optional<Recipe> recipe = opts.recipe.empty() ? std::nullopt : std::optional<Recipe>(load_recipe(opts.recipe));
     // The weights' first declaration: the family's unquantised plugin (the one an unquantised

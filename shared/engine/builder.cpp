@@ -147,6 +147,7 @@ int name_map(RadBuilder* b, const RadNameMapEntry* e, int n) {
 }
 
 void declare_logits(RadBuilder* b, rad_buf buf) { st(b).decl.logits = buf; }
+void declare_pooled(RadBuilder* b, rad_buf buf) { st(b).decl.pooled = buf; }
 void note(RadBuilder* b, const char* text) { st(b).decl.notes.emplace_back(text ? text : ""); }
 
 // The block size comes from the attention kernel that won: its derived `block` parameter.
@@ -166,23 +167,10 @@ int weight_encoding(RadBuilder* b, rad_weight w, RadEncoding* out) {
     return RAD_OK;
 }
 
-const RadBuilderApi kApi = {sizeof(RadBuilderApi),
-                            decl_weight,
-                            decl_buffer,
-                            decl_kv_group,
-                            bind_layer_kv,
-                            decl_op,
-                            op_reads,
-                            op_writes,
-                            op_resolved,
-                            op_declared,
-                            name_map,
-                            declare_logits,
-                            note,
-                            fail,
-                            kv_block_size,
-                            weight_encoding,
-                            {}};
+const RadBuilderApi kApi = {
+    sizeof(RadBuilderApi), decl_weight, decl_buffer, decl_kv_group,  bind_layer_kv, decl_op, op_reads,      op_writes,
+    op_resolved,           op_declared, name_map,    declare_logits, note,          fail,    kv_block_size, weight_encoding,
+    declare_pooled,        {}};
 
 }  // namespace
 

@@ -116,6 +116,12 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (lg.d.dtype != RAD_F32) throw Error("the logits buffer must be f32");
     m.max_out = lg.d.shape[0];
     m.vocab = lg.d.shape[lg.d.rank - 1];
+    if (m.decl.pooled != RAD_NULL_HANDLE) {
+        const BufferDecl& pd = m.decl.buffers[m.decl.pooled];
+        if (pd.d.rank != 2) throw Error("the pooled buffer must be [rows, n_embd]");
+        m.pooled_cap = pd.d.shape[0];
+        m.pooled_width = pd.d.shape[1];
+    }
     if (m.dev) {  // tokens picked where the logits are, when the card's library has the ops
         for (const char* op : {"argmax", "sample"}) {
             OpDecl od;
@@ -168,6 +174,9 @@ bool Engine::mask_on_card() const { return impl_->pick_mask; }
 Engine::HostTimes Engine::host_times() const { return impl_->host_times; }
 void Engine::reset_host_times() { impl_->host_times = {}; }
 int64_t Engine::max_out_rows() const { return impl_->max_out; }
+int64_t Engine::hidden_width() const { return impl_->pooled_width; }
+int64_t Engine::max_hidden_rows() const { return impl_->pooled_cap; }
+const std::vector<float>& Engine::hidden_rows() const { return impl_->hidden_last; }
 const Declaration& Engine::declaration() const { return impl_->decl; }
 uint64_t Engine::arena_bytes() const { return impl_->arena.size; }
 uint64_t Engine::kv_bytes() const { return impl_->kv_total; }

@@ -113,6 +113,10 @@ struct Engine::Impl {
     uint64_t kv_total = 0;
     int64_t max_out = 0;
     int64_t vocab = 0;
+    // The pooled hidden output (rad_declare_pooled), when declared: rows it holds, their width, and
+    // the last step's rows asked for by hidden_ids, as f32 [n_hidden, pooled_width]
+    int64_t pooled_cap = 0, pooled_width = 0;
+    std::vector<float> hidden_last;
     // the card, when the plan runs on one
     const RadDeviceApi* dev = nullptr;
     RadStream stream = nullptr;

@@ -82,8 +82,9 @@ void Engine::Impl::plan_buffers() {
         }
         ArenaItem it;
         it.bytes = n;
-        // An undeclared use is assumed live for the whole program; the logits outlive the step.
-        bool whole = b.first_use < 0 || static_cast<rad_buf>(i) == decl.logits;
+        // An undeclared use is assumed live for the whole program; the logits and the pooled rows
+        // outlive the step.
+        bool whole = b.first_use < 0 || static_cast<rad_buf>(i) == decl.logits || static_cast<rad_buf>(i) == decl.pooled;
         it.first = whole ? 0 : b.first_use;
         it.last = whole ? INT_MAX : b.last_use;
         items.push_back(it);

@@ -46,6 +46,16 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     if (static_cast<int64_t>(in.out_ids.size()) > m.max_out) bad("more logits rows than the plan holds");
     for (int32_t o : in.out_ids)
         if (o < 0 || o >= n_tok) bad("out id " + std::to_string(o) + " outside the step");
+    m.hidden_last.clear();
+    if (!in.hidden_ids.empty()) {
+        if (m.decl.pooled == RAD_NULL_HANDLE)
+            bad("hidden rows asked of an architecture that declares no pooled output (rad_declare_pooled): it serves no embeddings");
+        if (m.dev) bad("hidden rows are served on host plans only for now (a card's pooled rows are not read back yet)");
+        if (static_cast<int64_t>(in.hidden_ids.size()) > m.pooled_cap)
+            bad(std::to_string(in.hidden_ids.size()) + " hidden rows (the plan holds " + std::to_string(m.pooled_cap) + ")");
+        for (int32_t o : in.hidden_ids)
+            if (o < 0 || o >= n_tok) bad("hidden id " + std::to_string(o) + " outside the step");
+    }
     const int64_t stride = in.block_table_stride;
     if (!m.decl.kv_groups.empty()) {
         if (stride <= 0 || static_cast<int64_t>(in.block_tables.size()) != stride * n_seq) bad("block tables do not match");
@@ -93,6 +103,8 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     b.block_table_stride = static_cast<int32_t>(stride);
     b.max_q_len = max_q;
     b.max_ctx_len = max_ctx;
+    b.n_hidden = static_cast<int32_t>(in.hidden_ids.size());
+    b.hidden_ids = in.hidden_ids.empty() ? nullptr : in.hidden_ids.data();
     // Which out rows get their token on the card, and by which op: `sample` where some row samples
     // (greedy rows ride along with temperature 0), else `argmax`.
     const size_t n_out = in.out_ids.size(), V = static_cast<size_t>(m.vocab);
@@ -145,6 +157,12 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
         const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
         logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
+        if (b.n_hidden > 0) {  // the pooled buffer's rows, widened to f32 (the activation dtype)
+            const int dt = m.decl.buffers[m.decl.pooled].d.dtype;
+            const int64_t n = b.n_hidden * m.pooled_width;
+            m.hidden_last.resize(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) m.hidden_last[static_cast<size_t>(i)] = rad_load_f32(dt, m.buf_base[m.decl.pooled], i);
+        }
         m.picked_last.clear();
         flip.queued = true;
         return picked;

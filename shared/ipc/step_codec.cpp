@@ -84,7 +84,9 @@ size_t encoded_size(const SampleSpec& s) {
 size_t encoded_size(const StepMessage& m) {
     const auto& b = m.batch;
     size_t n = 4 + 8 + 1 + 4 + m.comm_name.size() + 8 + 6 * 4 + 4 + 4 + 4 + 4 + 4 * m.fed_from.size();
-    n += 4 * (b.tokens.size() + b.positions.size() + b.cu_seqlens.size() + b.seq_ids.size() + b.out_ids.size() + b.block_tables.size());
+    n += 4 * (b.tokens.size() + b.positions.size() + b.cu_seqlens.size() + b.seq_ids.size() + b.out_ids.size() + b.block_tables.size() +
+              b.hidden_ids.size());
+    n += 4;  // hidden_ids' count
     for (const auto& s : m.samples) n += encoded_size(s);
     return n;
 }
@@ -106,6 +108,7 @@ std::string encode(const StepMessage& m) {
     w.put(b.block_table_stride);
     w.put(b.n_seq_decode);
     w.vec(m.fed_from);
+    w.vec(b.hidden_ids);
     w.put<uint32_t>(static_cast<uint32_t>(m.samples.size()));
     for (auto& s : m.samples) {
         const step::SamplingParams& p = s.params;
@@ -146,6 +149,7 @@ StepMessage decode_step(const std::string& bytes) {
     b.n_seq_decode = r.get<int32_t>("n_seq_decode");
     m.fed_from = r.vec<int32_t>("fed_from");
     if (m.fed_from.size() > b.tokens.size()) throw Error("step descriptor: more fed rows than tokens");
+    b.hidden_ids = r.vec<int32_t>("hidden_ids");
     uint32_t ns = r.get<uint32_t>("samples");
     if (ns > b.out_ids.size()) throw Error("step descriptor: more sample specs than out rows");
     m.samples.resize(ns);
@@ -183,6 +187,8 @@ std::string encode(const ResultMessage& m) {
         w.vec(t.top);
     }
     w.vec(m.logits);
+    w.put(m.hidden_width);
+    w.vec(m.hidden);
     return w.take();
 }
 
@@ -202,6 +208,10 @@ ResultMessage decode_result(const std::string& bytes) {
         t.top = r.vec<step::TokenLogprob>("top");
     }
     m.logits = r.vec<float>("logits");
+    m.hidden_width = r.get<int32_t>("hidden_width");
+    m.hidden = r.vec<float>("hidden");
+    if (m.hidden_width < 0 || (m.hidden_width == 0 ? !m.hidden.empty() : m.hidden.size() % static_cast<size_t>(m.hidden_width) != 0))
+        throw Error("step result: hidden rows do not match their width");
     r.done();
     return m;
 }

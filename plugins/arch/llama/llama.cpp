@@ -57,6 +57,11 @@ struct Model {
     rad_kv kv = RAD_NULL_HANDLE;
     rad_op op_embed = RAD_NULL_HANDLE, op_gather = RAD_NULL_HANDLE, op_norm = RAD_NULL_HANDLE, op_head = RAD_NULL_HANDLE,
            op_vgather = RAD_NULL_HANDLE;
+    // The embedding program (rad_declare_pooled): the rows a step names in hidden_ids gathered
+    // from x and put through the final norm into b_pooled. Its own ops, not the head's: the head
+    // may fold the norm into its gemm (head_normed) and so never materialise the normed row.
+    rad_buf b_pooled = RAD_NULL_HANDLE;
+    rad_op op_pool_gather = RAD_NULL_HANDLE, op_pool_norm = RAD_NULL_HANDLE;
     // add_rms_norm resolves (fusion is selection: asked once, at the first norm after a residual
     // add); op_final_add then adds the last layer's MLP output, which no norm folds in
     bool fused = false;
@@ -243,6 +248,27 @@ int declare_sparse_mlp(RadBuilder* b, const RadModelMeta* meta, Layer& L, int l,
     return RAD_OK;
 }
 
+// The pooled output: any row of the step (a mean pools every prompt row) gathered from x and
+// normed by the final norm, in place. Declared where the loaded libraries serve both ops at that
+// range; elsewhere the model serves no embeddings (the engine refuses steps that ask).
+void declare_pooled(RadBuilder* b, int act) {
+    m.op_pool_gather = op(b, "gather_rows", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd)});
+    m.op_pool_norm =
+        op(b, "rms_norm",
+           {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, m.w_norm))},
+           {m.w_norm});
+    if (!rad_op_resolved(b, m.op_pool_gather) || !rad_op_resolved(b, m.op_pool_norm)) {
+        m.op_pool_gather = m.op_pool_norm = RAD_NULL_HANDLE;
+        rad_note(b, "no pooled output: gather_rows or rms_norm is not served over max_tok rows");
+        return;
+    }
+    RadBufDecl d = buf2(act, m.max_tok, m.n_embd);
+    m.b_pooled = rad_decl_buffer(b, "pooled", &d);
+    uses(b, m.op_pool_gather, {m.b_x}, {m.b_pooled});
+    uses(b, m.op_pool_norm, {m.b_pooled}, {m.b_pooled});
+    rad_declare_pooled(b, m.b_pooled);
+}
+
 int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m = Model{};
     if (meta->n_layers <= 0 || meta->n_embd <= 0 || meta->n_head <= 0 || meta->head_dim <= 0 || meta->n_vocab <= 0) {
@@ -389,6 +415,12 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     }
     if (m.fused) m.op_final_add = residual_add(b);
 
+    map(b, "output_norm.weight", RAD_MAP_COPY, {"model.norm.weight"});
+    RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, -1);
+    m.w_norm = rad_decl_weight(b, "output_norm.weight", &wn);
+    if (!require_plain(b, m.w_norm, "output_norm.weight")) return RAD_E_UNSUPPORTED;
+    declare_pooled(b, act);
+
     // The head runs over the rows whose logits are wanted only.
     d = buf2(act, m.max_out, m.n_embd);
     m.b_xo = rad_decl_buffer(b, "x_out", &d);
@@ -396,10 +428,6 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.b_logits = rad_decl_buffer(b, "logits", &d);
     m.op_gather = op(b, "gather_rows", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd)});
     uses(b, m.op_gather, {m.b_x}, {m.b_xo});
-    map(b, "output_norm.weight", RAD_MAP_COPY, {"model.norm.weight"});
-    RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, -1);
-    m.w_norm = rad_decl_weight(b, "output_norm.weight", &wn);
-    if (!require_plain(b, m.w_norm, "output_norm.weight")) return RAD_E_UNSUPPORTED;
     // Under tensor parallelism an untied head is split by vocabulary rows, each rank computing its
     // span of the logits, then gathered (when a loaded library serves all_gather); a tied head
     // reads the replicated embedding table whole.
@@ -475,6 +503,12 @@ void step(RadCtx* c, const RadBatch* bt) {
         if (!m.fused) RAD_ISSUE_N(c, L.op_add_ffn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     }
     if (m.fused) RAD_ISSUE_N(c, m.op_final_add, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
+    // Embedding rows first: the head below may norm x in place
+    if (bt->n_hidden > 0 && m.b_pooled != RAD_NULL_HANDLE) {
+        const int64_t h = bt->n_hidden;
+        RAD_ISSUE_N(c, m.op_pool_gather, h, rad_brows(m.b_x, n), rad_raw(bt->hidden_ids, RAD_I32, h), rad_brows(m.b_pooled, h));
+        RAD_ISSUE_N(c, m.op_pool_norm, h, rad_brows(m.b_pooled, h), rad_w(m.w_norm), rad_brows(m.b_pooled, h));
+    }
     if (bt->n_out <= 0) return;  // a chunk that finishes no sequence runs no head
     const int64_t o = bt->n_out;
     // Every row an output, in order (a decode step): the head reads the residual stream itself

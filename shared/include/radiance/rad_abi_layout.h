@@ -44,14 +44,14 @@
         RAD_L_FIELD(RadWeightDecl, planes), RAD_L_STRUCT(RadBufDecl), RAD_L_FIELD(RadBufDecl, derive), RAD_L_STRUCT(RadKvGroupDecl),       \
         RAD_L_FIELD(RadKvGroupDecl, window), RAD_L_STRUCT(RadNameMapEntry), RAD_L_FIELD(RadNameMapEntry, sources),                         \
         RAD_L_STRUCT(RadParamDecl), RAD_L_FIELD(RadParamDecl, hi), RAD_L_FIELD(RadParamDecl, s), RAD_L_STRUCT(RadBuilderApi),              \
-        RAD_L_FIELD(RadBuilderApi, decl_op), RAD_L_FIELD(RadBuilderApi, weight_encoding), RAD_L_STRUCT(RadBatch),                          \
-        RAD_L_FIELD(RadBatch, token_ids), RAD_L_FIELD(RadBatch, block_tables), RAD_L_FIELD(RadBatch, reserved_p),                          \
-        RAD_L_STRUCT(RadOperandRef), RAD_L_FIELD(RadOperandRef, rows), RAD_L_FIELD(RadOperandRef, ptr), RAD_L_STRUCT(RadCtxApi),           \
-        RAD_L_FIELD(RadCtxApi, status), RAD_L_STRUCT(RadComm), RAD_L_FIELD(RadComm, staging), RAD_L_FIELD(RadComm, barrier),               \
-        RAD_L_FIELD(RadComm, device_comm), RAD_L_FIELD(RadComm, aborted), RAD_L_STRUCT(RadDeviceApi),                                      \
-        RAD_L_FIELD(RadDeviceApi, memory_bytes), RAD_L_FIELD(RadDeviceApi, alloc), RAD_L_FIELD(RadDeviceApi, graph_launch),                \
-        RAD_L_FIELD(RadDeviceApi, last_error), RAD_L_FIELD(RadDeviceApi, peer_cards), RAD_L_FIELD(RadDeviceApi, cards),                    \
-        RAD_L_FIELD(RadDeviceApi, mark_wait)
+        RAD_L_FIELD(RadBuilderApi, decl_op), RAD_L_FIELD(RadBuilderApi, weight_encoding), RAD_L_FIELD(RadBuilderApi, declare_pooled),      \
+        RAD_L_STRUCT(RadBatch), RAD_L_FIELD(RadBatch, token_ids), RAD_L_FIELD(RadBatch, block_tables), RAD_L_FIELD(RadBatch, reserved_p),  \
+        RAD_L_FIELD(RadBatch, n_hidden), RAD_L_FIELD(RadBatch, hidden_ids), RAD_L_STRUCT(RadOperandRef), RAD_L_FIELD(RadOperandRef, rows), \
+        RAD_L_FIELD(RadOperandRef, ptr), RAD_L_STRUCT(RadCtxApi), RAD_L_FIELD(RadCtxApi, status), RAD_L_STRUCT(RadComm),                   \
+        RAD_L_FIELD(RadComm, staging), RAD_L_FIELD(RadComm, barrier), RAD_L_FIELD(RadComm, device_comm), RAD_L_FIELD(RadComm, aborted),    \
+        RAD_L_STRUCT(RadDeviceApi), RAD_L_FIELD(RadDeviceApi, memory_bytes), RAD_L_FIELD(RadDeviceApi, alloc),                             \
+        RAD_L_FIELD(RadDeviceApi, graph_launch), RAD_L_FIELD(RadDeviceApi, last_error), RAD_L_FIELD(RadDeviceApi, peer_cards),             \
+        RAD_L_FIELD(RadDeviceApi, cards), RAD_L_FIELD(RadDeviceApi, mark_wait)
 
 #ifdef __cplusplus
 namespace rad_abi_detail {

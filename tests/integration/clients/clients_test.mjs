@@ -69,6 +69,23 @@ await check("openai models list names the served model", async () => {
   assert(list.data.some((m) => m.id === "demo"), JSON.stringify(list.data));
 });
 
+// Embeddings through the SDK: by default it asks for base64 and decodes the bytes itself; with
+// encoding_format "float" it takes the numbers as sent. Both must agree and be unit-norm.
+await check("openai embeddings.create: base64 (the SDK's default) and float agree, unit-norm", async () => {
+  const input = ["Call me Ishmael.", "The whale!"];
+  const b = await openai.embeddings.create({ model: "demo", input });
+  const f = await openai.embeddings.create({ model: "demo", input, encoding_format: "float" });
+  assert(b.data.length === 2 && f.data.length === 2, JSON.stringify(f).slice(0, 200));
+  for (let i = 0; i < 2; i++) {
+    const x = b.data[i].embedding, y = f.data[i].embedding;
+    assert(Array.isArray(x) && x.length === y.length && x.length > 0, `widths ${x.length} ${y.length}`);
+    assert(x.every((v, k) => Math.abs(v - y[k]) <= 1e-6), `input ${i}: base64 and float differ`);
+    const n = Math.sqrt(y.reduce((s, v) => s + v * v, 0));
+    assert(Math.abs(n - 1) < 1e-5, `norm ${n}`);
+  }
+  assert(f.usage.prompt_tokens > 0 && f.usage.total_tokens === f.usage.prompt_tokens, JSON.stringify(f.usage));
+});
+
 // Structured output through the SDK's own parse helper: response_format json_schema (strict), the
 // answer's message.parsed is the SDK's JSON.parse of the content and must satisfy the schema
 // (checked by hand here); parse() itself throws if the answer was cut by max_tokens. Sampled, so

@@ -10,7 +10,7 @@ if [ ! -d "$here/node_modules/openai" ]; then
   (cd "$here" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" serve --model "$src/models/demo" --port "$port" --cache-dir "$work/cache" >"$work/serve.log" 2>&1 &
+"$bin" serve --model "$src/models/demo" --port "$port" --cache-dir "$work/cache" --embeddings >"$work/serve.log" 2>&1 &
 server=$!
 for i in $(seq 1 300); do curl -sf "localhost:$port/ready" >/dev/null && break; sleep 0.2; done
 # curl, as a person would.

@@ -81,15 +81,15 @@ FakeGenerationService::Settings ApiServer::default_settings() {
 }
 
 ApiServer::ApiServer(FakeGenerationService::Settings settings, HttpOptions http, const text::Tokenizer& tokenizer,
-                     std::vector<int32_t> model_stop_ids)
+                     std::function<void(ApiContext&)> configure)
     : service(std::move(settings)), server(std::move(http)) {
     ctx.tokenizer = &tokenizer;
-    ctx.stop_token_ids = std::move(model_stop_ids);
     ctx.chat_template = qwen3_chat_template();
     ctx.eos_token = "<|im_end|>";
     ctx.model_name = "fake-model";
     ctx.service = &service;
     ctx.default_max_tokens = 256;
+    if (configure) configure(ctx);
     register_api_routes(server, ctx);
 }
 

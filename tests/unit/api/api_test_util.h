@@ -2,6 +2,7 @@
 // socket) over the fake GenerationService and the real Qwen3 tokenizer and chat template, and
 // helpers to call it and read its answers.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,7 +39,8 @@ std::vector<SseEvent> parse_sse(const std::string& body);
 class ApiServer {
 public:
     explicit ApiServer(FakeGenerationService::Settings settings = default_settings(), radiance::frontend::HttpOptions http = {},
-                       const radiance::text::Tokenizer& tokenizer = qwen3_tokenizer(), std::vector<int32_t> model_stop_ids = {});
+                       const radiance::text::Tokenizer& tokenizer = qwen3_tokenizer(),
+                       std::function<void(radiance::frontend::ApiContext&)> configure = {});
     static FakeGenerationService::Settings default_settings();  // the script "Hello world! How are you today?"
 
     Answer post(const std::string& target, const std::string& body, const std::map<std::string, std::string>& headers = {});

@@ -77,6 +77,16 @@ bool FakeGenerationService::wait_idle(std::chrono::milliseconds timeout) const {
     return cv_.wait_for(lk, timeout, [&] { return active_.empty() && !delivering_; });
 }
 
+std::vector<float> FakeGenerationService::fake_embedding(const std::vector<int32_t>& prompt, int64_t width) {
+    std::vector<float> v(static_cast<size_t>(std::max<int64_t>(width, 0)));
+    for (size_t j = 0; j < v.size(); ++j) {
+        int64_t h = static_cast<int64_t>(j) + 1;
+        for (int32_t t : prompt) h = (h * 31 + t) % 1009;
+        v[j] = static_cast<float>(h - 504) / 100.0f;  // not unit-norm: the API layer normalises
+    }
+    return v;
+}
+
 void FakeGenerationService::loop() {
     struct Call {
         std::shared_ptr<GenerationSink> sink;
@@ -84,6 +94,7 @@ void FakeGenerationService::loop() {
         bool finish = false;
         FinishReason why = FinishReason::Length;
         std::string error;
+        std::vector<float> embedding;  // an embedding request's pooled vector
     };
     std::unique_lock lk(mu_);
     while (!stop_) {
@@ -100,6 +111,10 @@ void FakeGenerationService::loop() {
                 c.finish = true;
                 c.why = a.cancel ? a.cancel_why : FinishReason::Error;
                 if (!a.cancel) c.error = "the request's deadline passed";
+            }
+            if (!c.finish && a.req.embed) {  // an embedding request answers at once
+                c.embedding = FakeGenerationService::fake_embedding(a.req.prompt, settings_.info.hidden_size);
+                c.finish = true, c.why = FinishReason::Stop;
             }
             for (size_t k = 0; !c.finish && k < settings_.tokens_per_call; ++k) {
                 const auto& script = settings_.script;
@@ -132,6 +147,7 @@ void FakeGenerationService::loop() {
         lk.unlock();
         for (auto& c : calls) {
             if (!c.tokens.empty()) c.sink->on_tokens(c.tokens);
+            if (!c.embedding.empty()) c.sink->on_embedding(c.embedding);
             if (c.finish) c.sink->on_finish(c.why, c.error);
         }
         calls.clear();

@@ -26,8 +26,8 @@ public:
         size_t tokens_per_call = 2;         // per on_tokens() call
         std::chrono::microseconds tick{0};  // between calls
         Refusal refusal = Refusal::None;
-        int fail_after = -1;  // finish with Error after this many tokens (-1: never)
-        ModelInfo info{"fake-model", 4096, 151936};
+        int fail_after = -1;                            // finish with Error after this many tokens (-1: never)
+        ModelInfo info{"fake-model", 4096, 151936, 8};  // 8-wide embeddings
     };
 
     FakeGenerationService() : FakeGenerationService(Settings()) {}
@@ -39,6 +39,10 @@ public:
     bool ready() const override { return settings().refusal != Refusal::NotReady; }
     ModelInfo model_info() const override { return settings().info; }
     nlohmann::json stats_json() const override { return {{"kv_blocks_used", 3}, {"kv_blocks_total", 100}}; }
+
+    // The vector an embedding request gets (GenerationRequest::embed): a fixed function of its
+    // prompt, `width` values, not normalised.
+    static std::vector<float> fake_embedding(const std::vector<int32_t>& prompt, int64_t width);
 
     void set(Settings s);
     Settings settings() const;

@@ -22,7 +22,7 @@ std::vector<int32_t> sorted(std::vector<int32_t> v) {
 TEST_CASE("api stop tokens: the model's end ids join the tokenizer's EOS and the template's eos_token", "[api]") {
     const auto& tok = qwen3_tokenizer();
     const int32_t im_end = *tok.token_to_id("<|im_end|>"), endoftext = *tok.token_to_id("<|endoftext|>");
-    ApiServer s(ApiServer::default_settings(), {}, tok, {endoftext, 4242});
+    ApiServer s(ApiServer::default_settings(), {}, tok, [&](ApiContext& c) { c.stop_token_ids = {endoftext, 4242}; });
     REQUIRE(s.post("/v1/chat/completions", json{{"model", "fake-model"}, {"messages", {{{"role", "user"}, {"content", "Hi"}}}}}).status == 200);
     REQUIRE(s.post("/v1/completions", json{{"model", "fake-model"}, {"prompt", "Hi"}, {"ignore_eos", true}}).status == 200);
     const auto seen = s.service.submitted();

@@ -97,6 +97,19 @@ radiance::ipc::ResultMessage FakeRanks::run(const radiance::ipc::StepMessage& m)
         for (int32_t i = b.cu_seqlens[s]; i < b.cu_seqlens[s + 1]; ++i) kv_[slot(s, b.positions[i])] = b.tokens[i];
     radiance::ipc::ResultMessage r;
     r.step_id = m.step_id;
+    auto context_of = [&](int32_t row) {
+        int64_t s = 0;
+        while (b.cu_seqlens[s + 1] <= row) ++s;
+        std::vector<int32_t> context;
+        for (int32_t p = 0; p <= b.positions[row]; ++p) {
+            auto it = kv_.find(slot(s, p));
+            context.push_back(it == kv_.end() ? -1 : it->second);
+        }
+        return context;
+    };
+    if (!b.hidden_ids.empty()) r.hidden_width = hidden_width;
+    for (int32_t row : b.hidden_ids)
+        for (float x : hidden_of(context_of(row), hidden_width, plan_.vocab)) r.hidden.push_back(x);
     for (size_t o = 0; o < b.out_ids.size(); ++o) {
         const int32_t row = b.out_ids[o];
         int64_t s = 0;

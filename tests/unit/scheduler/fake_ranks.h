@@ -30,6 +30,7 @@ class FakeRanks : public radiance::frontend::StepTarget {
 public:
     FakeRanks(PlanInfo plan, uint64_t capacity = 1 << 20) : plan_(plan), capacity_(capacity) {
         plan_.feeds_greedy = plan_.feeds_sampled = true;
+        if (plan_.hidden_width == 0) plan_.hidden_width = 4;  // hidden_width's default below
     }
 
     // The token that follows `context` (also what a row whose context is this gets).
@@ -77,7 +78,20 @@ public:
     std::atomic<int64_t> crashes_{0};
     std::atomic<uint64_t> joins_{1};  // a test restarting a rank bumps it (and clears the KV: forget_kv)
     std::atomic<int64_t> steps{0};
-    std::atomic<int64_t> max_rows{0};    // the most sequences one step held
+    std::atomic<int64_t> max_rows{0};  // the most sequences one step held
+    // Embeddings: a hidden row (StepBatch::hidden_ids) is `hidden_width` values, value j the
+    // next_token() of the row's context (read back through its block table) followed by j, so a
+    // pooled vector is right only if the KV behind every pooled row is.
+    int32_t hidden_width = 4;
+    static std::vector<float> hidden_of(std::vector<int32_t> context, int32_t width, int64_t vocab) {
+        std::vector<float> v;
+        context.push_back(0);
+        for (int32_t j = 0; j < width; ++j) {
+            context.back() = -1000 - j;
+            v.push_back(static_cast<float>(next_token(context, vocab)));
+        }
+        return v;
+    }
     std::atomic<int64_t> overlapped{0};  // steps sent while another was outstanding
     std::atomic<int64_t> fed_rows{0};    // rows fed from the step before
     // Steps outstanding behind the one being run (before_step may read it: a loss with two in flight).

@@ -19,7 +19,10 @@ extern "C" {
 #define RAD_EXTERN_C
 #endif
 
-#define RAD_ABI_VERSION 3u /* 2: RadDeviceApi (device_core.h); 3: RadComm.aborted, RadDeviceApi.peer_cards/cards */
+/* 2: RadDeviceApi (device_core.h); 3: RadComm.aborted, RadDeviceApi.peer_cards/cards;
+ * 4: RadBuilderApi.declare_pooled, RadBatch.n_hidden/hidden_ids (embeddings).
+ * (One line: cmake/RadianceInstall.cmake reads the number from it.) */
+#define RAD_ABI_VERSION 4u
 
 #if defined(_WIN32)
 #define RAD_EXPORT __declspec(dllexport)

@@ -210,7 +210,9 @@ typedef struct RadBuilderApi {
     void (*fail)(RadBuilder* b, const char* why);
     int (*kv_block_size)(RadBuilder* b, rad_kv kv);
     int (*weight_encoding)(RadBuilder* b, rad_weight w, RadEncoding* out);
-    void* reserved[8];
+    /* ABI 4: the pooled hidden output (rad_declare_pooled below). */
+    void (*declare_pooled)(RadBuilder* b, rad_buf pooled);
+    void* reserved[7];
 } RadBuilderApi;
 
 struct RadBuilder {
@@ -235,6 +237,13 @@ static inline int rad_op_resolved(RadBuilder* b, rad_op op) { return b->api->op_
 static inline int rad_op_declared(RadBuilder* b, const char* op) { return b->api->op_declared(b, op); }
 static inline int rad_decl_name_map(RadBuilder* b, const RadNameMapEntry* e, int n) { return b->api->name_map(b, e, n); }
 static inline void rad_declare_logits(RadBuilder* b, rad_buf logits) { b->api->declare_logits(b, logits); }
+/* An embedding program: `pooled` ([max_tok, n_embd], the activation dtype) receives, when a step
+ * asks (RadBatch.n_hidden > 0), the final normed hidden state of each row hidden_ids names, in
+ * that order, in rows [0, n_hidden): what the head would read, before the head. Pooling over a
+ * request's rows (last token, mean) and the L2 normalisation are the caller's (the front end pools
+ * the returned rows, so a prompt prefilled in chunks pools like one prefilled whole). An
+ * architecture that declares none serves no embeddings (a step asking for rows is refused). */
+static inline void rad_declare_pooled(RadBuilder* b, rad_buf pooled) { b->api->declare_pooled(b, pooled); }
 static inline void rad_note(RadBuilder* b, const char* text) { b->api->note(b, text); }
 static inline void rad_decl_fail(RadBuilder* b, const char* why) { b->api->fail(b, why); }
 static inline int rad_kv_block_size(RadBuilder* b, rad_kv kv) { return b->api->kv_block_size(b, kv); }
@@ -268,8 +277,10 @@ typedef struct RadBatch {
     int32_t block_table_stride;
     int32_t max_q_len;
     int32_t max_ctx_len;
-    int32_t reserved_i[7];
-    const void* reserved_p[8];
+    int32_t n_hidden; /* ABI 4: rows whose final normed hidden state is wanted (rad_declare_pooled); 0: none */
+    int32_t reserved_i[6];
+    const int32_t* hidden_ids; /* [n_hidden]: row indices into the step's tokens, any order */
+    const void* reserved_p[7];
 } RadBatch;
 
 typedef enum RadOperandKind {

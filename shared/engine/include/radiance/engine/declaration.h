@@ -54,6 +54,7 @@ struct Declaration {
     std::vector<OpDecl> ops;
     std::vector<NameMapEntry> name_map;
     rad_buf logits = RAD_NULL_HANDLE;
+    rad_buf pooled = RAD_NULL_HANDLE;  // rad_declare_pooled: the final normed hidden rows, or none (no embeddings)
     std::vector<std::string> notes;
     std::string failure;  // rad_decl_fail, or a malformed declaration
 

@@ -67,6 +67,12 @@ public:
     int64_t kv_blocks() const;
     int64_t vocab() const;
     int64_t max_out_rows() const;
+    // Embeddings (rad_declare_pooled): the width of a hidden row (0: the architecture declares no
+    // pooled output, and a step with hidden_ids is refused), how many one step may ask for, and
+    // the last step()'s rows, f32 [hidden_ids.size(), hidden_width()] in hidden_ids' order.
+    int64_t hidden_width() const;
+    int64_t max_hidden_rows() const;
+    const std::vector<float>& hidden_rows() const;
     const Declaration& declaration() const;
     uint64_t arena_bytes() const;
     uint64_t kv_bytes() const;

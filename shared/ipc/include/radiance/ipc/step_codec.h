@@ -53,6 +53,10 @@ struct ResultMessage {
     std::string error;
     std::vector<Sampled> tokens;  // per out row when the step sampled
     std::vector<float> logits;    // out rows x vocab when asked
+    // Embeddings: the final normed hidden state of each of the step's hidden_ids rows, in order,
+    // f32 [hidden_ids.size(), hidden_width] (rank 0's; empty when the step named none)
+    int32_t hidden_width = 0;
+    std::vector<float> hidden;
 };
 
 // Exact encoded sizes without encoding (encode(m).size() == encoded_size(m)): the scheduler keeps
