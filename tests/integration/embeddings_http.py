@@ -11,8 +11,7 @@ workers with small steps (--max-batch-tokens 24, so longer inputs are prefilled 
 - bad input is a 400 naming the field.
 
 The independent reference (the pooled row is the head's input: W h gives the logits) is
-tests/integration/test_embedding_engine.cpp's; a transformers reference is
-tools/golden/make_embedding_ref.py's, to be run where torch is.
+tests/integration/test_embedding_engine.cpp's; transformers' is checked by embeddings_reference.py.
 
 usage: embeddings_http.py RADIANCE_BIN MODEL_DIR
 
