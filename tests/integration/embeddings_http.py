@@ -25,12 +25,11 @@ import json
 import math
 import os
 import shutil
-import socket
 import struct
-import subprocess
 import sys
 import tempfile
-import time
+
+from radserve import Server
 
 passed, failed = 0, 0
 
@@ -39,14 +38,6 @@ def check(ok, what):
     global passed, failed
     print(("PASS " if ok else "FAIL ") + what, flush=True)
     passed, failed = passed + bool(ok), failed + (not ok)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def request(port, path, body, timeout=120):
@@ -131,34 +122,11 @@ def main():
     radiance, model = sys.argv[1], sys.argv[2]
     hidden = json.load(open(os.path.join(model, "config.json")))["hidden_size"]
     work = tempfile.mkdtemp(prefix="radiance-embeddings-")
-    port = free_port()
-    log = os.path.join(work, "serve.log")
-    env = {k: v for k, v in os.environ.items() if k not in ("RADIANCE_API_KEY", "RADIANCE_ADMIN_KEY")}
-    proc = subprocess.Popen([radiance, "serve", "--model", model, "--port", str(port), "--cache-dir", os.path.join(work, "cache"),
-                             "--embeddings", "--max-batch-tokens", "24", "--max-ctx", "1024"],
-                            stdout=subprocess.DEVNULL, stderr=open(log, "w"), env=env)
+    server = Server(radiance, model, work, ["--embeddings", "--max-batch-tokens", "24", "--max-ctx", "1024"])
     try:
-        end = time.time() + 180
-        while True:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                c.request("GET", "/ready")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.time() > end or proc.poll() is not None:
-                raise SystemExit("the server did not become ready:\n" + open(log).read()[-3000:])
-            time.sleep(0.1)
-        run(port, hidden)
+        run(server.port, hidden)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if failed:
-            print(open(log).read()[-3000:])
+        server.stop(show_log=failed > 0)
         shutil.rmtree(work, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

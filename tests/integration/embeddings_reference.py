@@ -17,14 +17,12 @@ fewer (0.045 to 0.59). Measured: last 3.8e-8 to 4.6e-8, mean 3.6e-7 to 5.9e-7.
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-import http.client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from embeddings_http import check, embed, free_port  # noqa: E402
+from embeddings_http import check, embed  # noqa: E402
+from radserve import Server  # noqa: E402
 import embeddings_http  # noqa: E402
 
 
@@ -45,44 +43,20 @@ def main():
     st_files = sys.argv[4] if len(sys.argv) > 4 else None
     ref = json.load(open(ref_path))
     work = tempfile.mkdtemp(prefix="radiance-embref-")
-    port = free_port()
-    log = os.path.join(work, "serve.log")
-    env = {k: v for k, v in os.environ.items() if k not in ("RADIANCE_API_KEY", "RADIANCE_ADMIN_KEY")}
-    folder = model_folder(model, st_files, work)
-    proc = subprocess.Popen([radiance, "serve", "--model", folder, "--port", str(port), "--cache-dir", os.path.join(work, "cache"),
-                             "--embeddings", "--max-batch-tokens", "24", "--max-ctx", "1024"],
-                            stdout=subprocess.DEVNULL, stderr=open(log, "w"), env=env)
+    server = Server(radiance, model_folder(model, st_files, work), work, ["--embeddings", "--max-batch-tokens", "24", "--max-ctx", "1024"])
     try:
-        end = time.time() + 180
-        while True:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                c.request("GET", "/ready")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.time() > end or proc.poll() is not None:
-                raise SystemExit("the server did not become ready:\n" + open(log).read()[-3000:])
-            time.sleep(0.1)
         for case in ref["cases"]:
-            [v], _ = embed(port, case["ids"])
+            [v], _ = embed(server.port, case["ids"])
             want = case["embedding"]
             err = max(abs(a - b) for a, b in zip(v, want)) if len(v) == len(want) else float("inf")
             check(err <= 1e-4, f"{ref['pooling']} pooling, normalize {ref['normalize']}, {len(case['ids'])} tokens "
                                f"({case['input'][:30]!r}...): max error {err:.3g} against transformers (1e-4)")
         # the text path gives the ids the reference tokenised (add_special_tokens=True)
-        [vt], _ = embed(port, ref["cases"][0]["input"])
+        [vt], _ = embed(server.port, ref["cases"][0]["input"])
         err = max(abs(a - b) for a, b in zip(vt, ref["cases"][0]["embedding"]))
         check(err <= 1e-4, f"sent as text: max error {err:.3g}")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if embeddings_http.failed:
-            print(open(log).read()[-3000:])
+        server.stop(show_log=embeddings_http.failed > 0)
         shutil.rmtree(work, ignore_errors=True)
     print(f"{embeddings_http.passed} passed, {embeddings_http.failed} failed")
     sys.exit(1 if embeddings_http.failed else 0)
