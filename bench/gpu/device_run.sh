@@ -5,6 +5,7 @@
 #            teacher-forced decode logits, free-running greedy pipelined on the card
 #   makegolden tools/golden/make_golden.py for the cases of GOLDEN_CASES (names of its CASES) into $OUT/golden
 #            (commit them under tests/golden/fixtures)
+#   shapebench rad-enginebench on bench/gpu/configs shapes (SHAPES, default gemma-2-9b phi-3-medium), random weights
 #   moebench rad-enginebench on Qwen3-30B-A3B's shape (bench/gpu/configs/qwen3-30b-a3b.json, MOE_LAYERS layers,
 #            default 12 of 48, weights drawn by rad-convert --random-weights): prefill 512, decode 1 / 64
 #   moecut   a random Qwen3-30B-A3B-shaped HF checkpoint cut to MOE_LAYERS (default 8) layers
@@ -285,6 +286,17 @@ for stage in "$@"; do
     [[ -f $d.rad ]] || LD_LIBRARY_PATH=$B/lib:$cuda_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-convert" $d -o $d.rad --random-weights 1 2>&1 | tail -1
     LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-enginebench" $d.rad --placement device \
       ${MOEBENCH_ARGS:---prefill 512 --decode 1,64 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill|model|case)" | tee -a "$OUTD/moebench.log" ;;
+  shapebench)  # rad-enginebench on the shapes of SHAPES (bench/gpu/configs/NAME.json, default gemma-2-9b phi-3-medium): random bf16 weights drawn by rad-convert from the config alone, each container removed after its run (disk)
+    for shape in ${SHAPES:-gemma-2-9b phi-3-medium}; do
+      d=/tmp/shape-$shape; mkdir -p $d && cp "$root/bench/gpu/configs/$shape.json" $d/config.json
+      t0=$SECONDS
+      LD_LIBRARY_PATH=$B/lib:$cuda_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-convert" $d -o $d.rad --random-weights 1 2>&1 | tail -1
+      echo "shapebench $shape: drawn in $((SECONDS - t0)) s, $(du -h $d.rad | cut -f1)"
+      LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-enginebench" $d.rad --placement device \
+        ${SHAPEBENCH_ARGS:---prefill 512 --decode 1,64 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill|model|case)" |
+        sed "s/^/shapebench $shape: /" | tee -a "$OUTD/shapebench.log"
+      rm -f $d.rad
+    done ;;
   moecut)
     MC=/tmp/moecut
     peers_tokenizers
