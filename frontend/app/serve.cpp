@@ -110,10 +110,14 @@ int serve(const ServeOptions& o) {
 
     // Embeddings (docs/API.md): --embeddings beside generation; --task embed alone; by default
     // alone for a checkpoint that names an embedding model (a sentence-transformers folder's
-    // pooling, or a config whose architecture is a bare `...Model` rather than `...ForCausalLM`).
+    // pooling, or a config whose architecture is a bare `...Model` rather than `...ForCausalLM`;
+    // GPT-2's `GPT2LMHeadModel` is a causal LM: served as an embedder it answered every
+    // completion with a 400, http_golden_gpt2_tiny).
     const std::string arch0 = meta("hf.architectures.0") ? meta("hf.architectures.0")->s : "";
-    const bool embedding_model =
-        meta("embedding.pooling") != nullptr || (arch0.size() > 5 && arch0.compare(arch0.size() - 5, 5, "Model") == 0);
+    auto ends_with = [&](const std::string& tail) {
+        return arch0.size() >= tail.size() && arch0.compare(arch0.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    const bool embedding_model = meta("embedding.pooling") != nullptr || (ends_with("Model") && !ends_with("LMHeadModel"));
     const bool embed_only = o.task == "embed" || (o.task == "auto" && embedding_model && !o.embeddings);
     const bool embeddings = o.embeddings || embed_only;
     const int64_t hidden = embeddings && meta("model.n_embd") ? meta("model.n_embd")->i : 0;
