@@ -3,7 +3,8 @@
 // template's tool turns), usage, max_output_tokens ending "incomplete", the stream's event order
 // with deltas adding up to the text, function calls read out of hermes markup as function_call
 // items (answered and streamed), previous_response_id continuing a stored conversation, GET by id,
-// 404s for unknown and evicted ids, and 400s naming the field.
+// 404s for unknown and evicted ids, 400s naming the field, and a failed generation (an error
+// event, or a 500, and nothing stored).
 // Mutations seen failing (then reverted): ResponseOutput::finish not closing the open item (the
 // string-input and max_output_tokens cases fail: status in_progress, no content); the request
 // not prepending the stored items of previous_response_id (the continuation and round-trip cases
@@ -419,4 +420,18 @@ TEST_CASE("api responses: bad input is a 400 naming the field", "[api][responses
         CHECK(e["error"]["type"] == "invalid_request_error");
     }
     CHECK(s.service.submitted().empty());
+}
+
+TEST_CASE("api responses: a generation failing after the 200 ends the stream with an error event", "[api][responses]") {
+    auto settings = ApiServer::default_settings();
+    settings.fail_after = 2;
+    ApiServer s(settings);
+    const auto events = stream_events(s.post("/v1/responses", body({{"stream", true}})));
+    REQUIRE(!events.empty());
+    CHECK(events.back()["type"] == "error");
+    CHECK(events.back()["message"].get<std::string>().find("generation failed") != std::string::npos);
+    const Answer a = s.post("/v1/responses", body());
+    CHECK(a.status == 500);
+    // A failed response is not stored.
+    CHECK(s.get("/v1/responses/" + events.front()["response"]["id"].get<std::string>()).status == 404);
 }
