@@ -113,8 +113,9 @@ ResponsesRequest read_responses_request(const ApiState& api, const ordered_json&
     auto constraint = read_responses_text_format(body, api);
     if (r.tools.grammar) {
         if (constraint)
-            throw bad_request("tool_choice 'required' or a named function constrains the output itself; it cannot be combined with text.format",
-                              "tool_choice");
+            throw bad_request(
+                "tool_choice 'required' or a named function constrains the output itself; it cannot be combined with text.format",
+                "tool_choice");
         constraint = r.tools.grammar;
     }
     r.plan.choices.push_back(ChoicePlan{std::move(prompt), sampling, max_tokens, constraint});

@@ -29,9 +29,9 @@ void check_content(const ordered_json& content, const std::string& p) {
         if (!part.is_object()) throw bad_request("'" + pp + "' must be an object", pp);
         const std::string type = string_field(part, "type", pp);
         if (type != "input_text" && type != "output_text")
-            throw bad_request("'" + pp + ".type' must be \"input_text\" or \"output_text\": only text content is supported, not \"" +
-                                  type + "\"",
-                              pp + ".type");
+            throw bad_request(
+                "'" + pp + ".type' must be \"input_text\" or \"output_text\": only text content is supported, not \"" + type + "\"",
+                pp + ".type");
         string_field(part, "text", pp);
     }
 }
@@ -49,7 +49,8 @@ std::string content_text(const ordered_json& content) {
 void check_message(const ordered_json& item, const std::string& p) {
     static const std::set<std::string> kRoles = {"user", "assistant", "system", "developer"};
     const std::string role = string_field(item, "role", p);
-    if (!kRoles.count(role)) throw bad_request("'" + p + ".role' must be user, assistant, system or developer, not \"" + role + "\"", p + ".role");
+    if (!kRoles.count(role))
+        throw bad_request("'" + p + ".role' must be user, assistant, system or developer, not \"" + role + "\"", p + ".role");
     auto content = item.find("content");
     if (content == item.end() || content->is_null()) throw bad_request("'" + p + ".content' is required", p + ".content");
     check_content(*content, p + ".content");
@@ -100,9 +101,8 @@ ordered_json responses_chat_messages(const std::string& instructions, const orde
             if (role == "developer") role = "system";
             messages.push_back({{"role", role}, {"content", content_text(item["content"])}});
         } else if (type == "function_call") {
-            ordered_json call = {{"id", item["call_id"]},
-                                 {"type", "function"},
-                                 {"function", {{"name", item["name"]}, {"arguments", item["arguments"]}}}};
+            ordered_json call = {
+                {"id", item["call_id"]}, {"type", "function"}, {"function", {{"name", item["name"]}, {"arguments", item["arguments"]}}}};
             // A turn's text and its calls, or parallel calls, are one assistant message to the template.
             if (!messages.empty() && messages.back()["role"] == "assistant") {
                 ordered_json& last = messages.back();

@@ -6,12 +6,13 @@ namespace radiance::frontend {
 
 namespace {
 
-ordered_json text_part(const std::string& text) { return {{"type", "output_text"}, {"text", text}, {"annotations", ordered_json::array()}}; }
+ordered_json text_part(const std::string& text) {
+    return {{"type", "output_text"}, {"text", text}, {"annotations", ordered_json::array()}};
+}
 
 }  // namespace
 
-ResponseOutput::ResponseOutput(const tools::ToolCallParser* parser, bool constrained, Emit emit)
-    : parser_(parser), emit_(std::move(emit)) {
+ResponseOutput::ResponseOutput(const tools::ToolCallParser* parser, bool constrained, Emit emit) : parser_(parser), emit_(std::move(emit)) {
     if (parser_)
         calls_.emplace(
             *parser_, [p = parser_] { return p->new_call_id(); }, constrained);

@@ -140,8 +140,8 @@ TEST_CASE("api responses: the stream's events come in order and its deltas add u
     const auto events = stream_events(a);
     CHECK(folded(events) == std::vector<std::string>{"response.created", "response.in_progress", "response.output_item.added",
                                                      "response.content_part.added", "response.output_text.delta",
-                                                     "response.output_text.done", "response.content_part.done",
-                                                     "response.output_item.done", "response.completed"});
+                                                     "response.output_text.done", "response.content_part.done", "response.output_item.done",
+                                                     "response.completed"});
     std::string text;
     for (const auto& e : events)
         if (e["type"] == "response.output_text.delta") {
@@ -299,7 +299,8 @@ TEST_CASE("api responses: function_call and function_call_output items reach the
         const Answer a = t.post("/v1/responses", body({{"input", next}, {"tools", {kWeather}}, {"previous_response_id", first["id"]}}));
         REQUIRE(a.status == 200);
         const std::string p = last_prompt(t);
-        const size_t q = p.find("Weather in Paris?"), c = p.find("<tool_call>\n{\"name\": \"get_weather\""), r = p.find("<tool_response>\n21 C\n</tool_response>");
+        const size_t q = p.find("Weather in Paris?"), c = p.find("<tool_call>\n{\"name\": \"get_weather\""),
+                     r = p.find("<tool_response>\n21 C\n</tool_response>");
         CHECK(q != std::string::npos);
         CHECK(c != std::string::npos);
         CHECK(r != std::string::npos);
@@ -343,7 +344,8 @@ TEST_CASE("api responses: GET /v1/responses/{id} answers the stored response", "
 }
 
 TEST_CASE("api responses: unknown and evicted ids are 404s naming them", "[api][responses]") {
-    ApiServer s(ApiServer::default_settings(), {}, qwen3_tokenizer(), [](radiance::frontend::ApiContext& c) { c.options.responses_store = 1; });
+    ApiServer s(ApiServer::default_settings(), {}, qwen3_tokenizer(),
+                [](radiance::frontend::ApiContext& c) { c.options.responses_store = 1; });
     const std::string a = s.post("/v1/responses", body()).json_body()["id"];
     const std::string b = s.post("/v1/responses", body()).json_body()["id"];
     CHECK(s.get("/v1/responses/" + b).status == 200);
