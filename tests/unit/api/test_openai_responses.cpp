@@ -10,7 +10,8 @@
 // not prepending the stored items of previous_response_id (the continuation and round-trip cases
 // fail: the earlier turn is not in the prompt); ResponsesStore::put not evicting past its
 // capacity (the evicted id answers 200); outcome_of calling a Length end "completed" (both
-// max_output_tokens cases fail).
+// max_output_tokens cases fail); read_responses_tools reading a named tool_choice as auto (no
+// constraint, and a name not in tools answers 200).
 #include <catch2/catch.hpp>
 
 #include "api_test_util.h"
@@ -436,4 +437,35 @@ TEST_CASE("api responses: a generation failing after the 200 ends the stream wit
     CHECK(a.status == 500);
     // A failed response is not stored.
     CHECK(s.get("/v1/responses/" + events.front()["response"]["id"].get<std::string>()).status == 404);
+}
+
+TEST_CASE("api responses: sampling fields and a named tool_choice reach the request", "[api][responses]") {
+    ApiServer s(says(kCall));
+    const Answer a = s.post("/v1/responses", body({{"temperature", 0.5},
+                                                   {"top_p", 0.9},
+                                                   {"seed", 7},
+                                                   {"tools", {kWeather}},
+                                                   {"tool_choice", {{"type", "function"}, {"name", "get_weather"}}}}));
+    REQUIRE(a.status == 200);
+    const auto r = s.service.submitted().back();
+    CHECK(r.sampling.temperature == 0.5f);
+    CHECK(r.sampling.top_p == 0.9f);
+    CHECK(r.sampling.seed == 7u);
+    CHECK(r.constraint != nullptr);
+    const json j = a.json_body();
+    CHECK(j["temperature"] == 0.5);
+    CHECK(j["tool_choice"] == json{{"type", "function"}, {"name", "get_weather"}});
+    REQUIRE(j["output"].size() == 1);
+    CHECK(j["output"][0]["name"] == "get_weather");
+}
+
+TEST_CASE("api responses: a server of --task embed answers 400, GET still answers", "[api][responses]") {
+    ApiServer s(ApiServer::default_settings(), {}, qwen3_tokenizer(), [](radiance::frontend::ApiContext& c) {
+        c.embeddings = true;
+        c.embed_only = true;
+    });
+    const Answer a = s.post("/v1/responses", body());
+    CHECK(a.status == 400);
+    CHECK(a.json_body()["error"]["param"] == "model");
+    CHECK(s.get("/v1/responses/resp_nope").status == 404);
 }
