@@ -17,6 +17,9 @@ struct ApiOptions {
     int max_top_logprobs = 20;
     int max_stop_strings = 16;
     int request_timeout_s = 600;  // becomes GenerationRequest::deadline
+    // Responses the Responses API keeps for GET /v1/responses/{id} and previous_response_id
+    // (--responses-store); past it the oldest are forgotten. 0 keeps none.
+    int responses_store = 1024;
 };
 
 struct ApiContext {

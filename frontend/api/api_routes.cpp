@@ -37,6 +37,8 @@ void register_api_routes(HttpServer& server, ApiContext& ctx) {
     server.route(http::verb::post, "/v1/chat/completions", generates(handle_chat_completions));
     server.route(http::verb::post, "/v1/completions", generates(handle_completions));
     server.route(http::verb::post, "/v1/embeddings", bind(handle_embeddings));
+    server.route(http::verb::post, "/v1/responses", generates(handle_responses));
+    server.route(http::verb::get, "/v1/responses/{id}", bind(handle_response_get));
     server.route(http::verb::get, "/v1/models", bind(handle_models));
     server.route(http::verb::get, "/v1/models/{id}", bind(handle_model));
     server.route(http::verb::post, "/v1/messages", generates(handle_messages));

@@ -7,7 +7,8 @@
 
 namespace radiance::frontend {
 
-ApiState::ApiState(ApiContext& ctx) : ctx_(ctx) {
+ApiState::ApiState(ApiContext& ctx)
+    : ctx_(ctx), responses_(std::make_shared<ResponsesStore>(static_cast<size_t>(std::max(ctx.options.responses_store, 0)))) {
     if (!ctx.chat_template.empty()) chat_template_.emplace(ctx.chat_template);  // a bad template fails start-up
     if (ctx.tool_call_parser.empty()) {
         tool_parser_ = &tools::detect_tool_parser(ctx.chat_template);

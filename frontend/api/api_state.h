@@ -10,6 +10,7 @@
 #include "api_context.h"
 #include "generation_job.h"
 #include "json_io.h"
+#include "responses_store.h"
 #include "radiance/jinja/chat_template.h"
 #include "structured_output.h"
 #include "tool_call_parser.h"
@@ -46,6 +47,9 @@ public:
     // The parser of the model's tool-call markup: ApiContext::tool_call_parser, else the chat
     // template's (json when it has no markup).
     const tools::ToolCallParser& tool_parser() const { return *tool_parser_; }
+    // The Responses API's stored responses (locked inside); shared with the jobs that add to it,
+    // which may end after a route is gone.
+    std::shared_ptr<ResponsesStore> responses() const { return responses_; }
 
 private:
     ApiContext& ctx_;
@@ -53,6 +57,7 @@ private:
     std::vector<int32_t> stop_token_ids_;
     const tools::ToolCallParser* tool_parser_ = nullptr;
     std::unique_ptr<GrammarCache> grammars_ = std::make_unique<GrammarCache>();
+    std::shared_ptr<ResponsesStore> responses_;
 };
 
 }  // namespace radiance::frontend

@@ -11,6 +11,9 @@ Reply handle_completions(const ApiState& api, const Request& req);
 Reply handle_models(const ApiState& api, const Request& req);
 Reply handle_model(const ApiState& api, const Request& req);
 Reply handle_embeddings(const ApiState& api, const Request& req);  // openai_embeddings.cpp
+// OpenAI Responses (openai_responses.cpp): POST /v1/responses, GET /v1/responses/{id}
+Reply handle_responses(const ApiState& api, const Request& req);
+Reply handle_response_get(const ApiState& api, const Request& req);
 // Anthropic (anthropic_messages.cpp)
 Reply handle_messages(const ApiState& api, const Request& req);
 Reply handle_count_tokens(const ApiState& api, const Request& req);

@@ -167,6 +167,7 @@ int serve(const ServeOptions& o) {
     if (const auto* ids = meta("gen.eos_token_ids")) ctx.stop_token_ids = parse_token_ids(ids->s, "gen.eos_token_ids");
     ctx.model_name = name;
     ctx.tool_call_parser = o.tool_call_parser;
+    ctx.options.responses_store = o.responses_store;
     ctx.service = &scheduler;
     ctx.max_context = 0;  // the scheduler's: --max-ctx, or what the KV cache holds when that is less
     ctx.embeddings = embeddings;

@@ -40,6 +40,8 @@ const char* const kUsage =
     "  --no-auth                 serve without a key on a non-loopback --host\n"
     "  --admin-key KEY           opens /admin/ (rank restarts) [default: $RADIANCE_ADMIN_KEY; none: no admin endpoints]\n"
     "  --shutdown-timeout S      on SIGTERM, seconds running requests get to finish [default: 30]\n"
+    "  --responses-store N       responses kept in memory for GET /v1/responses/{id} and previous_response_id;\n"
+    "                            past N the oldest are forgotten, 0 keeps none [default: 1024]\n"
     "\n"
     "Scheduling\n"
     "  --max-seqs N              sequences in one step [default: 16]\n"
@@ -125,6 +127,8 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             o.max_queue = static_cast<int>(args.integer(1, 1 << 20));
         else if (args.is("--shutdown-timeout"))
             o.shutdown_timeout_s = static_cast<int>(args.integer(0, 86400));
+        else if (args.is("--responses-store"))
+            o.responses_store = static_cast<int>(args.integer(0, 1 << 24));
         else if (args.is("--admin-key")) {
             o.admin_key = args.value();
             o.admin_key_given = true;

@@ -33,6 +33,7 @@ struct ServeOptions {
     double memory_utilization = 0.9;
     int max_queue = 256;
     int shutdown_timeout_s = 30;
+    int responses_store = 1024;  // ApiOptions::responses_store
     std::string admin_key;
     bool api_key_given = false, admin_key_given = false, no_auth = false;
 };

@@ -262,5 +262,64 @@ await check("anthropic: a bad request is a BadRequestError", async () => {
   }
 });
 
+// The Responses API through the SDK: output_text (the SDK's join of the message items) equals the
+// streamed deltas, 30 tokens make an incomplete response, retrieve answers the stored one,
+// previous_response_id continues it, and an unknown id is a NotFoundError. Flat tools with
+// tool_choice required give function_call items whose arguments parse, streamed as
+// function_call_arguments deltas adding up to the final item's. Mutation seen failing (then
+// reverted): ResponseOutput's output_text and arguments deltas cut (a character off each text
+// delta, every arguments delta empty): both checks fail, the final items being built apart
+// from the deltas.
+const responseTools = tools.map((t) => ({ type: "function", ...t.function, strict: true }));
+await check("openai responses.create: streamed text equals the answer, retrieve and previous_response_id", async () => {
+  const params = { model: "demo", input: messages[0].content, instructions: "Answer briefly.", max_output_tokens: 30, temperature: 0 };
+  const full = await openai.responses.create(params);
+  assert(full.object === "response" && full.id.startsWith("resp_"), `id ${full.id}`);
+  assert(full.status === "incomplete" && full.incomplete_details?.reason === "max_output_tokens", `status ${full.status}`);
+  assert(full.usage.output_tokens === 30, `output_tokens ${full.usage.output_tokens}`);
+  assert(full.output_text.length > 0, "empty answer");
+  const stream = await openai.responses.create({ ...params, stream: true });
+  let streamed = "", types = [];
+  for await (const ev of stream) {
+    types.push(ev.type);
+    if (ev.type === "response.output_text.delta") streamed += ev.delta;
+  }
+  assert(streamed === full.output_text, `streamed ${JSON.stringify(streamed)} != ${JSON.stringify(full.output_text)}`);
+  assert(types[0] === "response.created" && types.at(-1) === "response.incomplete", `events ${types.join(" ")}`);
+  // retrieve (this SDK adds no output_text to it): the stored response as answered.
+  const got = await openai.responses.retrieve(full.id);
+  assert(got.id === full.id && JSON.stringify(got.output) === JSON.stringify(full.output), `retrieved ${JSON.stringify(got)}`);
+  const next = await openai.responses.create({ model: "demo", input: "And the ship?", previous_response_id: full.id,
+                                              max_output_tokens: 8, temperature: 0 });
+  assert(next.previous_response_id === full.id, `previous_response_id ${next.previous_response_id}`);
+  assert(next.usage.input_tokens > full.usage.input_tokens, `input_tokens ${next.usage.input_tokens} <= ${full.usage.input_tokens}`);
+  try {
+    await openai.responses.retrieve("resp_nope");
+    throw new Error("no error");
+  } catch (e) {
+    assert(e instanceof OpenAI.NotFoundError, `got ${e.constructor.name}: ${e.message}`);
+  }
+});
+
+await check("openai responses.create: tool_choice required gives function_call items, streamed and not", async () => {
+  for (const seed of [1, 2]) {
+    const params = { model: "demo", input: messages[0].content, tools: responseTools, tool_choice: "required",
+                     parallel_tool_calls: false, max_output_tokens: 300, temperature: 1, seed };
+    const r = await openai.responses.create(params);
+    const calls = r.output.filter((o) => o.type === "function_call");
+    assert(calls.length === 1 && calls[0].call_id, `seed ${seed}: ${JSON.stringify(r.output)}`);
+    checkCall(calls[0].name, calls[0].arguments);
+    const stream = await openai.responses.create({ ...params, stream: true });
+    let args = "", done = null;
+    for await (const ev of stream) {
+      if (ev.type === "response.function_call_arguments.delta") args += ev.delta;
+      if (ev.type === "response.completed") done = ev.response;
+    }
+    const c = done?.output.find((o) => o.type === "function_call");
+    assert(c && c.arguments === args && c.name === calls[0].name && c.arguments === calls[0].arguments,
+           `seed ${seed}: streamed ${JSON.stringify(c)} vs ${JSON.stringify(calls[0])}`);
+  }
+});
+
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -213,6 +213,23 @@ std::vector<Target> targets() {
         {"/completion", {{"prompt", "Say hi"}, {"n_predict", 8}, {"stream", false}, {"n_probs", 2}, {"stop", {"you"}}}},
         {"/tokenize", {{"content", "Hello world"}, {"with_pieces", true}}},
         {"/detokenize", {{"tokens", {9707, 1879}}}},
+        // Responses: items of every kind with flat tools, streamed; a string with text.format.
+        {"/v1/responses",
+         {{"model", "fake-model"},
+          {"input", json::parse(R"([{"role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{\"a\": 1}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "2"}])")},
+          {"instructions", "Be brief."},
+          {"tools", json::parse(R"([{"type": "function", "name": "f", "parameters": {"type": "object",
+            "properties": {"a": {"type": "integer"}}, "required": ["a"]}}])")},
+          {"tool_choice", "auto"},
+          {"max_output_tokens", 8},
+          {"stream", true}}},
+        {"/v1/responses",
+         {{"input", "Say hi"},
+          {"max_output_tokens", 8},
+          {"temperature", 0.7},
+          {"text", {{"format", {{"type", "json_schema"}, {"name", "x"}, {"schema", {{"type", "object"}}}}}}}}},
     };
 }
 
