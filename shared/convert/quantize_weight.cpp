@@ -6,21 +6,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "radiance/core/status_name.h"
 #include "radiance/util/error.h"
 
 namespace radiance::convert {
 namespace {
 
-std::string status_name(int rc) {
-    switch (rc) {
-    case RAD_E_UNSUPPORTED: return "RAD_E_UNSUPPORTED";
-    case RAD_E_DTYPE: return "RAD_E_DTYPE";
-    case RAD_E_SHAPE: return "RAD_E_SHAPE";
-    case RAD_E_ARG: return "RAD_E_ARG";
-    case RAD_E_NOMEM: return "RAD_E_NOMEM";
-    default: return "status " + std::to_string(rc);
-    }
-}
+using core::status_name;
 
 // Rows of a plane that rows [r0, r0 + n) of the weight cover, and the plane's bytes a row.
 struct PlaneGeom {

@@ -11,23 +11,14 @@
 #include <string>
 
 #include "engine_impl.h"
+#include "radiance/core/status_name.h"
 
 namespace radiance::engine {
 
+using core::status_name;
 using detail::elem_bytes;
 
 namespace {
-
-std::string status_name(int rc) {
-    switch (rc) {
-    case RAD_E_UNSUPPORTED: return "RAD_E_UNSUPPORTED";
-    case RAD_E_DTYPE: return "RAD_E_DTYPE";
-    case RAD_E_SHAPE: return "RAD_E_SHAPE";
-    case RAD_E_ARG: return "RAD_E_ARG";
-    case RAD_E_NOMEM: return "RAD_E_NOMEM";
-    default: return "status " + std::to_string(rc);
-    }
-}
 
 }  // namespace
 
