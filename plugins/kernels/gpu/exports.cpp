@@ -23,6 +23,7 @@ const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
 const RadConstraint c_route[] = {RAD_CLE("k", 32)};  // a lane per pick's weight
 const RadConstraint c_moe[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("k", 16)};
 const RadConstraint c_peers[] = {RAD_CEQ(RAD_FACT_P2P, 1), RAD_CLE(RAD_FACT_WORLD, 8)};
+const RadConstraint c_quant[] = {RAD_CIN("qtype", "i8 u8 i4 u4 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16")};
 const RadConstraint c_distinct[] = {RAD_CEQ(RAD_FACT_DISTINCT, 1)};  // NCCL refuses two ranks on one card
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons, init, scratch)                                                                \
@@ -98,6 +99,10 @@ const RadKernelInfo rows[] = {
     ROW("gpu_moe_mlp", "moe_mlp", gpu::moe_mlp,
         "routed rows only: gemvs per (row, pick) for few pairs, else pairs sorted by expert and grouped tiles; ordered combine", "k <= 16",
         0, c_moe, 2, nullptr, gpu::moe_mlp_scratch),
+    {"gpu_gemm_q", "gemm_q", "gemm_q",
+     "codes streamed 16 bytes a thread, each chunk's products summed then scaled (M <= 8); bf16 slabs and cuBLASLt for more rows",
+     "any", "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_DEVICE, 0, c_quant, 2, 0, gpu::gemm_q, nullptr, nullptr,
+     gpu::gemm_q_scratch},
     ROW("gpu_gated_add", "gated_add", gpu::gated_add, "block per row", "any", 0, nullptr, 0, nullptr, nullptr),
 };
 constexpr int kRows = static_cast<int>(sizeof rows / sizeof rows[0]);

@@ -109,6 +109,10 @@ int moe_route(const RadArgs* a);
 int moe_mlp(const RadArgs* a);
 uint64_t moe_mlp_scratch(const RadArgs* geom);
 int gated_add(const RadArgs* a);
+// gemm over quantised weights (k_gemm_q.cu): code-streaming gemvs for few rows, bf16 slabs and
+// cuBLASLt for many.
+int gemm_q(const RadArgs* a);
+uint64_t gemm_q_scratch(const RadArgs* geom);
 
 // Launch status: the last launch's error, as a RadStatus.
 int launched();

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "k_blas.h"
 #include "k_common.h"
 
 #if RAD_GPU_CUDA
@@ -16,7 +17,7 @@
 namespace gpu {
 namespace {
 
-constexpr uint64_t kWorkspace = 32ull << 20;
+constexpr uint64_t kWorkspace = kBlasWorkspace;
 
 template <typename T>
 __global__ void k_narrow(const float* x, int64_t px, T* out, int64_t K) {
@@ -207,6 +208,29 @@ int blas(const RadArgs* a, const RadTensor* x, const RadTensor* w, const RadTens
 }
 
 }  // namespace
+
+// gemm_q's many rows (k_blas.h): a bf16 slab of dequantised weight rows times x.
+void narrow_to_bf16(const float* x, int64_t px, gpu_bf16* out, int64_t M, int64_t K, gpuStream_t s) {
+    if (K % 8 == 0 && px % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0)
+        gpu_launch(k_narrow8<gpu_bf16>, dim3(static_cast<unsigned>(ceil_div(K, 256 * 8)), static_cast<unsigned>(M)), 256, 0, s, x, px, out, K);
+    else
+        gpu_launch(k_narrow<gpu_bf16>, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, x, px, out, K);
+}
+
+int slab_product_bf16(const float* x, int64_t px, const gpu_bf16* xb, const gpu_bf16* w, float* y, int64_t py, int64_t M, int64_t N,
+                      int64_t K, void* workspace, gpuStream_t s) {
+    int rc = RAD_E_UNSUPPORTED;
+#if RAD_GPU_CUDA
+    if (xb && workspace) rc = lt_matmul(CUDA_R_16BF, w, xb, K, y, py, M, N, K, workspace, s);
+#else
+    (void)xb;
+    (void)workspace;
+#endif
+    if (rc != RAD_OK)
+        gpu_launch(k_gemm_tiled<gpu_bf16>, dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s, x,
+                   px, w, y, py, M, N, K);
+    return launched();
+}
 
 uint64_t gemm_blas_scratch(const RadArgs* geom) {
     const int64_t M = rad_args_geti(geom, "M"), K = rad_args_geti(geom, "K");
