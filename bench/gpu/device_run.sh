@@ -8,6 +8,9 @@
 #   shapebench rad-enginebench on bench/gpu/configs shapes (SHAPES, default gemma-2-9b phi-3-medium), random weights
 #   moebench rad-enginebench on Qwen3-30B-A3B's shape (bench/gpu/configs/qwen3-30b-a3b.json, MOE_LAYERS layers,
 #            default 12 of 48, weights drawn by rad-convert --random-weights): prefill 512, decode 1 / 64
+#   quantprep the rand8b weights through rad-convert --recipe int8 / int4 / fp8 (QUANT_RECIPES), in the background
+#   quant8b  waits for quantprep, then rad-enginebench on each beside bf16
+#   kquants  GGUF K-quant fixtures by llama.cpp's converter and llama-quantize (after peers-build) into $OUT/kquant
 #   moecut   a random Qwen3-30B-A3B-shaped HF checkpoint cut to MOE_LAYERS (default 8) layers
 #            (tools/golden/make_random_moe.py) in /tmp/moecut, its .rad and its bf16 GGUF (llama.cpp's converter)
 #   moepeers llama.cpp's CUDA build (peers-build first) then rad-enginebench on the moecut weights: pp512/4096,
@@ -297,6 +300,35 @@ for stage in "$@"; do
         sed "s/^/shapebench $shape: /" | tee -a "$OUTD/shapebench.log"
       rm -f $d.rad
     done ;;
+  quantprep)  # starts rad-convert --recipe R of the rand8b weights for each R of QUANT_RECIPES (default int8 int4 fp8), all at once in the background
+    for r in ${QUANT_RECIPES:-int8 int4 fp8}; do
+      [[ -s $M8-$r.rad ]] && continue
+      ( t0=$SECONDS; "$B/bin/rad-convert" $M8 -o $M8-$r.tmp.rad --random-weights 0 --recipe "$r" > /tmp/quantprep-$r.log 2>&1 &&
+        mv $M8-$r.tmp.rad $M8-$r.rad; echo "quantprep: $r $? in $((SECONDS - t0)) s" >> /tmp/quantprep-$r.log ) &
+    done
+    echo "quantprep: started" ;;
+  quant8b)  # waits for quantprep's containers, then rad-enginebench on bf16 and each (QUANT_ARGS)
+    for r in ${QUANT_RECIPES:-int8 int4 fp8}; do
+      while [[ ! -s $M8-$r.rad ]] && ! grep -q "^quantprep: $r" /tmp/quantprep-$r.log 2>/dev/null; do sleep 2; done
+      tail -2 /tmp/quantprep-$r.log 2>/dev/null | sed "s/^/quant8b $r: /"
+    done
+    quiet_begin
+    for r in bf16 ${QUANT_RECIPES:-int8 int4 fp8}; do
+      f=$M8.rad
+      [[ $r != bf16 ]] && f=$M8-$r.rad
+      echo "--- $r"
+      # shellcheck disable=SC2086
+      "$B/bin/rad-enginebench" "$f" --placement device ${QUANT_ARGS:---prefill 512,4096 --decode 1,64,256 --in 128 --out 128} 2>&1 |
+        grep -v "^\[info\]" | sed "s/^/quant8b $r: /"
+    done 2>&1 | tee -a "$OUTD/quant8b.log"
+    quiet_end ;;
+  kquants)  # GGUF K-quant fixtures written by llama.cpp itself (tools/gguf/make_kquant_fixtures.py) into $OUT/kquant; needs peers-build's CPU tree
+    peers_tokenizers
+    peers_pyconv
+    if peers_wait cpu "${PEERS_WAIT_S:-360}"; then
+      python3 "$root/tools/gguf/make_kquant_fixtures.py" "$OUTD/kquant" --tokenizer $RADTOK/llama3 --llamacpp-py /tmp/llamacpp-py \
+        --quantize /tmp/llamacpp-cpu/bin/llama-quantize 2>&1 | grep -v Warning | tail -8
+    fi ;;
   moecut)
     MC=/tmp/moecut
     peers_tokenizers
@@ -406,8 +438,8 @@ for stage in "$@"; do
       "$B/bin/rad-enginebench" $L2.rad --placement device --prefill 4096 --decode , --in 128 --out 8 > "$OUTD/ncuflash.txt" 2>&1
     grep -E "k_flash|Duration|Throughput|Busy|Issue|Occupancy|Registers|stalled|pipe|Warp Cycles" "$OUTD/ncuflash.txt" |
       awk '$NF + 0 > 0.05 || !/stalled/' | head -60 ;;
-  kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS, libgpu rows only
-    "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --ops "${KB_OPS:-gemm,attention}" --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
+  kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS (and the cases whose label holds KB_CASES), libgpu rows only
+    "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --ops "${KB_OPS:-gemm,attention}" ${KB_CASES:+--cases "$KB_CASES"} --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
       tee -a "$OUTD/kb.log" ;;
   basehome)  # /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so over them (a build of the base tree), for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance against RADIANCE_HOME=$B/share/radiance
     home_with /tmp/radbase "$root/.devcarry/base" ;;

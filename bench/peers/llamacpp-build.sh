@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llamacpp-build.sh SRC_TARBALL — on the GPU machine (no internet): unpack llama.cpp's source
 # (made by llamacpp-pack.sh) into /tmp/llamacpp-src and build two trees with -j${LLAMACPP_JOBS:-14}:
-#   /tmp/llamacpp-cpu   GGML_CUDA=OFF, GGML_NATIVE=ON            target llama-bench            (first: fast)
+#   /tmp/llamacpp-cpu   GGML_CUDA=OFF, GGML_NATIVE=ON            targets llama-bench llama-quantize (first: fast)
 #   /tmp/llamacpp-cuda  GGML_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=90a, GGML_NATIVE=ON
 #                                                                targets llama-bench llama-batched-bench
 # Log: /tmp/llamacpp-build.log. Each tree ends by touching /tmp/llamacpp-<tree>.done or .failed
@@ -108,7 +108,7 @@ main() {
     fi
   }
 
-  retry_args="" build cpu "llama-bench" -DGGML_CUDA=OFF
+  retry_args="" build cpu "llama-bench llama-quantize" -DGGML_CUDA=OFF
 
   local nvcc=/usr/local/cuda/bin/nvcc
   [[ -x $nvcc ]] || nvcc=$(command -v nvcc || true)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llamacpp-pack.sh [MIRROR_GIT_DIR] — pack llama.cpp's source for a GPU machine without internet:
 # .devcarry/llamacpp.tar.xz holds what a CPU + CUDA build of llama-bench and llama-batched-bench
-# needs (ggml with only its CPU and CUDA backends, src, include, common, vendor less miniaudio/stb,
+# (and llama-quantize, for GGUF K-quant fixtures) needs (ggml with only its CPU and CUDA backends, src, include, common, vendor less miniaudio/stb,
 # cmake/) plus the HF -> GGUF converter (convert_hf_to_gguf.py, conversion/, gguf-py/), a
 # tools/CMakeLists.txt that adds only those two tools, and LLAMACPP_COMMIT. Also packs the llama3
 # and qwen3 tokenizers of ../shared into .devcarry/tokenizers.tar.xz (the random checkpoints the
@@ -25,7 +25,7 @@ commit=$(g rev-parse HEAD)
 echo "llamacpp-pack: git dir $gd commit $commit ($(g log -1 --format='%cd %s' --date=short HEAD))"
 
 keep=(CMakeLists.txt LICENSE cmake ggml src include common vendor gguf-py conversion convert_hf_to_gguf.py
-  tools/llama-bench tools/batched-bench)
+  tools/llama-bench tools/batched-bench tools/quantize)
 # Backends other than CPU and CUDA: ggml/src/CMakeLists.txt adds each only when its GGML_<NAME> is on.
 drop=()
 while read -r d; do
@@ -52,11 +52,12 @@ got=$(find "$tmp/src" -type f | wc -l)
 [[ $got == "$want" ]] || { echo "llamacpp-pack: archive gave $got files, expected $want" >&2; exit 1; }
 # tools/CMakeLists.txt of the commit adds every tool folder (server, mtmd, ...): replace it.
 cat > "$tmp/src/tools/CMakeLists.txt" <<'EOF'
-# written by radiance's bench/peers/llamacpp-pack.sh: only the two benchmark tools travel
+# written by radiance's bench/peers/llamacpp-pack.sh: only the two benchmark tools and the quantiser travel
 find_package(Threads REQUIRED)
 llama_add_compile_flags()
 add_subdirectory(batched-bench)
 add_subdirectory(llama-bench)
+add_subdirectory(quantize)
 EOF
 echo "$commit" > "$tmp/src/LLAMACPP_COMMIT"
 mkdir -p "$root/.devcarry"
