@@ -28,6 +28,7 @@ using radiance::pretend_card::row;
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
+const RadConstraint c_int_codes[] = {RAD_CIN("qtype", "i8 u8 i4 u4")};
 
 #define ROW(name, op, fn, cons, ncons) \
     { name, op, op, "libref's " op " as a device row", "any", "f32 activations", RAD_DOMAIN_DEVICE, 0, cons, ncons, 0, row<fn> }
@@ -37,6 +38,8 @@ const RadKernelInfo rows[] = {
     ROW("fake_rms_norm", "rms_norm", ref_rms_norm, c_float_weights, 1),
     ROW("fake_layer_norm", "layer_norm", ref_layer_norm, c_float_weights, 1),
     ROW("fake_gemm", "gemm", ref_gemm, c_float_weights, 1),
+    // no fp8: quantised_on_card.sh checks that an encoding a card has no row for is refused by name
+    ROW("fake_gemm_q", "gemm_q", ref_gemm_q, c_int_codes, 1),
     ROW("fake_rope", "rope", ref_rope, nullptr, 0),
     ROW("fake_attention", "attention", ref_attention, c_block16, 1),
     ROW("fake_swiglu", "swiglu", ref_swiglu, nullptr, 0),
