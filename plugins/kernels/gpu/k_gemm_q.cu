@@ -1,12 +1,14 @@
 // k_gemm_q.cu: gemm_q on the card (docs/OPS.md): y = x . w'^T (+ bias), w' = (code - zero) * scale
 // decoded from the planes as the container stores them: codes [N, K] of i8 / u8 / i4 / u4 /
 // fp8_e4m3, one scale (f32 / f16 / bf16) per block of group_rows x group, an optional zero point
-// of the codes' dtype per block.
+// of the codes' dtype per block, and an optional minimum m (operand 6, a GGUF K-quant's offset) of
+// the scale's dtype and grouping: w' = (code - zero) * scale - m.
 //
 // Few rows (decode, M <= 8): the codes stream once at memory speed, 16 bytes of a row per thread
 // step (16 or 32 codes), a block per 4 weight rows whose threads split K and sum through shared
 // memory (k_gemm.cu's block gemv for bf16). A 16-byte chunk never straddles a group (the vector
-// path needs group % codes-a-chunk == 0), so each chunk's products are summed, then scaled once.
+// path needs group % codes-a-chunk == 0), so each chunk's products are summed, then scaled once
+// (a minimum, then, times the chunk's sum of x).
 // Integer codes widen without an int-to-float conversion, whose quarter rate would cap a 4-bit
 // stream below memory speed: a code ORed into the low bits of 2^23's mantissa is the float 2^23 + c,
 // and subtracting the constant 2^23 + z leaves c - z exactly (i8 and i4 first flip their sign bit,
@@ -50,6 +52,7 @@ struct QPlanes {
     int64_t group, group_rows;
     const void* bias;  // [N] of bdt, or nullptr
     int bdt;
+    const void* mins;  // the minima, the scale's dtype and shape; nullptr: none
 };
 
 __device__ __forceinline__ float load_float(const void* p, int dt, int64_t i) {
@@ -195,9 +198,27 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
                     xv[m][e] = t.x, xv[m][e + 1] = t.y, xv[m][e + 2] = t.z, xv[m][e + 3] = t.w;
                 }
         }
+        // With minima: each x row's sum over the chunk, which the chunk's minimum multiplies.
+        float xsum[M];
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            xsum[m] = 0.0f;
+            if (q.mins) {
+#pragma unroll
+                for (int e = 0; e < P; e += 4) {
+                    if constexpr (M <= 2) {
+                        xsum[m] += xv[m][e] + xv[m][e + 1] + xv[m][e + 2] + xv[m][e + 3];
+                    } else {
+                        const float4 u = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
+                        xsum[m] += u.x + u.y + u.z + u.w;
+                    }
+                }
+            }
+        }
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const float s = load_float(q.scale, q.sdt, srow[r] * q.scols + g), base = chunk_base<C>(q, srow[r], g);
+            const float mn = q.mins ? load_float(q.mins, q.sdt, srow[r] * q.scols + g) : 0.0f;
             float wv[P];
             widen<C>(cur[r], wv);
 #pragma unroll
@@ -215,7 +236,7 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
                         t += u.x * wv[e] + u.y * wv[e + 1] + u.z * wv[e + 2] + u.w * wv[e + 3];
                     }
                 }
-                acc[m][r] += t * s;
+                acc[m][r] += t * s - mn * xsum[m];
             }
         }
 #pragma unroll
@@ -252,7 +273,8 @@ __global__ void k_gemv_q_scalar(const float* x, int64_t px, QPlanes q, int qt, f
     for (int64_t k = threadIdx.x % kWarpSize; k < K; k += kWarpSize) {
         const int64_t g = k / q.group;
         const float z = q.zero ? code_value(qt, q.zero + sr * q.zpitch, g) : 0.0f;
-        s += x[m * px + k] * ((code_value(qt, row, k) - z) * load_float(q.scale, q.sdt, sr * q.scols + g));
+        const float mn = q.mins ? load_float(q.mins, q.sdt, sr * q.scols + g) : 0.0f;
+        s += x[m * px + k] * ((code_value(qt, row, k) - z) * load_float(q.scale, q.sdt, sr * q.scols + g) - mn);
     }
     s = gpu_warp_sum(s);
     if (threadIdx.x % kWarpSize == 0) y[m * py + n] = q.bias ? s + load_float(q.bias, q.bdt, n) : s;
@@ -271,6 +293,7 @@ __global__ void k_dequant_q(QPlanes q, int64_t n0, int64_t rows, int64_t K, gpu_
     float wv[P];
     widen<C>(__ldg(reinterpret_cast<const uint4*>(q.w + row * q.wpitch) + c), wv);
     const float s = load_float(q.scale, q.sdt, srow * q.scols + g), base = chunk_base<C>(q, srow, g);
+    const float mn = q.mins ? load_float(q.mins, q.sdt, srow * q.scols + g) : 0.0f;
     union {
         gpu_bf16 h[8];
         uint4 u;
@@ -279,7 +302,7 @@ __global__ void k_dequant_q(QPlanes q, int64_t n0, int64_t rows, int64_t K, gpu_
 #pragma unroll
     for (int v = 0; v < P / 8; ++v) {
 #pragma unroll
-        for (int e = 0; e < 8; ++e) o.h[e] = gpu_f32_to_bf16((wv[8 * v + e] - base) * s);
+        for (int e = 0; e < 8; ++e) o.h[e] = gpu_f32_to_bf16((wv[8 * v + e] - base) * s - mn);
         dst[v] = o.u;
     }
 }
@@ -292,7 +315,8 @@ __global__ void k_dequant_q_scalar(QPlanes q, int qt, int64_t n0, int64_t rows, 
     if (i >= rows * K) return;
     const int64_t r = i / K, k = i % K, row = n0 + r, sr = row / q.group_rows, g = k / q.group;
     const float z = q.zero ? code_value(qt, q.zero + sr * q.zpitch, g) : 0.0f;
-    out[i] = gpu_f32_to_bf16((code_value(qt, q.w + row * q.wpitch, k) - z) * load_float(q.scale, q.sdt, sr * q.scols + g));
+    const float mn = q.mins ? load_float(q.mins, q.sdt, sr * q.scols + g) : 0.0f;
+    out[i] = gpu_f32_to_bf16((code_value(qt, q.w + row * q.wpitch, k) - z) * load_float(q.scale, q.sdt, sr * q.scols + g) - mn);
 }
 
 template <typename F>
@@ -357,7 +381,9 @@ int gemm_q(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *scale = rad_arg_in(a, 2), *zero = rad_arg_in(a, 3),
                     *bias = rad_arg_in(a, 4);
     RadTensor* y = rad_arg_out(a, 5);
+    const RadTensor* mins = rad_arg_in(a, 6);  // after y (docs/OPS.md)
     const int qt = rad_dtype_from_name(rad_args_gets_or(a, "qtype", "")), sdt = rad_dtype_from_name(rad_args_gets_or(a, "sdtype", ""));
+    if (mins && mins->dtype != sdt) return RAD_E_DTYPE;
     if (!x || !w || !scale || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || w->dtype != qt || scale->dtype != sdt) return RAD_E_DTYPE;
     if ((zero && zero->dtype != qt) || (sdt != RAD_F32 && sdt != RAD_F16 && sdt != RAD_BF16)) return RAD_E_DTYPE;
     if (bias && bias->dtype != RAD_F32 && bias->dtype != RAD_F16 && bias->dtype != RAD_BF16) return RAD_E_DTYPE;
@@ -375,7 +401,8 @@ int gemm_q(const RadArgs* a) {
                     group,
                     group_rows,
                     bias ? bias->data : nullptr,
-                    bias ? bias->dtype : RAD_F32};
+                    bias ? bias->dtype : RAD_F32,
+                    mins ? mins->data : nullptr};
     const auto* xp = static_cast<const float*>(x->data);
     auto* yp = static_cast<float*>(y->data);
     const int64_t px = pitch_elems(x), py = pitch_elems(y);
