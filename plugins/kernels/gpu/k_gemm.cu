@@ -189,13 +189,7 @@ __global__ void __launch_bounds__(kBlockThreads, 4)
     constexpr int SLOTS = M * R + (NORM ? M : 0);  // the columns' partial sums, then the rows' sums of squares
     __shared__ float part[WARPS][SLOTS];
     const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const float v = gpu_warp_sum(acc[m][r]);
-            if (lane == 0) part[warp][m * R + r] = v;
-        }
+    store_warp_sums<M, R>(acc, part, warp, lane);
     if constexpr (NORM) {
 #pragma unroll
         for (int m = 0; m < M; ++m) {

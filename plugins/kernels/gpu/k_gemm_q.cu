@@ -24,6 +24,7 @@
 
 #include "k_blas.h"
 #include "k_common.h"
+#include "k_vec.h"
 
 #if RAD_GPU_CUDA
 #include <cuda_fp8.h>
@@ -244,13 +245,7 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
     }
     __shared__ float part[WARPS][M * R];
     const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = T / kWarpSize;
-#pragma unroll
-    for (int m = 0; m < M; ++m)
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const float v = gpu_warp_sum(acc[m][r]);
-            if (lane == 0) part[warp][m * R + r] = v;
-        }
+    store_warp_sums<M, R>(acc, part, warp, lane);
     __syncthreads();
     for (int o = threadIdx.x; o < M * R; o += T) {
         const int m = o / R, r = o % R;

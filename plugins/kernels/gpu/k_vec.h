@@ -98,4 +98,17 @@ __device__ __forceinline__ void accumulate(float (&acc)[M][R], const uint4 (&raw
     }
 }
 
+// A block gemv's per-warp partial sums: each accumulator summed over the warp, lane 0 storing it
+// at slot m * R + r of its warp's row of `part` (the block then adds the warps' rows).
+template <int M, int R, int SLOTS>
+__device__ __forceinline__ void store_warp_sums(const float (&acc)[M][R], float (*part)[SLOTS], int warp, int lane) {
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const float v = gpu_warp_sum(acc[m][r]);
+            if (lane == 0) part[warp][m * R + r] = v;
+        }
+}
+
 }  // namespace gpu
