@@ -13,7 +13,9 @@ dequantisations, not from quantise_hf.py's packing nor radiance's code:
         honoured whatever it holds (act-order included)
   AWQ   (AutoAWQ's unpacking: every word's 8 nibbles put back with the reverse order
         [0,4,1,5,2,6,3,7]); w[n][k] = (q - z[k/G][n]) * s[k/G][n]
-  fp8   w[n][k] = e4m3(weight[n][k]) * scale of (n, k)'s block / row / tensor
+  fp8   w[n][k] = e4m3(weight[n][k]) * scale of (n, k)'s block / row / tensor (blocks of
+        weight_block_size, or a config group's weights.block_structure)
+  int8  (compressed-tensors int-quantized) the same with the signed byte's value
 
 Each product is rounded to f32, as torch's f32 arithmetic gives it.
 """
@@ -80,22 +82,30 @@ def awq(t, prefix):
     return n_rows, k_cols, out
 
 
+def block_size(qc):
+    for g in qc.get("config_groups", {}).values():
+        if (g.get("weights") or {}).get("block_structure"):
+            return g["weights"]["block_structure"]
+    return qc.get("weight_block_size", [128, 128])
+
+
 def fp8(t, prefix, qc):
     w = t[prefix + ".weight"]
+    value = (lambda b: b - 256 if b > 127 else b) if w[0] == "I8" else e4m3
     n_rows, k_cols = w[1]
     name = prefix + ".weight_scale_inv" if prefix + ".weight_scale_inv" in t else prefix + ".weight_scale"
     s_dtype, s_shape, s_raw = t[name]
     s = st_io.floats(s_dtype, s_raw)
-    if name.endswith("_inv"):  # blocks of weight_block_size [br, bc]: a grid of [ceil(N/br), ceil(K/bc)]
-        br, bc = qc.get("weight_block_size", [128, 128])
+    if len(s_shape) == 2 and s_shape != [n_rows, 1]:  # blocks [br, bc]: a grid of [ceil(N/br), ceil(K/bc)]
+        br, bc = block_size(qc)
         gc = s_shape[1]
         at = lambda n, k: s[(n // br) * gc + k // bc]
-    elif len(s) == n_rows and len(s_shape) == 2:
+    elif s_shape == [n_rows, 1]:
         at = lambda n, k: s[n]
     else:
         at = lambda n, k: s[0]
     codes = w[2]
-    return n_rows, k_cols, [st_io.f32(e4m3(codes[n * k_cols + k]) * at(n, k)) for n in range(n_rows) for k in range(k_cols)]
+    return n_rows, k_cols, [st_io.f32(value(codes[n * k_cols + k]) * at(n, k)) for n in range(n_rows) for k in range(k_cols)]
 
 
 def main():
@@ -105,7 +115,7 @@ def main():
     qc = cfg.pop("quantization_config")
     method = qc["quant_method"]
     t = st_io.read(os.path.join(src, "model.safetensors"))
-    prefixes = sorted({n.rsplit(".", 1)[0] for n in t if n.endswith(".qweight") or t[n][0] == "F8_E4M3"})
+    prefixes = sorted({n.rsplit(".", 1)[0] for n in t if n.endswith(".qweight") or t[n][0] in ("F8_E4M3", "I8")})
     out = {n: v for n, v in t.items() if n.rsplit(".", 1)[0] not in prefixes}
     for p in prefixes:
         if method == "gptq":

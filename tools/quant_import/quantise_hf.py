@@ -19,10 +19,12 @@ compressed-tensors), sharing nothing with radiance nor with dequant_hf.py (the r
   fp8                       weight F8_E4M3 [N, K], weight_scale_inv f32 [ceil(N/128), ceil(K/128)]
   ct_fp8_channel            compressed-tensors float-quantized: weight F8_E4M3, weight_scale f32 [N, 1]
   ct_fp8_tensor             the same with one weight_scale f32 [1]
+  ct_fp8_block              the same with weight_scale f32 [ceil(N/128), ceil(K/128)] (strategy block)
+  ct_int8_channel           compressed-tensors int-quantized: weight I8 [N, K], weight_scale f32 [N, 1]
 
 int4 groups are min/max round-to-nearest over the group's range widened to hold 0 (--sym: a
 zero point of 8 and the scale from the largest magnitude); fp8 codes are e4m3 rounded to nearest
-even from w / scale, scale = amax / 448. The numbers only need to be plausible: the import is
+even from w / scale, scale = amax / 448 (int8: round(w / scale) with scale = amax / 127). The numbers only need to be plausible: the import is
 checked against dequant_hf.py's reading of whatever was written.
 
 --damage makes a folder the import must refuse: drop_qzeros (no .qzeros tensors), short_scales
@@ -155,8 +157,14 @@ def to_e4m3(x):
     return c | (0x80 if x < 0 else 0)
 
 
-def pack_fp8(w, n_rows, k_cols, mode):
-    """mode block: 128 x 128 scales; channel: a scale a row; tensor: one scale."""
+def to_i8(x):
+    """x rounded to the nearest integer (ties to even), clamped to [-127, 127], as a byte."""
+    return min(127, max(-127, round(x))) & 0xFF
+
+
+def pack_fp8(w, n_rows, k_cols, mode, int8=False, ct=False):
+    """mode block: 128 x 128 scales; channel: a scale a row; tensor: one scale. int8: I8 codes."""
+    top, code = (127.0, to_i8) if int8 else (448.0, to_e4m3)
     if mode == "block":
         br = bc = 128
     elif mode == "channel":
@@ -169,14 +177,15 @@ def pack_fp8(w, n_rows, k_cols, mode):
         for j in range(gc):
             amax = max(abs(w[n * k_cols + k]) for n in range(i * br, min(n_rows, (i + 1) * br))
                        for k in range(j * bc, min(k_cols, (j + 1) * bc)))
-            scale[i][j] = st_io.f32(amax / 448.0) or 1.0
-    codes = bytes(to_e4m3(w[n * k_cols + k] / scale[n // br][k // bc]) for n in range(n_rows) for k in range(k_cols))
+            scale[i][j] = st_io.f32(amax / top) or 1.0
+    codes = bytes(code(w[n * k_cols + k] / scale[n // br][k // bc]) for n in range(n_rows) for k in range(k_cols))
+    dtype = "I8" if int8 else "F8_E4M3"
     flat = [s for r in scale for s in r]
     raw = struct.pack(f"<{len(flat)}f", *flat)
-    if mode == "block":
-        return {"weight": ("F8_E4M3", [n_rows, k_cols], codes), "weight_scale_inv": ("F32", [gr, gc], raw)}
-    shape = [n_rows, 1] if mode == "channel" else [1]
-    return {"weight": ("F8_E4M3", [n_rows, k_cols], codes), "weight_scale": ("F32", shape, raw)}
+    if mode == "block" and not ct:
+        return {"weight": (dtype, [n_rows, k_cols], codes), "weight_scale_inv": ("F32", [gr, gc], raw)}
+    shape = [gr, gc] if mode == "block" else [n_rows, 1] if mode == "channel" else [1]
+    return {"weight": (dtype, [n_rows, k_cols], codes), "weight_scale": ("F32", shape, raw)}
 
 
 def quant_config(fmt, group, sym):
@@ -187,12 +196,14 @@ def quant_config(fmt, group, sym):
         return {"quant_method": "awq", "bits": 4, "group_size": group, "zero_point": True, "version": "gemm"}
     if fmt == "fp8":
         return {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
-    strategy = "channel" if fmt == "ct_fp8_channel" else "tensor"
-    return {"quant_method": "compressed-tensors", "format": "float-quantized", "quantization_status": "compressed",
-            "ignore": ["lm_head"],
-            "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": None,
-                                          "weights": {"num_bits": 8, "type": "float", "symmetric": True,
-                                                      "strategy": strategy, "dynamic": False}}}}
+    strategy = fmt.rsplit("_", 1)[1]
+    weights = {"num_bits": 8, "type": "int" if "int8" in fmt else "float", "symmetric": True, "strategy": strategy,
+               "dynamic": False}
+    if strategy == "block":
+        weights["block_structure"] = [128, 128]
+    return {"quant_method": "compressed-tensors", "format": "int-quantized" if "int8" in fmt else "float-quantized",
+            "quantization_status": "compressed", "ignore": ["lm_head"],
+            "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": None, "weights": weights}}}
 
 
 def main():
@@ -200,7 +211,8 @@ def main():
     ap.add_argument("src")
     ap.add_argument("out")
     ap.add_argument("--format", required=True,
-                    choices=["gptq", "gptq_v2", "gptq_act", "awq", "fp8", "ct_fp8_channel", "ct_fp8_tensor"])
+                    choices=["gptq", "gptq_v2", "gptq_act", "awq", "fp8", "ct_fp8_channel", "ct_fp8_tensor", "ct_fp8_block",
+                             "ct_int8_channel"])
     ap.add_argument("--group", type=int, default=32)
     ap.add_argument("--sym", action="store_true")
     ap.add_argument("--damage", choices=["drop_qzeros", "short_scales", "zero_nibble_15"])
@@ -219,7 +231,8 @@ def main():
         elif a.format == "awq":
             parts = pack_awq(w, n_rows, k_cols, a.group)
         else:
-            parts = pack_fp8(w, n_rows, k_cols, {"fp8": "block", "ct_fp8_channel": "channel"}.get(a.format, "tensor"))
+            mode = "block" if a.format.endswith("block") or a.format == "fp8" else a.format.rsplit("_", 1)[1]
+            parts = pack_fp8(w, n_rows, k_cols, mode, int8="int8" in a.format, ct=a.format.startswith("ct_"))
         if a.damage == "drop_qzeros":
             parts.pop("qzeros", None)
         if a.damage == "short_scales" and ".layers.0.self_attn.q_proj" in name:

@@ -3,7 +3,7 @@
 //   fine-grained fp8 (quant_method "fp8": transformers' FineGrainedFP8Config, DeepSeek-V3):
 //       weight F8_E4M3 [N, K], weight_scale_inv f32 [ceil(N/br), ceil(K/bc)] (weight_block_size
 //       [br, bc], 128 x 128 by default): w[n][k] = e4m3(weight[n][k]) * weight_scale_inv[n/br][k/bc]
-//   compressed-tensors ("float-quantized" / "naive-quantized", symmetric 8-bit):
+//   compressed-tensors ("float-quantized" / "int-quantized" / "naive-quantized", symmetric 8-bit):
 //       weight F8_E4M3 (type float) or I8 (type int) [N, K], weight_scale [N, 1] (strategy channel),
 //       [1] or [] (tensor) or [ceil(N/br), ceil(K/bc)] (block): w[n][k] = code * weight_scale[...]
 //
@@ -43,9 +43,9 @@ void block_of(const nlohmann::json& qc, int64_t* br, int64_t* bc) {
 bool compressed_tensors_ok(const HfCheckpoint& ck, std::string* why) {
     const nlohmann::json& qc = ck.quant_config();
     const std::string fmt = qc.value("format", std::string("?"));
-    if (fmt != "float-quantized" && fmt != "naive-quantized")
+    if (fmt != "float-quantized" && fmt != "naive-quantized" && fmt != "int-quantized")
         return *why = "quantization_config.format is '" + fmt + "' in " + config_of(ck) +
-                      ": only float-quantized and naive-quantized compressed-tensors are imported",
+                      ": only float-quantized, int-quantized and naive-quantized compressed-tensors are imported",
                false;
     if (qc.contains("config_groups") && qc["config_groups"].is_object())
         for (auto& [name, g] : qc["config_groups"].items()) {
