@@ -7,7 +7,8 @@ makes a 64-wide fixture's projections more than one block) and saved, so OUT_DIR
 folder exactly as transformers writes it (weight F8_E4M3, weight_scale_inv f32, config.json's
 quantization_config), plus golden.safetensors in rad-golden's format (promptN.ids, promptN.logits,
 promptN.greedy) from transformers' float32 forward of that saved checkpoint dequantised
-(FineGrainedFP8Config(dequantize=True), the weight-only computation radiance's import serves),
+(each F8_E4M3 weight times its weight_scale_inv block, in f32: the weight-only computation
+radiance's import serves),
 and fp8_forward.safetensors with the logits of transformers' own fp8 kernels (activations
 quantised too, for information: those differ by design).
 
@@ -19,12 +20,32 @@ then, here:
   rad-golden /tmp/llama_fp8                                # radiance's logits against golden.safetensors
 """
 import argparse
+import glob
 import os
 import shutil
 
 import torch
 from safetensors.torch import load_file, save_file
-from transformers import AutoModelForCausalLM, FineGrainedFP8Config
+from transformers import AutoConfig, AutoModelForCausalLM, FineGrainedFP8Config
+
+
+def dequantised_state(folder, block):
+    """The saved checkpoint's tensors, every F8_E4M3 weight times its block scale, all f32."""
+    stored = {}
+    for f in sorted(glob.glob(os.path.join(folder, "*.safetensors"))):
+        stored.update(load_file(f))
+    state = {}
+    for name, t in stored.items():
+        if name.endswith("_scale_inv"):
+            continue
+        if t.dtype == torch.float8_e4m3fn:
+            n, k = t.shape
+            s = stored[name + "_scale_inv"].float()
+            s = s.repeat_interleave(block, 0)[:n].repeat_interleave(block, 1)[:, :k]
+            state[name] = t.float() * s
+        else:
+            state[name] = t.float()
+    return state
 
 
 def main():
@@ -50,10 +71,14 @@ def main():
         gen = torch.Generator().manual_seed(7)
         prompts = [torch.randint(3, vocab, (n,), generator=gen) for n in (7, 13, 40)]
 
-    # The reference: the saved checkpoint dequantised, float32, on the CPU, eager attention.
-    deq = AutoModelForCausalLM.from_pretrained(a.out, quantization_config=FineGrainedFP8Config(dequantize=True),
-                                               dtype=torch.float32, attn_implementation="eager", device_map="cpu").eval()
-    deq = deq.float()
+    # The reference: the saved checkpoint dequantised, float32, on the CPU, eager attention (the
+    # source's configuration: the same model without a quantization_config).
+    cfg = AutoConfig.from_pretrained(a.src)
+    deq = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32, attn_implementation="eager").eval()
+    missing, unexpected = deq.load_state_dict(dequantised_state(a.out, a.block), strict=False)
+    assert not unexpected and all("lm_head" in m for m in missing), (missing, unexpected)  # a tied head only
+    if missing:
+        deq.tie_weights()
     deq.generation_config.eos_token_id = None
     deq.generation_config.pad_token_id = 0
     golden, fp8 = {}, {}
