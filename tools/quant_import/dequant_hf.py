@@ -114,7 +114,14 @@ def main():
         cfg = json.load(f)
     qc = cfg.pop("quantization_config")
     method = qc["quant_method"]
-    t = st_io.read(os.path.join(src, "model.safetensors"))
+    index = os.path.join(src, "model.safetensors.index.json")
+    t = {}
+    if os.path.exists(index):  # shards: every file the index names
+        with open(index) as f:
+            for file in sorted(set(json.load(f)["weight_map"].values())):
+                t.update(st_io.read(os.path.join(src, file)))
+    else:
+        t = st_io.read(os.path.join(src, "model.safetensors"))
     prefixes = sorted({n.rsplit(".", 1)[0] for n in t if n.endswith(".qweight") or t[n][0] in ("F8_E4M3", "I8")})
     out = {n: v for n, v in t.items() if n.rsplit(".", 1)[0] not in prefixes}
     for p in prefixes:

@@ -27,6 +27,9 @@ zero point of 8 and the scale from the largest magnitude); fp8 codes are e4m3 ro
 even from w / scale, scale = amax / 448 (int8: round(w / scale) with scale = amax / 127). The numbers only need to be plausible: the import is
 checked against dequant_hf.py's reading of whatever was written.
 
+--shards 2 writes the tensors into two files and model.safetensors.index.json, as the Hub's larger
+checkpoints are (a linear's tensors may then lie in different files).
+
 --damage makes a folder the import must refuse: drop_qzeros (no .qzeros tensors), short_scales
 (layer 0's q_proj scales lose their last group), zero_nibble_15 (gptq: layer 0's q_proj first zero
 point 0, stored as nibble 15).
@@ -216,6 +219,7 @@ def main():
     ap.add_argument("--group", type=int, default=32)
     ap.add_argument("--sym", action="store_true")
     ap.add_argument("--damage", choices=["drop_qzeros", "short_scales", "zero_nibble_15"])
+    ap.add_argument("--shards", type=int, default=1)
     a = ap.parse_args()
     src = st_io.read(os.path.join(a.src, "model.safetensors"))
     out = {}
@@ -242,7 +246,17 @@ def main():
         for suffix, t in parts.items():
             out[prefix + "." + suffix] = t
     os.makedirs(a.out, exist_ok=True)
-    st_io.write(os.path.join(a.out, "model.safetensors"), out)
+    if a.shards == 1:
+        st_io.write(os.path.join(a.out, "model.safetensors"), out)
+    else:  # names dealt round-robin, so a linear's qweight, qzeros and scales land in different files
+        weight_map = {}
+        for i in range(a.shards):
+            file = f"model-{i + 1:05d}-of-{a.shards:05d}.safetensors"
+            part = {n: t for j, (n, t) in enumerate(sorted(out.items())) if j % a.shards == i}
+            st_io.write(os.path.join(a.out, file), part)
+            weight_map.update({n: file for n in part})
+        with open(os.path.join(a.out, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=2)
     with open(os.path.join(a.src, "config.json")) as f:
         cfg = json.load(f)
     cfg["quantization_config"] = quant_config(a.format, a.group, a.sym)

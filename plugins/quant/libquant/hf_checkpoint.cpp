@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace quant {
 
@@ -93,11 +94,26 @@ const HfCheckpoint* HfCheckpoint::open(const std::string& dir, std::string* err)
     namespace fs = std::filesystem;
     auto ck = std::make_unique<HfCheckpoint>();
     ck->dir_ = dir;
+    // The files the converter reads (safetensors.cpp): the shards an index names, else
+    // model.safetensors, else every *.safetensors (a fixture's golden.safetensors is no weight file).
     std::error_code ec;
-    std::vector<std::string> files;
-    for (auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
-    if (ec || files.empty()) {
+    std::set<std::string> files;
+    const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+    if (std::ifstream in(index); in) {
+        auto j = nlohmann::json::parse(in, nullptr, false);
+        if (j.is_discarded() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+            *err = index.string() + ": not a safetensors index (no weight_map)";
+            return nullptr;
+        }
+        for (auto& [name, file] : j["weight_map"].items())
+            if (file.is_string()) files.insert((fs::path(dir) / file.get<std::string>()).string());
+    } else if (fs::exists(fs::path(dir) / "model.safetensors", ec)) {
+        files.insert((fs::path(dir) / "model.safetensors").string());
+    } else {
+        for (auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".safetensors") files.insert(e.path().string());
+    }
+    if (files.empty()) {
         *err = dir + ": no *.safetensors files";
         return nullptr;
     }

@@ -1,5 +1,5 @@
-// hf_checkpoint.h: a Hugging Face model folder as the import quantiser reads it: every
-// *.safetensors file's tensors by name (mapped read-only, the bytes as stored) and config.json's
+// hf_checkpoint.h: a Hugging Face model folder as the import quantiser reads it: its weight
+// files' tensors by name (the converter's choice of files) (mapped read-only, the bytes as stored) and config.json's
 // quantization_config. Written from the safetensors layout (a u64 header size, a JSON header of
 // {name: {dtype, shape, data_offsets}}, then the data).
 #pragma once

@@ -214,6 +214,10 @@ TEST_CASE("GPTQ with desc_act whose g_idx is the plain k / group imports", "[hfi
     });
 }
 
+TEST_CASE("GPTQ in two shards with an index (a linear's tensors in different files) imports", "[hfimport]") {
+    import_matches_reference("--format gptq --shards 2", "u4", "w4a16");
+}
+
 TEST_CASE("AWQ (GEMM packing, its nibble order) imports as AutoAWQ dequantises it", "[hfimport]") {
     import_matches_reference("--format awq", "u4", "w4a16");
 }
