@@ -601,7 +601,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
                 continue;
             }
         }
-        if (b.quantised) b.shape = want;  // the import quantiser checks the stored tensors' shapes
+        if (b.quantised) {  // the import quantiser checks the stored tensors' shapes
+            b.shape = want;
+            b.dtype = random_dtype;  // the logical dtype recorded: the config's, what the floats were
+        }
         flatten_leading(b.shape, want);
         if (b.shape != want) {
             std::vector<std::string> from;
