@@ -123,8 +123,11 @@ bool plan_of(int64_t rows, int64_t cols, std::vector<Source> parts, Plan* out, s
         }
         rad_encoding_add_tiled(&out->enc, "scale", a.scale_dtype, br, bc);
     } else {
+        bool symmetric = true;  // every zero point 8: i4 codes (the nibble minus 8), no zero plane
+        for (const Source& p : parts) symmetric = symmetric && p.zero_is_8;
+        if (symmetric) out->enc = rad_encoding_affine(RAD_I4);
         rad_encoding_add_tiled(&out->enc, "scale", a.scale_dtype, 1, a.group);
-        rad_encoding_add_tiled(&out->enc, "zero", RAD_U4, 1, a.group);
+        if (!symmetric) rad_encoding_add_tiled(&out->enc, "zero", RAD_U4, 1, a.group);
     }
     out->parts = std::move(parts);
     return true;
@@ -180,6 +183,7 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     const uint64_t cp = plane_pitch(enc->planes[codes], in->rows, cols), sp = plane_pitch(sd, in->rows, cols);
     const uint64_t zp = zero >= 0 ? plane_pitch(enc->planes[zero], in->rows, cols) : 0;
     const int64_t n_scales = (cols + bc - 1) / bc;
+    const bool minus_8 = enc->planes[codes].dtype == RAD_I4;  // symmetric int4: the nibble minus 8 (two's complement)
     size_t pi = 0;
     for (int64_t r = in->r0; r < in->r0 + in->n_rows; ++r) {
         while (pi + 1 < p.parts.size() && r >= p.parts[pi + 1].row0) ++pi;
@@ -187,7 +191,8 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
         const int64_t n = r - s.row0;
         auto* crow = static_cast<uint8_t*>(planes[codes]) + static_cast<uint64_t>(r - in->r0) * cp;
         std::memset(crow, 0, cp);  // sub-byte rows: the padding bits are zero
-        for (int64_t k = 0; k < cols; ++k) rad_plane_store_bits(enc->planes[codes].dtype, crow, k, s.code(n, k));
+        for (int64_t k = 0; k < cols; ++k)
+            rad_plane_store_bits(enc->planes[codes].dtype, crow, k, minus_8 ? (s.code(n, k) - 8u) & 15u : s.code(n, k));
         if (r % br != 0) continue;  // the first row of a scale block writes its scales
         const int64_t pr = (r - in->r0) / br;
         auto* srow = static_cast<uint8_t*>(planes[scale]) + static_cast<uint64_t>(pr) * sp;

@@ -11,9 +11,10 @@
 //         w[n][k] = (q(k, n) - z(k/group, n)) * s(k/group, n)
 //
 // Both become codes u4 [1x1], a zero point u4 and a scale of the stored dtype per [1 x group], the
-// affine scheme's w = (code - zero) * scale. GPTQ's act-order (a g_idx that is not k / group)
-// would need the `perm` transform, which neither the core's decoder nor gemm_q reads yet: it is
-// refused, naming the weight's g_idx and its file.
+// affine scheme's w = (code - zero) * scale; where every zero point is 8 (GPTQ's sym=True), codes
+// i4 (the nibble minus 8) and no zero point: the same numbers in less space. GPTQ's act-order (a
+// g_idx that is not k / group) would need the `perm` transform, which neither the core's decoder
+// nor gemm_q reads yet: it is refused, naming the weight's g_idx and its file.
 #include <algorithm>
 #include <cctype>
 
@@ -82,6 +83,14 @@ bool int4_tensors(const HfCheckpoint& ck, const std::string& prefix, int64_t K, 
     return true;
 }
 
+// Whether every zero point of `s` is 8: a symmetric checkpoint, whose codes minus 8 are i4.
+bool every_zero_8(const Source& s) {
+    for (int64_t g = 0; g < s.cols / s.group; ++g)
+        for (int64_t n = 0; n < s.rows; ++n)
+            if (s.zero(n, g * s.group) != 8) return false;
+    return true;
+}
+
 bool bits_are_4(const HfCheckpoint& ck, const char* method, int64_t bits, std::string* why) {
     if (bits == 4) return true;
     *why = "quantization_config.bits is " + std::to_string(bits) + " in " + config_of(ck) + ": only 4-bit " + method + " is imported";
@@ -143,6 +152,7 @@ bool describe_gptq(const HfCheckpoint& ck, const std::string& prefix, Source* ou
                                   " holds nibble 15 (zero point 16 in the gptq format's zero - 1 storage, group " +
                                   std::to_string(i / out->zeros->shape[1]) + "), which a u4 zero point cannot hold",
                            false;
+    out->zero_is_8 = every_zero_8(*out);
     return true;
 }
 
@@ -161,6 +171,7 @@ bool describe_awq(const HfCheckpoint& ck, const std::string& prefix, Source* out
     const int64_t K = qw->shape[0], N = qw->shape[1] * 8;
     if (!int4_tensors(ck, prefix, K, N, int_field(qc, {"group_size", "q_group_size"}, -1), out, why)) return false;
     out->format = SourceFormat::Awq;
+    out->zero_is_8 = every_zero_8(*out);
     return true;
 }
 

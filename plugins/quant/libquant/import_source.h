@@ -31,6 +31,7 @@ struct Source {
     int64_t group = 0;                 // int4: K values a scale covers
     int64_t block_r = 0, block_c = 0;  // fp8: the rows / columns one stored scale covers (0: all)
     bool zero_plus_one = false;        // GPTQ's original format stores each zero point minus one
+    bool zero_is_8 = false;            // int4: every zero point is 8 (a symmetric checkpoint)
 
     // Element (n, k) of the weight as this source stores it, n relative to row0.
     uint32_t code(int64_t n, int64_t k) const;

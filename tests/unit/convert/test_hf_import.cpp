@@ -10,13 +10,14 @@
 // Mutations each of these caught (made, watched fail, undone):
 //   - AWQ nibbles read in the packing order [0,2,4,6,1,3,5,7] instead of its inverse: "AWQ" fails
 //   - GPTQ zeros without the +1 of checkpoint_format "gptq": both gptq-format cases fail (gptq_v2 passes)
-//   - the +1 applied to gptq_v2 too: "GPTQ (gptq_v2)" fails
+//   - the +1 applied to gptq_v2 too: "GPTQ (gptq_v2, symmetric: i4 codes)" fails
 //   - g_idx not checked (act-order imported as k / group): "act-order" is no longer refused
 //   - int4 scales indexed [n][g] instead of [g][n]: the three GPTQ cases and AWQ fail
 //   - fp8 block scales' rows not split at the fused parts (gcd dropped): "fine-grained fp8" fails
 //   - a per-channel (and block) scale read as the tensor's one: "per channel" and "fine-grained fp8" fail
 //   - nibble 15 of the gptq format accepted: "zero point 16 of the gptq format" is no longer refused
 //   - compressed-tensors int8 codes typed u8: "int8 (int-quantized)" fails
+//   - a symmetric GPTQ's i4 codes stored as the raw nibble (not minus 8): "symmetric: i4 codes" fails
 //   - a compressed-tensors block grid taken for per-channel scales: "fp8 with block scales" fails
 // (each run on the libquant plugin alone; the explicit-recipe case compares two imports, so it
 // passes under all of them by design), and in the converter:
@@ -204,8 +205,8 @@ TEST_CASE("GPTQ (checkpoint_format gptq: zeros stored minus one) imports as Auto
     import_matches_reference("--format gptq", "u4", "w4a16");
 }
 
-TEST_CASE("GPTQ (gptq_v2, symmetric) imports as GPTQModel dequantises it", "[hfimport]") {
-    import_matches_reference("--format gptq_v2 --sym", "u4", "w4a16");
+TEST_CASE("GPTQ (gptq_v2, symmetric: i4 codes) imports as GPTQModel dequantises it", "[hfimport]") {
+    import_matches_reference("--format gptq_v2 --sym", "i4", "w4a16");  // every zero 8: i4 codes, no zero plane
 }
 
 TEST_CASE("GPTQ with desc_act whose g_idx is the plain k / group imports", "[hfimport]") {
