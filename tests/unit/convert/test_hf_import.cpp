@@ -9,10 +9,10 @@
 //
 // Mutations each of these caught (made, watched fail, undone):
 //   - AWQ nibbles read in the packing order [0,2,4,6,1,3,5,7] instead of its inverse: "AWQ" fails
-//   - GPTQ zeros without the +1 of checkpoint_format "gptq": both gptq-format cases fail (gptq_v2 passes)
+//   - GPTQ zeros without the +1 of checkpoint_format "gptq": the three gptq-format cases fail (gptq_v2 passes)
 //   - the +1 applied to gptq_v2 too: "GPTQ (gptq_v2, symmetric: i4 codes)" fails
 //   - g_idx not checked (act-order imported as k / group): "act-order" is no longer refused
-//   - int4 scales indexed [n][g] instead of [g][n]: the three GPTQ cases and AWQ fail
+//   - int4 scales indexed [n][g] instead of [g][n]: the four GPTQ cases and AWQ fail
 //   - fp8 block scales' rows not split at the fused parts (gcd dropped): "fine-grained fp8" fails
 //   - a per-channel (and block) scale read as the tensor's one: "per channel" and "fine-grained fp8" fail
 //   - nibble 15 of the gptq format accepted: "zero point 16 of the gptq format" is no longer refused
