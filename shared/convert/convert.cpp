@@ -8,6 +8,7 @@
 // error is found before a byte is written, and a file is only ever renamed into place whole.
 #include "radiance/convert/convert.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "radiance/convert/bpe_files.h"
 #include "radiance/convert/hf_config.h"
 #include "radiance/convert/quantize_weight.h"
+#include "radiance/convert/quantised_sources.h"
 #include "radiance/convert/st_pooling.h"
 #include "radiance/convert/random_weights.h"
 #include "radiance/convert/recipe.h"
@@ -77,7 +79,21 @@ struct Built {
     const uint8_t* data = nullptr;  // or a view into the checkpoint
     uint64_t bytes = 0;
     std::vector<std::string> used;
+    // Stored quantised (a GPTQ / AWQ / fp8 checkpoint's linear): no float values here; `used` names
+    // its stored tensors and the import quantiser reads them itself.
+    bool quantised = false;
 };
+
+// A weight built from sources the checkpoint stores quantised: its shape is the declaration's
+// (the import quantiser checks it against the stored tensors), its values none.
+void built_quantised(const Checkpoint& ck, const std::vector<std::string>& sources, const std::string& target, Built* out) {
+    out->quantised = true;
+    for (auto& s : sources) {
+        if (!stored_quantised(ck, s) && !ck.find(s))
+            throw Error("tensor '" + s + "' is missing from " + ck.files() + " ('" + target + "')");
+        out->used.push_back(s);
+    }
+}
 
 // A target's map entries in declaration order: a plugin may give alternatives (a checkpoint that
 // fuses what another stores per part), the first that builds wins.
@@ -106,7 +122,10 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
     switch (e.kind) {
     case RAD_MAP_COPY: {
         for (auto& s : e.sources)
-            if (const StTensor* t = ck.find(s)) {
+            if (stored_quantised(ck, s)) {
+                built_quantised(ck, {s}, e.target, out);
+                return true;
+            } else if (const StTensor* t = ck.find(s)) {
                 out->shape = t->shape;
                 out->dtype = t->dtype;
                 out->data = t->data;
@@ -118,6 +137,11 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
         return false;
     }
     case RAD_MAP_CONCAT: {
+        for (auto& s : e.sources)
+            if (stored_quantised(ck, s)) {  // a fused weight of quantised parts: the import stacks them
+                built_quantised(ck, e.sources, e.target, out);
+                return true;
+            }
         std::vector<const StTensor*> parts;
         for (auto& s : e.sources) {
             const StTensor* t = ck.find(s);
@@ -155,6 +179,8 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
             return false;
         }
         if (t->shape.size() != 2) throw Error("tensor '" + t->name + "' in " + t->file + " is not 2-D and cannot be transposed");
+        if (stored_quantised(ck, t->name))
+            throw Error("tensor '" + t->name + "' in " + t->file + " is stored quantised and cannot be transposed");
         const int64_t r = t->shape[0], c = t->shape[1];
         const size_t es = static_cast<size_t>(rad_dtype_bits(t->dtype) / 8);
         out->owned.resize(t->bytes);
@@ -175,12 +201,35 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
 bool present(const Checkpoint& ck, const engine::NameMapEntry& e) {
     if (e.kind == RAD_MAP_COPY) {
         for (auto& s : e.sources)
-            if (ck.find(s)) return true;
+            if (ck.find(s) || stored_quantised(ck, s)) return true;
         return false;
     }
     for (auto& s : e.sources)
-        if (!ck.find(s)) return false;
+        if (!ck.find(s) && !stored_quantised(ck, s)) return false;
     return !e.sources.empty();
+}
+
+// The checkpoint tensors a weight is made of (the first of its map entries that is present: a
+// COPY's first source found, every source of the others), and whether any is stored quantised.
+struct WeightSources {
+    std::vector<std::string> names;
+    std::string quantised;  // "TENSOR in FILE" of a source stored quantised; empty for float sources
+};
+
+WeightSources sources_of(const Checkpoint& ck, const std::vector<const engine::NameMapEntry*>& entries) {
+    WeightSources out;
+    for (const engine::NameMapEntry* e : entries) {
+        if (!present(ck, *e)) continue;
+        for (auto& s : e->sources) {
+            const StTensor* q = stored_quantised(ck, s);
+            if (e->kind == RAD_MAP_COPY && !q && !ck.find(s)) continue;
+            out.names.push_back(s);
+            if (q && out.quantised.empty()) out.quantised = q->name + " (" + rad_dtype_name(q->dtype) + ") in " + q->file;
+            if (e->kind == RAD_MAP_COPY) break;
+        }
+        break;
+    }
+    return out;
 }
 
 int64_t rows_of(const std::vector<int64_t>& shape) {
@@ -293,14 +342,21 @@ std::string shape_refusal(const RecipeRule& r, int64_t cols) {
         if (end && !*end && n > 0 && cols % n != 0)
             return k + "=" + v + " does not divide its rows of " + std::to_string(cols) + " columns";
     }
-    return "its shape does not fit the options (" + options_str(r) + ")";
+    return "its shape does not fit the options (" + options_str(r) +
+           "), or what it reads does not (the quantiser's message above says why)";
 }
 
 // The recipe applied to the weights the first declaration named: an encoding for each, or every
 // refusal at once (a line's unknown quantiser or option, an option value a quantiser refuses, a
 // shape it cannot encode, a weight no line matches, a file's line that matches nothing).
+//
+// A quantiser whose options include `checkpoint` and `tensors` reads the checkpoint's stored
+// tensors itself (libquant's import): those two are given here (the source folder, the weight's
+// tensors from the name map) unless the line sets them. A weight the checkpoint stores quantised
+// can only go to such a quantiser.
 std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const Recipe& rc,
-                                              const std::vector<std::pair<std::string, std::vector<int64_t>>>& weights) {
+                                              const std::vector<std::pair<std::string, std::vector<int64_t>>>& weights,
+                                              const std::map<std::string, WeightSources>& sources, const std::string& checkpoint) {
     std::vector<std::string> errors;
     const std::map<int, const RadQuantizerInfo*> lines = check_lines(reg, rc, &errors);
     std::map<std::string, WeightPlan> plans;
@@ -323,6 +379,23 @@ std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const R
         for (auto& [k, v] : r->options) {
             p.keys.push_back(k);
             p.vals.push_back(v);
+        }
+        auto has_option = [&](const std::string& key) {
+            for (int i = 0; i < p.q->n_options; ++i)
+                if (key == p.q->options[i].key) return true;
+            return false;
+        };
+        auto given = [&](const std::string& key) { return std::find(p.keys.begin(), p.keys.end(), key) != p.keys.end(); };
+        const auto src = sources.find(name);
+        const bool reads_checkpoint = has_option("checkpoint") && has_option("tensors");
+        if (reads_checkpoint && !given("checkpoint")) p.keys.push_back("checkpoint"), p.vals.push_back(checkpoint);
+        if (reads_checkpoint && !given("tensors") && src != sources.end())
+            p.keys.push_back("tensors"), p.vals.push_back(join(src->second.names, ","));
+        if (!reads_checkpoint && src != sources.end() && !src->second.quantised.empty()) {
+            errors.push_back(rc.origin + " line " + std::to_string(r->line) + " (" + r->text + "): weight '" + name +
+                             "' is stored quantised in the checkpoint (" + src->second.quantised + "), which quantiser '" + p.q->name +
+                             "' cannot read: give it `import`, which takes the stored numbers");
+            continue;
         }
         for (size_t i = 0; i < p.keys.size(); ++i) {
             ks.push_back(p.keys[i].c_str());
@@ -394,7 +467,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     if (!opts.arch.empty()) meta[engine::meta_key::arch] = container::MetaValue::of_str(opts.arch);
     read_st_pooling(src, meta);  // a sentence-transformers folder's pooling and normalisation
     const std::string arch_id = meta[engine::meta_key::arch].s;
-    const std::optional<Recipe> recipe = opts.recipe.empty() ? std::nullopt : std::optional<Recipe>(load_recipe(opts.recipe));
+    // Without a recipe, a folder whose config.json has a quantization_config is imported as stored.
+    const std::optional<Recipe> recipe = !opts.recipe.empty()  ? std::optional<Recipe>(load_recipe(opts.recipe))
+                                         : opts.random_weights ? std::nullopt
+                                                               : import_recipe(cfg, (src / "config.json").string());
     // The weights' first declaration: the family's unquantised plugin (the one an unquantised
     // checkpoint is served by), which also says what a recipe applies to.
     const core::ArchPlugin& arch0 = reg.arch(arch_id, "");
@@ -424,7 +500,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         for (const engine::NameMapEntry* e : entries_for(map, stored)) names.insert(names.end(), e->sources.begin(), e->sources.end());
         if (names.empty()) names.push_back(stored);
         for (auto& s : names)
-            if (const StTensor* t = ck.find(s)) return rad_encoding_plain(t->dtype);
+            if (const StTensor* t = ck.find(s); t && is_float(t->dtype)) return rad_encoding_plain(t->dtype);
         return std::nullopt;
     };
     engine::Declaration decl = engine::declare(arch0, reg, model_meta, d);
@@ -433,6 +509,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     std::map<std::string, WeightPlan> plans;
     if (recipe) {
         std::vector<std::pair<std::string, std::vector<int64_t>>> stored;
+        std::map<std::string, WeightSources> sources;
         for (const engine::WeightDecl& wd : decl.weights) {
             if (!wd.source.empty()) continue;
             // an optional weight the checkpoint lacks under every alternative is not stored
@@ -441,8 +518,15 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             if (entries_for(decl.name_map, wd.name).empty()) any = present(ck, engine::NameMapEntry{wd.name, RAD_MAP_COPY, {wd.name}});
             if (wd.d.optional && (opts.random_weights || !any)) continue;
             stored.emplace_back(wd.name, std::vector<int64_t>(wd.d.shape, wd.d.shape + wd.d.rank));
+            engine::NameMapEntry self{wd.name, RAD_MAP_COPY, {wd.name}};
+            std::vector<const engine::NameMapEntry*> entries = entries_for(decl.name_map, wd.name);
+            if (entries.empty()) entries.push_back(&self);
+            if (!opts.random_weights) sources[wd.name] = sources_of(ck, entries);
         }
-        plans = plan_recipe(reg, *recipe, stored);
+        if (opts.recipe.empty())
+            log << "note: " << recipe->origin << " names quant_method " << cfg["quantization_config"].value("quant_method", std::string())
+                << ": the weights are imported as stored (recipe `* import`)\n";
+        plans = plan_recipe(reg, *recipe, stored, sources, opts.src);
         quant = opts.quant ? *opts.quant : derive_quant(plans);
         arch = &reg.arch(arch_id, quant);  // the exact pair, or a refusal naming it and the known ones
         d.encoding = [&](const std::string& s, const std::vector<engine::NameMapEntry>&) -> std::optional<RadEncoding> {
@@ -517,6 +601,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
                 continue;
             }
         }
+        if (b.quantised) {  // the import quantiser checks the stored tensors' shapes
+            b.shape = want;
+            b.dtype = random_dtype;  // the logical dtype recorded: the config's, what the floats were
+        }
         flatten_leading(b.shape, want);
         if (b.shape != want) {
             std::vector<std::string> from;
@@ -525,8 +613,16 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
                              ", the architecture declares " + shape_str(want));
             continue;
         }
-        const std::string file = opts.random_weights ? std::string("(random)") : ck.find(b.used[0])->file;
-        if (!is_float(b.dtype) || (!recipe && wd.d.dtype != RAD_DT_NONE && wd.d.dtype != b.dtype && wd.d.dtype != RAD_F32)) {
+        if (b.quantised && !recipe) {
+            errors.push_back("weight '" + wd.name + "' is stored quantised (" + join(b.used, ", ") + " in " + ck.files() + ") but " +
+                             opts.src + "/config.json has no quantization_config: give a recipe with `import` for it");
+            continue;
+        }
+        const std::string file = opts.random_weights ? std::string("(random)") : ck.find(b.used[0]) ? ck.find(b.used[0])->file : ck.files();
+        if (b.quantised) {
+            for (auto& u : b.used)
+                for (auto& c : quantised_companions(ck, u)) used.insert(c);
+        } else if (!is_float(b.dtype) || (!recipe && wd.d.dtype != RAD_DT_NONE && wd.d.dtype != b.dtype && wd.d.dtype != RAD_F32)) {
             errors.push_back("weight '" + wd.name + "' is stored as " + rad_dtype_name(b.dtype) + " in " + file +
                              (wd.d.dtype != RAD_DT_NONE ? std::string(", declared ") + rad_dtype_name(wd.d.dtype) : std::string()));
             continue;
@@ -547,12 +643,16 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             continue;
         }
         const RecipeRule* rule = match(*recipe, wd.name);
-        WeightValues v{b.data, b.dtype, rows_of(b.shape), b.shape.back()};
+        // a weight stored quantised has no float values: the import reads its stored tensors
+        WeightValues v{b.quantised ? nullptr : b.data, b.dtype, rows_of(b.shape), b.shape.back()};
         const WeightError err = quantize_weight(wd.name, b.shape, b.dtype, v, it->second, *w);
         std::ostringstream line;
         line << std::left << std::setw(28) << wd.name << " " << std::setw(14) << shape_str(b.shape) << " line " << rule->line << ": "
-             << rule->quantizer << " " << options_str(*rule) << " -> " << encoding_str(it->second.enc) << "; rel error "
-             << std::setprecision(4) << err.rel_frobenius << ", max abs " << err.max_abs;
+             << rule->quantizer << " " << options_str(*rule) << " -> " << encoding_str(it->second.enc);
+        if (b.quantised)
+            line << "; imported as stored (no float values to measure it against)";
+        else
+            line << "; rel error " << std::setprecision(4) << err.rel_frobenius << ", max abs " << err.max_abs;
         report << "  " << line.str() << "\n";
         log << "[" << done << "/" << n_stored << "] " << line.str() << "\n";
     }

@@ -59,7 +59,7 @@ WeightError quantize_weight(const std::string& name, const std::vector<int64_t>&
     w.begin_tensor(name, w.add_encoding(enc), shape, logical_dtype);
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
         const int64_t n = std::min(block, rows - r0);
-        for (int64_t i = 0; i < n * cols; ++i) {
+        for (int64_t i = 0; v.data && i < n * cols; ++i) {
             in[i] = rad_load_f32(v.dtype, v.data + static_cast<uint64_t>(r0 * cols) * es, i);
             if (!std::isfinite(in[i]))
                 throw Error("weight '" + name + "' has a non-finite value (" + std::to_string(in[i]) + ") in row " +
@@ -76,7 +76,7 @@ WeightError quantize_weight(const std::string& name, const std::vector<int64_t>&
         qi.cols = cols;
         qi.r0 = r0;
         qi.n_rows = n;
-        qi.data = in.data();
+        qi.data = v.data ? in.data() : nullptr;  // none: a weight stored quantised, which its quantiser reads itself
         qi.opt_keys = keys.data();
         qi.opt_vals = vals.data();
         qi.n_opts = static_cast<int32_t>(keys.size());
@@ -91,7 +91,7 @@ WeightError quantize_weight(const std::string& name, const std::vector<int64_t>&
         if (rc != RAD_OK)
             throw Error(who + ": nothing decodes the scheme '" + std::string(enc.scheme) + "' it wrote (" + status_name(rc) +
                         "): a scheme of a quantiser's own needs its decode hook");
-        for (int64_t i = 0; i < n * cols; ++i) {
+        for (int64_t i = 0; v.data && i < n * cols; ++i) {
             const double d = static_cast<double>(in[i]) - out[i];
             err2 += d * d;
             norm2 += static_cast<double>(in[i]) * in[i];

@@ -11,6 +11,7 @@ extern const RadQuantizerInfo kRtn;
 extern const RadQuantizerInfo kFp8;
 extern const RadQuantizerInfo kCast;
 extern const RadQuantizerInfo kGgml;
+extern const RadQuantizerInfo kImport;
 
 // Rows of a weight per quantize() call: about 4 Mi values, a whole number of `unit` rows (the
 // rows one scale covers), so a large table streams in blocks of ~16 MiB of f32.

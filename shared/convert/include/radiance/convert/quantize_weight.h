@@ -12,7 +12,10 @@
 
 namespace radiance::convert {
 
-// A weight's values as the checkpoint holds them: [rows x cols] of a float dtype, row-major.
+// A weight's values as the checkpoint holds them: [rows x cols] of a float dtype, row-major. No
+// data: the checkpoint stores the weight quantised, and the quantiser (import) reads it itself;
+// what it writes is still decoded (a scheme nothing decodes is refused), but measured against
+// nothing (the error is 0).
 struct WeightValues {
     const uint8_t* data = nullptr;
     int dtype = 0;
