@@ -11,23 +11,11 @@
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
 #include <radiance/arch/blocks/rad_block_moe.h>
+#include <radiance/arch/blocks/rad_block_quant.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#ifndef FAMILY_ID
-#error "build with -DFAMILY_ID=\"llama\" (or mistral, qwen2, qwen3, phi3, mixtral, qwen3moe, qwen2moe)"
-#endif
-#ifndef ARCH_QUANT  // the quant descriptor this build serves ("" unquantised) ...
-#define ARCH_QUANT ""
-#endif
-#ifndef ARCH_CODES  // ... and the code dtypes its quantised projections may have
-#define ARCH_CODES ""
-#endif
-#ifndef PLUGIN_NAME
-#define PLUGIN_NAME FAMILY_ID
-#endif
 
 namespace family {
 
