@@ -5,18 +5,17 @@
 // window layers among global ones (layer_types, else the family's pattern), and a tied head.
 // Gemma 2 also soft-caps the attention scores and the final logits; Gemma 3 instead norms each
 // head of q and k and gives its sliding layers their own rope base. One source, built once per
-// architecture id; everything else is read from the metadata.
+// architecture id and once per quant descriptor (CMakeLists.txt): the projections are read at the
+// container's encoding (gemm_q over the planes where the build's ARCH_CODES reads them, the
+// blocks' Linear); the embedding and the norms stay plain; everything else is read from the metadata.
 #include <radiance/arch/blocks/rad_block_attn.h>
 #include <radiance/arch/blocks/rad_block_mlp.h>
+#include <radiance/arch/blocks/rad_block_quant.h>
 
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#ifndef FAMILY_ID
-#error "build with -DFAMILY_ID=\"gemma2\" (or gemma3)"
-#endif
 
 namespace family {
 
@@ -41,6 +40,7 @@ struct Model {
     int64_t n_embd = 0, n_vocab = 0, max_tok = 0, max_out = 0;
     double eps = 1e-6, final_softcap = 0.0;
     rad_weight w_tok = RAD_NULL_HANDLE, w_norm = RAD_NULL_HANDLE;
+    Linear head;  // a view of the embedding's table (Gemma ties them)
     rad_buf b_x, b_h, b_qkv, b_attn, b_tmp, b_gu, b_act, b_xo, b_logits;
     rad_kv kv = RAD_NULL_HANDLE;
     rad_op op_embed = RAD_NULL_HANDLE, op_final_add = RAD_NULL_HANDLE, op_gather = RAD_NULL_HANDLE, op_norm = RAD_NULL_HANDLE,
@@ -122,7 +122,9 @@ rad_op post_norm(RadBuilder* b, rad_weight w) {
 rad_weight norm_weight(RadBuilder* b, const std::string& name, const std::string& source, int group) {
     map(b, name, RAD_MAP_COPY, {source});
     RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, group);
-    return rad_decl_weight(b, name.c_str(), &wn);
+    const rad_weight w = rad_decl_weight(b, name.c_str(), &wn);
+    require_plain(b, w, name);  // (refused by name: the declaration has failed)
+    return w;
 }
 
 int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
@@ -167,6 +169,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     map(b, "token_embd.weight", RAD_MAP_COPY, {pre + "embed_tokens.weight"});
     RadWeightDecl we = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
     m.w_tok = rad_decl_weight(b, "token_embd.weight", &we);
+    if (!require_plain(b, m.w_tok, "token_embd.weight")) return RAD_E_UNSUPPORTED;
 
     RadBufDecl d = buf2(act, m.max_tok, m.n_embd);
     m.b_x = rad_decl_buffer(b, "x", &d);
@@ -236,6 +239,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.hf_prefix = pre + hf + "self_attn.";
         ac.name = name;
         ac.rope_in_attention = true;
+        ac.quant_codes = ARCH_CODES;
         L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
         L.op_post_attn = post_norm(b, L.w_post_attn_norm);
         L.op_pre_ffn = add_then_norm(b, L.w_pre_ffn_norm, &L.op_pre_ffn_add);
@@ -250,6 +254,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         mc.act = "geglu";
         mc.hf_prefix = pre + hf + "mlp.";
         mc.name = name;
+        mc.quant_codes = ARCH_CODES;
         L.mlp.declare(b, mc, MlpBuffers{m.b_h, m.b_gu, m.b_act, m.b_tmp});
         L.op_post_ffn = post_norm(b, L.w_post_ffn_norm);
     }
@@ -267,14 +272,18 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     map(b, "output_norm.weight", RAD_MAP_COPY, {pre + "norm.weight"});
     RadWeightDecl wn = weight(m.n_embd, 0, RAD_SHARD_NONE, -1);
     m.w_norm = rad_decl_weight(b, "output_norm.weight", &wn);
+    if (!require_plain(b, m.w_norm, "output_norm.weight")) return RAD_E_UNSUPPORTED;
     m.op_norm = op(b, "rms_norm",
                    {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_INT("unit_offset", 1),
                     RAD_STR("wdtype", wdtype(b, m.w_norm))},
                    {m.w_norm});
     uses(b, m.op_norm, {m.b_xo, m.b_x}, {m.b_xo, m.b_x});
-    m.op_head = op(b, "gemm",
-                   {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", m.n_vocab), RAD_INT("K", m.n_embd), RAD_STR("wdtype", wdtype(b, m.w_tok))},
-                   {m.w_tok});
+    // The head as llama's tied one: a view of the embedding's table, read at its encoding (plain,
+    // as the embedding must be; a quantised table would be refused above, not dequantised).
+    RadWeightDecl wo = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
+    wo.source = "token_embd.weight";
+    if (!m.head.declare(b, "output.weight", wo, ARCH_CODES)) return RAD_E_UNSUPPORTED;
+    m.op_head = m.head.declare_op(b, m.max_out, m.n_vocab, m.n_embd);
     uses(b, m.op_head, {m.b_xo, m.b_x}, {m.b_logits});
     if (m.final_softcap > 0) {  // Gemma 2: logits = cap * tanh(logits / cap)
         m.op_cap = op(b, "softcap", {RAD_RANGE("n", 1, m.max_out), RAD_INT("dim", m.n_vocab), RAD_F64("cap", m.final_softcap)});
@@ -317,10 +326,10 @@ void step(RadCtx* c, const RadBatch* bt) {
     const rad_buf xo = every_row ? m.b_x : m.b_xo;  // (normed in place: nothing reads b_x after the head)
     if (!every_row) RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
     RAD_ISSUE_N(c, m.op_norm, o, rad_brows(xo, o), rad_w(m.w_norm), rad_brows(xo, o));
-    RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_tok), rad_none(), rad_brows(m.b_logits, o));
+    m.head.issue(c, m.op_head, o, rad_brows(xo, o), rad_none(), rad_brows(m.b_logits, o));
     if (m.op_cap != RAD_NULL_HANDLE) RAD_ISSUE_N(c, m.op_cap, o, rad_brows(m.b_logits, o), rad_brows(m.b_logits, o));
 }
 
 }  // namespace family
 
-RAD_ARCH_PLUGIN(family, FAMILY_ID, FAMILY_ID, "", "0.1", "Gemma decoder (" FAMILY_ID ")")
+RAD_ARCH_PLUGIN(family, PLUGIN_NAME, FAMILY_ID, ARCH_QUANT, "0.1", "Gemma decoder (" FAMILY_ID ", quant \"" ARCH_QUANT "\")")
