@@ -3,8 +3,12 @@
 // (c_fc, GELU tanh, c_proj), every projection with a bias, a final LayerNorm and a head tied to the
 // token embeddings. Its projections are Conv1D, stored [in, out]: the name map transposes them
 // into the [out, in] rows every gemm reads (c_attn's columns are [q | k | v], so its transpose is
-// the stacked qkv rows the attention block of the llama family uses).
-#include <radiance/arch/blocks/rad_block_util.h>
+// the stacked qkv rows the attention block of the llama family uses). Built once unquantised and
+// once per quant descriptor (CMakeLists.txt): the four projections are read at the container's
+// encoding (Linear: gemm_q over the planes, with their biases, where the build's ARCH_CODES reads
+// them); embeddings, LayerNorms and biases stay plain.
+#include <radiance/arch/blocks/rad_block_linear.h>
+#include <radiance/arch/blocks/rad_block_quant.h>
 
 #include <cmath>
 #include <string>
@@ -15,7 +19,8 @@ namespace gpt2 {
 using namespace radblk;
 
 struct Layer {
-    rad_weight ln1_w, ln1_b, ln2_w, ln2_b, w_qkv, b_qkv, w_o, b_o, w_fc, b_fc, w_proj, b_proj;
+    rad_weight ln1_w, ln1_b, ln2_w, ln2_b, b_qkv, b_o, b_fc, b_proj;
+    Linear qkv, o, fc, proj;  // the projections, plain or quantised
     rad_op op_ln1, op_qkv, op_attn, op_o, op_reduce_o = RAD_NULL_HANDLE, op_add_attn, op_ln2, op_fc, op_gelu, op_proj,
                                           op_reduce_mlp = RAD_NULL_HANDLE, op_add_mlp;
 };
@@ -25,6 +30,7 @@ struct Model {
     double eps = 1e-5;
     int world = 1, rank = 0;
     rad_weight w_tok, w_pos, lnf_w, lnf_b;
+    Linear head;  // a view of the token embeddings (GPT-2 ties them)
     rad_buf b_x, b_h, b_tmp, b_qkv, b_attn, b_fc, b_xo, b_logits;
     rad_kv kv = RAD_NULL_HANDLE;
     rad_op op_embed, op_pos, op_add_pos, op_gather, op_lnf, op_head;
@@ -33,25 +39,38 @@ struct Model {
 
 Model m;
 
-// A weight from one checkpoint tensor; `parts` (with `unit`, rows a part splits in) describes what
-// a row-split weight stacks.
-rad_weight decl(RadBuilder* b, const std::string& name, int map_kind, const std::string& source, int64_t rows, int64_t cols, int shard,
-                int group, const int64_t* parts = nullptr, int n_parts = 0, int64_t unit = 0) {
+// The declaration of a weight from one checkpoint tensor, its name mapped; `parts` (with `unit`,
+// rows a part splits in) describes what a row-split weight stacks.
+RadWeightDecl mapped(RadBuilder* b, const std::string& name, int map_kind, const std::string& source, int64_t rows, int64_t cols, int shard,
+                     int group, const int64_t* parts = nullptr, int n_parts = 0, int64_t unit = 0) {
     map(b, name, map_kind, {source});
     RadWeightDecl d = weight(rows, cols, shard, group);
     d.n_row_parts = n_parts;
     d.row_parts = parts;
     d.row_unit = static_cast<int32_t>(unit);
-    return rad_decl_weight(b, name.c_str(), &d);
+    return d;
+}
+
+// A weight read plain (an embedding, a LayerNorm's weight or bias, a projection's bias): one whose
+// container stores it otherwise is refused by name (the declaration has failed).
+template <class... A>
+rad_weight decl(RadBuilder* b, const std::string& name, A... a) {
+    RadWeightDecl d = mapped(b, name, a...);
+    const rad_weight w = rad_decl_weight(b, name.c_str(), &d);
+    require_plain(b, w, name);
+    return w;
+}
+
+// A projection, at the container's encoding: the code dtypes this build reads (ARCH_CODES), else
+// refused by name.
+void linear(RadBuilder* b, Linear& lin, const std::string& name, int map_kind, const std::string& source, int64_t rows, int64_t cols,
+            int shard, int group, const int64_t* parts = nullptr, int n_parts = 0, int64_t unit = 0) {
+    lin.declare(b, name, mapped(b, name, map_kind, source, rows, cols, shard, group, parts, n_parts, unit), ARCH_CODES);
 }
 
 rad_op layer_norm(RadBuilder* b, rad_weight w, int64_t rows) {
     return op(b, "layer_norm", {RAD_RANGE("n", 1, rows), RAD_INT("dim", m.n_embd), RAD_F64("eps", m.eps), RAD_STR("wdtype", wdtype(b, w))},
               {w});
-}
-
-rad_op gemm(RadBuilder* b, rad_weight w, int64_t N, int64_t K) {
-    return op(b, "gemm", {RAD_RANGE("M", 1, m.max_tok), RAD_INT("N", N), RAD_INT("K", K), RAD_STR("wdtype", wdtype(b, w))}, {w});
 }
 
 rad_op add(RadBuilder* b, rad_buf x, rad_buf r) {
@@ -118,6 +137,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     map(b, "position_embd.weight", RAD_MAP_COPY, {"transformer.wpe.weight", "wpe.weight"});
     RadWeightDecl wp = weight(m.n_pos, d, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
     m.w_pos = rad_decl_weight(b, "position_embd.weight", &wp);
+    // embed gathers plain rows only (a recipe keeps both tables plain)
+    if (!require_plain(b, m.w_tok, "token_embd.weight") || !require_plain(b, m.w_pos, "position_embd.weight")) return RAD_E_UNSUPPORTED;
 
     RadBufDecl bd = buf2(act, m.max_tok, d);
     m.b_x = rad_decl_buffer(b, "x", &bd);
@@ -156,38 +177,37 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         const std::string hf = "transformer.h." + std::to_string(l) + ".", n = "blk." + std::to_string(l) + ".";
         L.ln1_w = decl(b, n + "attn_norm.weight", RAD_MAP_COPY, hf + "ln_1.weight", d, 0, RAD_SHARD_NONE, l);
         L.ln1_b = decl(b, n + "attn_norm.bias", RAD_MAP_COPY, hf + "ln_1.bias", d, 0, RAD_SHARD_NONE, l);
-        L.w_qkv =
-            decl(b, n + "attn_qkv.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_attn.weight", 3 * d, d, RAD_SHARD_ROW, l, qkv_parts, 3, m.hd);
+        linear(b, L.qkv, n + "attn_qkv.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_attn.weight", 3 * d, d, RAD_SHARD_ROW, l, qkv_parts, 3, m.hd);
         L.b_qkv = decl(b, n + "attn_qkv.bias", RAD_MAP_COPY, hf + "attn.c_attn.bias", 3 * d, 0, RAD_SHARD_ROW, l, qkv_parts, 3, m.hd);
-        L.w_o = decl(b, n + "attn_output.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_proj.weight", d, d, RAD_SHARD_COL, l);
+        linear(b, L.o, n + "attn_output.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_proj.weight", d, d, RAD_SHARD_COL, l);
         L.b_o = decl(b, n + "attn_output.bias", RAD_MAP_COPY, hf + "attn.c_proj.bias", d, 0, RAD_SHARD_NONE, l);
         L.ln2_w = decl(b, n + "ffn_norm.weight", RAD_MAP_COPY, hf + "ln_2.weight", d, 0, RAD_SHARD_NONE, l);
         L.ln2_b = decl(b, n + "ffn_norm.bias", RAD_MAP_COPY, hf + "ln_2.bias", d, 0, RAD_SHARD_NONE, l);
-        L.w_fc = decl(b, n + "ffn_up.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_fc.weight", m.ff, d, RAD_SHARD_ROW, l, ff_parts, 1);
+        linear(b, L.fc, n + "ffn_up.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_fc.weight", m.ff, d, RAD_SHARD_ROW, l, ff_parts, 1);
         L.b_fc = decl(b, n + "ffn_up.bias", RAD_MAP_COPY, hf + "mlp.c_fc.bias", m.ff, 0, RAD_SHARD_ROW, l, ff_parts, 1);
-        L.w_proj = decl(b, n + "ffn_down.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_proj.weight", d, m.ff, RAD_SHARD_COL, l);
+        linear(b, L.proj, n + "ffn_down.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_proj.weight", d, m.ff, RAD_SHARD_COL, l);
         L.b_proj = decl(b, n + "ffn_down.bias", RAD_MAP_COPY, hf + "mlp.c_proj.bias", d, 0, RAD_SHARD_NONE, l);
 
         L.op_ln1 = layer_norm(b, L.ln1_w, m.max_tok);
         uses(b, L.op_ln1, {m.b_x}, {m.b_h});
-        L.op_qkv = gemm(b, L.w_qkv, 3 * q_w, d);
+        L.op_qkv = L.qkv.declare_op(b, m.max_tok, 3 * q_w, d);
         uses(b, L.op_qkv, {m.b_h}, {m.b_qkv});
         std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, m.max_tok), RAD_INT("n_head", m.heads), RAD_INT("n_head_kv", m.heads),
                                         RAD_INT("head_dim", m.hd), RAD_F64("scale", 1.0 / std::sqrt(static_cast<double>(m.hd)))};
         L.op_attn = rad_decl_op(b, "attention", ap.data(), static_cast<int>(ap.size()), nullptr, 0);
         uses(b, L.op_attn, {m.b_qkv}, {m.b_attn});
         rad_bind_layer_kv(b, m.kv, l);
-        L.op_o = gemm(b, L.w_o, d, q_w);
+        L.op_o = L.o.declare_op(b, m.max_tok, d, q_w);
         uses(b, L.op_o, {m.b_attn}, {m.b_tmp});
         L.op_reduce_o = all_reduce(b, m.b_tmp);
         L.op_add_attn = add(b, m.b_x, m.b_tmp);
         L.op_ln2 = layer_norm(b, L.ln2_w, m.max_tok);
         uses(b, L.op_ln2, {m.b_x}, {m.b_h});
-        L.op_fc = gemm(b, L.w_fc, ff_l, d);
+        L.op_fc = L.fc.declare_op(b, m.max_tok, ff_l, d);
         uses(b, L.op_fc, {m.b_h}, {m.b_fc});
         L.op_gelu = op(b, "gelu", {RAD_RANGE("n", 1, m.max_tok), RAD_INT("dim", ff_l), RAD_STR("approx", "tanh")});
         uses(b, L.op_gelu, {m.b_fc}, {m.b_fc});
-        L.op_proj = gemm(b, L.w_proj, d, ff_l);
+        L.op_proj = L.proj.declare_op(b, m.max_tok, d, ff_l);
         uses(b, L.op_proj, {m.b_fc}, {m.b_tmp});
         L.op_reduce_mlp = all_reduce(b, m.b_tmp);
         L.op_add_mlp = add(b, m.b_x, m.b_tmp);
@@ -203,9 +223,12 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     m.lnf_b = decl(b, "output_norm.bias", RAD_MAP_COPY, "transformer.ln_f.bias", d, 0, RAD_SHARD_NONE, -1);
     m.op_lnf = layer_norm(b, m.lnf_w, m.max_out);
     uses(b, m.op_lnf, {m.b_xo, m.b_x}, {m.b_xo, m.b_x});
-    m.op_head =
-        op(b, "gemm", {RAD_RANGE("M", 1, m.max_out), RAD_INT("N", m.n_vocab), RAD_INT("K", d), RAD_STR("wdtype", wdtype(b, m.w_tok))},
-           {m.w_tok});
+    // The tied head as llama's: a view of the token embeddings, read at their encoding (plain, as
+    // the embedding must be).
+    RadWeightDecl wo = weight(m.n_vocab, d, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
+    wo.source = "token_embd.weight";
+    m.head.declare(b, "output.weight", wo, ARCH_CODES);
+    m.op_head = m.head.declare_op(b, m.max_out, m.n_vocab, d);
     uses(b, m.op_head, {m.b_xo, m.b_x}, {m.b_logits});
     rad_declare_logits(b, m.b_logits);
     return RAD_OK;
@@ -220,18 +243,18 @@ void step(RadCtx* c, const RadBatch* bt) {
     RAD_ISSUE_N(c, m.op_add_pos, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     for (const Layer& L : m.layers) {
         RAD_ISSUE_N(c, L.op_ln1, n, rad_brows(m.b_x, n), rad_w(L.ln1_w), rad_w(L.ln1_b), rad_brows(m.b_h, n));
-        RAD_ISSUE_N(c, L.op_qkv, n, rad_brows(m.b_h, n), rad_w(L.w_qkv), rad_w(L.b_qkv), rad_brows(m.b_qkv, n));
+        L.qkv.issue(c, L.op_qkv, n, rad_brows(m.b_h, n), rad_w(L.b_qkv), rad_brows(m.b_qkv, n));
         RAD_ISSUE_N(c, L.op_attn, n, rad_bview(m.b_qkv, n, 0, qw), rad_bview(m.b_qkv, n, qw, qw), rad_bview(m.b_qkv, n, 2 * qw, qw),
                     rad_kvref(m.kv, static_cast<int>(&L - m.layers.data()), 0), rad_kvref(m.kv, static_cast<int>(&L - m.layers.data()), 1),
                     rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
                     rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride), rad_brows(m.b_attn, n));
-        RAD_ISSUE_N(c, L.op_o, n, rad_brows(m.b_attn, n), rad_w(L.w_o), col_bias(L.b_o), rad_brows(m.b_tmp, n));
+        L.o.issue(c, L.op_o, n, rad_brows(m.b_attn, n), col_bias(L.b_o), rad_brows(m.b_tmp, n));
         if (L.op_reduce_o != RAD_NULL_HANDLE) RAD_ISSUE_N(c, L.op_reduce_o, n, rad_brows(m.b_tmp, n));
         RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
         RAD_ISSUE_N(c, L.op_ln2, n, rad_brows(m.b_x, n), rad_w(L.ln2_w), rad_w(L.ln2_b), rad_brows(m.b_h, n));
-        RAD_ISSUE_N(c, L.op_fc, n, rad_brows(m.b_h, n), rad_w(L.w_fc), rad_w(L.b_fc), rad_brows(m.b_fc, n));
+        L.fc.issue(c, L.op_fc, n, rad_brows(m.b_h, n), rad_w(L.b_fc), rad_brows(m.b_fc, n));
         RAD_ISSUE_N(c, L.op_gelu, n, rad_brows(m.b_fc, n), rad_brows(m.b_fc, n));
-        RAD_ISSUE_N(c, L.op_proj, n, rad_brows(m.b_fc, n), rad_w(L.w_proj), col_bias(L.b_proj), rad_brows(m.b_tmp, n));
+        L.proj.issue(c, L.op_proj, n, rad_brows(m.b_fc, n), col_bias(L.b_proj), rad_brows(m.b_tmp, n));
         if (L.op_reduce_mlp != RAD_NULL_HANDLE) RAD_ISSUE_N(c, L.op_reduce_mlp, n, rad_brows(m.b_tmp, n));
         RAD_ISSUE_N(c, L.op_add_mlp, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));
     }
@@ -242,9 +265,9 @@ void step(RadCtx* c, const RadBatch* bt) {
     const rad_buf xo = every_row ? m.b_x : m.b_xo;
     if (!every_row) RAD_ISSUE_N(c, m.op_gather, o, rad_brows(m.b_x, n), rad_raw(bt->out_ids, RAD_I32, o), rad_brows(m.b_xo, o));
     RAD_ISSUE_N(c, m.op_lnf, o, rad_brows(xo, o), rad_w(m.lnf_w), rad_w(m.lnf_b), rad_brows(xo, o));
-    RAD_ISSUE_N(c, m.op_head, o, rad_brows(xo, o), rad_w(m.w_tok), rad_none(), rad_brows(m.b_logits, o));
+    m.head.issue(c, m.op_head, o, rad_brows(xo, o), rad_none(), rad_brows(m.b_logits, o));
 }
 
 }  // namespace gpt2
 
-RAD_ARCH_PLUGIN(gpt2, "gpt2", "gpt2", "", "0.1", "GPT-2 decoder")
+RAD_ARCH_PLUGIN(gpt2, PLUGIN_NAME, FAMILY_ID, ARCH_QUANT, "0.1", "GPT-2 decoder (quant \"" ARCH_QUANT "\")")
