@@ -1,5 +1,5 @@
-// convert_fixture.h: a copy of the shared llama fixture's checkpoint in a temporary folder, to be
-// damaged by a test and converted (optionally by a recipe).
+// convert_fixture.h: a copy of a fixture's checkpoint (the shared llama one unless named) in a
+// temporary folder, to be damaged by a test and converted (optionally by a recipe).
 #pragma once
 #include <filesystem>
 #include <fstream>
@@ -41,12 +41,12 @@ struct Fixture {
     fs::path dir;
     std::map<std::string, std::pair<convert::StTensor, std::vector<uint8_t>>> tensors;
     nlohmann::json config;
-    Fixture() {
+    explicit Fixture(const std::string& src = SHARED_LLAMA) {
         dir = fs::temp_directory_path() / ("rad_conv_" + std::to_string(getpid()) + "_" + std::to_string(rand()));
         fs::create_directories(dir);
-        auto ck = convert::Checkpoint::open_folder(SHARED_LLAMA);
+        auto ck = convert::Checkpoint::open_folder(src);
         for (auto& [n, t] : ck.tensors()) tensors[n] = {t, std::vector<uint8_t>(t.data, t.data + t.bytes)};
-        std::ifstream(std::string(SHARED_LLAMA) + "/config.json") >> config;
+        std::ifstream(src + "/config.json") >> config;
     }
     ~Fixture() { fs::remove_all(dir); }
     // Converts the folder (with a recipe: a preset's name or the text of a recipe file) to out.rad;

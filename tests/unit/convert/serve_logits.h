@@ -13,9 +13,9 @@ namespace convtest {
 
 using namespace radiance;
 
-// The logits of a 9-token prompt, then of one decode step after it, on `kernels` (a hierarchy,
-// first preferred); `report` receives the plan's selection report.
-inline std::vector<float> logits(const std::string& rad, const std::vector<std::string>& kernels, std::string* report = nullptr) {
+// The container served by the build's plugins on `kernels` (a hierarchy, first preferred): 16
+// tokens a step, one sequence of up to 64.
+inline std::unique_ptr<engine::Engine> serve(const std::string& rad, const std::vector<std::string>& kernels) {
     core::LoadOptions lo;
     lo.homes = {RAD_BUILD_HOME_DIR};
     lo.kernels = kernels;
@@ -26,7 +26,13 @@ inline std::vector<float> logits(const std::string& rad, const std::vector<std::
     eo.max_ctx = 64;
     eo.max_out_rows = 16;
     eo.select.accept_reference = true;
-    auto eng = engine::Engine::create(reg, std::shared_ptr<const container::Reader>(container::Reader::open(rad)), eo);
+    return engine::Engine::create(reg, std::shared_ptr<const container::Reader>(container::Reader::open(rad)), eo);
+}
+
+// The logits of a 9-token prompt, then of one decode step after it, on `kernels`; `report`
+// receives the plan's selection report.
+inline std::vector<float> logits(const std::string& rad, const std::vector<std::string>& kernels, std::string* report = nullptr) {
+    auto eng = serve(rad, kernels);
     if (report) *report = eng->selection_report();
     std::vector<float> all, lg;
     engine::StepBatch b;

@@ -10,12 +10,11 @@
 // "the decoded model's logits".
 #include <catch2/catch.hpp>
 
-#include <radiance/rad_decode.h>
-
 #include <cmath>
 #include <cstring>
 
 #include "convert_fixture.h"
+#include "quant_serving.h"
 #include "radiance/container/container.h"
 #include "radiance/engine/engine.h"
 #include "serve_logits.h"
@@ -23,6 +22,7 @@
 using namespace radiance;
 using convtest::Fixture;
 using convtest::logits;
+using convtest::write_decoded;
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,22 +33,6 @@ const char* kRecipe =
     "blk.0.*             rtn bits=4 group=32 zero=1\n"
     "blk.1.ffn_down.*    rtn bits=4 group=16\n"
     "*                   rtn bits=8 group=32\n";
-
-// Every tensor of `src` decoded by the core to plain f32, the quant descriptor cleared.
-void write_decoded(const container::Reader& src, const std::string& path) {
-    container::Writer w(path);
-    for (auto& [k, v] : src.meta()) w.set_meta(k, v);
-    w.set_meta("arch.quant", container::MetaValue::of_str(""));
-    const uint32_t f32 = w.add_encoding(rad_encoding_plain(RAD_F32));
-    for (const container::TensorInfo& t : src.tensors()) {
-        std::vector<const void*> planes;
-        for (size_t p = 0; p < t.planes.size(); ++p) planes.push_back(src.plane_data(t, p));
-        std::vector<float> v(static_cast<size_t>(t.rows() * t.cols()));
-        REQUIRE(rad_decode_rows(&src.encodings()[t.encoding], t.rows(), t.cols(), 0, t.rows(), planes.data(), v.data()) == RAD_OK);
-        w.add_tensor(t.name, f32, t.shape, RAD_F32, {std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4)});
-    }
-    w.finish();
-}
 
 }  // namespace
 
@@ -66,9 +50,7 @@ TEST_CASE("a quantised container gives the decoded model's logits, bit for bit o
     fs::remove(f.dir / "out.rad");
     f.convert_it();
     const auto lp = logits((f.dir / "out.rad").string(), {"libref"});
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < lp.size(); ++i) diff += (lp[i] - lq[i]) * (lp[i] - lq[i]), norm += lp[i] * lp[i];
-    CHECK(diff / norm > 1e-6);
+    CHECK(convtest::rel_rms(lq, lp) > 1e-3);
 }
 
 TEST_CASE("a quantised projection is gemm_q over the planes read in place", "[recipe][serve]") {
@@ -111,13 +93,5 @@ TEST_CASE("a quantised projection is gemm_q over the planes read in place", "[re
 TEST_CASE("libcpu's gemm_q serves a quantised container as libref does", "[recipe][serve][cpu]") {
     Fixture f;
     f.convert_it(kRecipe);
-    const std::string rad = (f.dir / "out.rad").string();
-    std::string report;
-    const auto lc = logits(rad, {"libcpu", "libref"}, &report), lr = logits(rad, {"libref"});
-    INFO(report);
-    CHECK(report.find("cpu_gemm_q") != std::string::npos);
-    REQUIRE(lc.size() == lr.size());
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < lr.size(); ++i) diff += (lc[i] - lr[i]) * (lc[i] - lr[i]), norm += lr[i] * lr[i];
-    CHECK(std::sqrt(diff / norm) < 1e-4);
+    convtest::check_libcpu_as_libref((f.dir / "out.rad").string());
 }

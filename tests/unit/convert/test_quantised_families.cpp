@@ -1,0 +1,129 @@
+// Quantised containers of the dense families beside llama: phi3 (the llama source, its fused
+// qkv_proj / gate_up_proj and LongRoPE), gemma2 and gemma3 (gemma.cpp) and gpt2 (gpt2.cpp, every
+// projection with a bias), each on a golden fixture. As test_quantised_serving.cpp does for llama:
+// the plugin of the container's descriptor declares every projection at its encoding (gemm_q over
+// the planes), and its logits are those of the same model with every weight decoded to plain f32
+// (the unquantised plugin, gemm): on libref bit for bit, since its gemm_q is "decode, then gemm's
+// arithmetic"; libcpu within its gemm tolerance. Two recipes a family, as a container holds one
+// descriptor: int4 with zero points, int4 symmetric in groups of 16 and int8 (w4a16); fp8 per
+// 16 x 16 block and per row (fp8_e4m3). The tied heads (gemma, gpt2) read the plain embedding.
+//
+// Mutations each of these caught (made, watched fail, undone):
+// - gemma.cpp's MLP declared without the build's codes (mc.quant_codes unset): every gemma case
+//   fails, the plugin refusing blk.0.ffn_gate_up.weight by name ("plain weights only");
+// - gpt2.cpp issuing the quantised projections without their biases (Linear::issue given
+//   rad_none()): gpt2 fails "bit for bit" (the decoded model adds them);
+// - Linear::issue passing the scale plane as the zero point's operand too: every family fails
+//   "bit for bit";
+// - gpt2.cpp's position embedding not checked plain: "refused by name" fails (the plan then
+//   refuses embed's wdtype, not naming the weight).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "convert_fixture.h"
+#include "quant_serving.h"
+#include "radiance/container/container.h"
+#include "radiance/engine/engine.h"
+#include "serve_logits.h"
+
+using namespace radiance;
+using Catch::Matchers::Contains;
+using convtest::Fixture;
+using convtest::logits;
+using convtest::write_decoded;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Family {
+    const char* id;
+    std::string dir;
+    int layers;
+    bool tied;  // the head reads the (plain) embedding: one gemm, not a gemm_q
+};
+
+const Family kFamilies[] = {
+    {"phi3", GOLDEN_FIXTURES "/phi3_longrope_partial", 2, false},
+    {"gemma2", GOLDEN_FIXTURES "/gemma2_softcap_w12", 3, true},
+    {"gemma3", RAD_SHARED_DIR "/fixtures/golden/gemma3", 2, true},
+    {"gpt2", GOLDEN_FIXTURES "/gpt2_tiny", 3, true},
+};
+
+// The embeddings, norms and biases plain; groups that divide every fixture's rows (48 is none's).
+#define KEEP_PLAIN                                  \
+    "{token,position}_embd.weight  cast dtype=bf16\n" \
+    "*{norm,bias}*                 cast dtype=f32\n"
+const char* kInt = KEEP_PLAIN
+    "blk.0.*           rtn bits=4 group=32 zero=1\n"
+    "blk.1.ffn_down.*  rtn bits=4 group=16\n"
+    "*                 rtn bits=8 group=32\n";
+const char* kFp8 = KEEP_PLAIN
+    "blk.0.*           fp8 block=16\n"
+    "*                 fp8\n";
+
+}  // namespace
+
+TEST_CASE("quantised phi3, gemma2, gemma3 and gpt2 containers give their decoded models' logits, bit for bit on libref",
+          "[recipe][serve][families]") {
+    for (const Family& fam : kFamilies) {
+        Fixture f(fam.dir);
+        f.convert_it();
+        const auto lp = logits((f.dir / "out.rad").string(), {"libref"});
+        for (auto [recipe, quant] : {std::pair{kInt, "w4a16"}, std::pair{kFp8, "fp8_e4m3"}}) {
+            INFO(fam.id << " at " << quant);
+            fs::remove(f.dir / "out.rad");
+            f.convert_it(recipe);
+            const std::string rad = (f.dir / "out.rad").string(), decoded = (f.dir / "decoded.rad").string();
+            auto q = container::Reader::open(rad);
+            CHECK(q->meta().at("arch.id").s == fam.id);
+            CHECK(q->meta().at("arch.quant").s == quant);
+            {  // every projection gemm_q; the tied head the one plain gemm
+                auto eng = convtest::serve(rad, {"libref"});
+                int gemm_q = 0, gemm = 0;
+                for (auto& op : eng->declaration().ops) {
+                    gemm_q += op.geom.op == "gemm_q";
+                    gemm += op.geom.op == "gemm" || op.geom.op == "gemm_swiglu" || op.geom.op == "rms_norm_gemm";
+                }
+                CHECK(gemm_q == 4 * fam.layers + (fam.tied ? 0 : 1));
+                CHECK(gemm == (fam.tied ? 1 : 0));
+            }
+            fs::remove(decoded);
+            write_decoded(*q, decoded);
+            const auto lq = logits(rad, {"libref"}), ld = logits(decoded, {"libref"});
+            REQUIRE(lq.size() == 10u * 512u);
+            REQUIRE(ld.size() == lq.size());
+            CHECK(std::memcmp(lq.data(), ld.data(), lq.size() * 4) == 0);
+            CHECK(convtest::rel_rms(lq, lp) > 1e-4);  // and the quantisation is not nothing
+        }
+    }
+}
+
+TEST_CASE("libcpu serves the quantised families' containers as libref does", "[recipe][serve][families][cpu]") {
+    for (const Family& fam : kFamilies) {
+        INFO(fam.id);
+        Fixture f(fam.dir);
+        f.convert_it(kInt);
+        convtest::check_libcpu_as_libref((f.dir / "out.rad").string());
+    }
+}
+
+TEST_CASE("the families' plugins refuse by name an encoding they do not read", "[recipe][families]") {
+    for (const Family& fam : kFamilies) {
+        INFO(fam.id);
+        Fixture f(fam.dir);
+        // the unquantised plugin, and the w8a16 one given 4-bit codes
+        CHECK_THROWS_WITH(f.convert_it(kInt, ""), Contains("weight 'blk.0.") && Contains("plain weights only"));
+        CHECK_THROWS_WITH(f.convert_it(kInt, "w8a16"), Contains("codes u4") && Contains("this plugin reads codes i8 u8"));
+        // a norm quantised: its op takes plain weights
+        CHECK_THROWS_WITH(f.convert_it("{token_embd.weight,position_embd.weight,*.bias}  cast\n"
+                                       "*norm.weight  rtn bits=8 group=0\n"
+                                       "*             rtn bits=8 group=32\n"),
+                          Contains("norm.weight' is stored in encoding 'affine'") && Contains("takes plain weights only"));
+        CHECK_FALSE(f.any_output());
+    }
+    Fixture f(GOLDEN_FIXTURES "/gpt2_tiny");  // GPT-2's learned positions are an embedding too
+    CHECK_THROWS_WITH(f.convert_it("token_embd.weight cast\n*{norm,bias}* cast\n* rtn bits=8 group=32\n"),
+                      Contains("weight 'position_embd.weight' is stored in encoding 'affine'"));
+}
