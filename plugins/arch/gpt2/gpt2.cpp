@@ -177,7 +177,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         const std::string hf = "transformer.h." + std::to_string(l) + ".", n = "blk." + std::to_string(l) + ".";
         L.ln1_w = decl(b, n + "attn_norm.weight", RAD_MAP_COPY, hf + "ln_1.weight", d, 0, RAD_SHARD_NONE, l);
         L.ln1_b = decl(b, n + "attn_norm.bias", RAD_MAP_COPY, hf + "ln_1.bias", d, 0, RAD_SHARD_NONE, l);
-        linear(b, L.qkv, n + "attn_qkv.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_attn.weight", 3 * d, d, RAD_SHARD_ROW, l, qkv_parts, 3, m.hd);
+        linear(b, L.qkv, n + "attn_qkv.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_attn.weight", 3 * d, d, RAD_SHARD_ROW, l, qkv_parts, 3,
+               m.hd);
         L.b_qkv = decl(b, n + "attn_qkv.bias", RAD_MAP_COPY, hf + "attn.c_attn.bias", 3 * d, 0, RAD_SHARD_ROW, l, qkv_parts, 3, m.hd);
         linear(b, L.o, n + "attn_output.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_proj.weight", d, d, RAD_SHARD_COL, l);
         L.b_o = decl(b, n + "attn_output.bias", RAD_MAP_COPY, hf + "attn.c_proj.bias", d, 0, RAD_SHARD_NONE, l);

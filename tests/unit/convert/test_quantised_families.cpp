@@ -53,8 +53,9 @@ const Family kFamilies[] = {
     {"gpt2", GOLDEN_FIXTURES "/gpt2_tiny", 3, true},
 };
 
-// The embeddings, norms and biases plain; groups that divide every fixture's rows (48 is none's).
-#define KEEP_PLAIN                                  \
+// The embeddings, norms and biases plain; groups of 16 and 32 columns divide every fixture's rows
+// (64, 128, 160 or 192 wide).
+#define KEEP_PLAIN                                    \
     "{token,position}_embd.weight  cast dtype=bf16\n" \
     "*{norm,bias}*                 cast dtype=f32\n"
 const char* kInt = KEEP_PLAIN
