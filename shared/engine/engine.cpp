@@ -19,7 +19,6 @@
 
 namespace radiance::engine {
 
-using detail::tensor_bytes;
 
 std::map<std::string, std::string> meta_from_container(const container::Reader& r) {
     std::map<std::string, std::string> kv;
@@ -150,9 +149,10 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     m.plan_weights();
     if (m.dev) {
         m.upload_weights();
-    } else {
-        for (const RadTensor& t : m.weights)
-            if (t.data) m.weight_total += tensor_bytes(t);
+    } else {  // read in place: the bytes counted once however many weights view them
+        std::vector<uint64_t> off;
+        std::vector<char> own;
+        m.weight_total = m.place_weights(1, &off, &own);
     }
     m.plan_buffers();
     m.plan_kv();

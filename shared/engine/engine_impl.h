@@ -187,6 +187,7 @@ struct Engine::Impl {
     bool row_spans(const WeightDecl& w, int64_t total_rows, std::vector<std::pair<int64_t, int64_t>>* spans, std::string* why);
     bool slice_weight(const WeightDecl& w, RadTensor* t, Bytes* owned, std::string* why);
     bool slice_plane(const WeightDecl& w, const RadPlaneDesc& p, int64_t rows, int64_t cols, RadTensor* t, Bytes* owned, std::string* why);
+    uint64_t place_weights(uint64_t align, std::vector<uint64_t>* off, std::vector<char>* own) const;
     void upload_weights();
     // engine_memory.cpp
     void plan_device(const core::Registry& reg);

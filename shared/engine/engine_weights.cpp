@@ -5,6 +5,7 @@
 // parallelism, and on a card uploaded into one allocation. Kept apart because it is the only part
 // of the plan that reads the container's tensor data.
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -254,21 +255,39 @@ bool Engine::Impl::slice_plane(const WeightDecl& w, const RadPlaneDesc& p, int64
     return true;
 }
 
-// Every weight in one allocation on the card, in declaration order, 256-byte aligned.
-void Engine::Impl::upload_weights() {
+// Each weight's offset in one allocation, in declaration order, in steps of `align` bytes, and the
+// allocation's size. A weight whose bytes an earlier one already holds (the same stored bytes read
+// in place, unsliced: a tied head viewing the embedding's table) shares its place instead of
+// holding a second copy; `own[i]` is 1 where weight i has a place of its own.
+uint64_t Engine::Impl::place_weights(uint64_t align, std::vector<uint64_t>* off, std::vector<char>* own) const {
     uint64_t total = 0;
-    std::vector<uint64_t> off(weights.size(), 0);
+    off->assign(weights.size(), 0);
+    own->assign(weights.size(), 0);
+    std::map<std::pair<const void*, uint64_t>, uint64_t> placed;
     for (size_t i = 0; i < weights.size(); ++i) {
         if (!weights[i].data) continue;
-        off[i] = total;
-        total += (tensor_bytes(weights[i]) + 255) / 256 * 256;
+        const uint64_t bytes = tensor_bytes(weights[i]);
+        auto [at, fresh] = placed.try_emplace({weights[i].data, bytes}, total);
+        (*off)[i] = at->second;
+        if (!fresh) continue;
+        (*own)[i] = 1;
+        total += (bytes + align - 1) / align * align;
     }
+    return total;
+}
+
+// Every weight in one allocation on the card, 256-byte aligned (place_weights).
+void Engine::Impl::upload_weights() {
+    std::vector<uint64_t> off;
+    std::vector<char> own;
+    const uint64_t total = place_weights(256, &off, &own);
     weights_dev.alloc_on(dev, total, "weights");
     weight_total = total;
     for (size_t i = 0; i < weights.size(); ++i) {
         if (!weights[i].data) continue;
-        device_check(dev->copy(weights_dev.data + off[i], weights[i].data, tensor_bytes(weights[i]), RAD_COPY_H2D, stream),
-                     ("copying weight '" + decl.weights[i].name + "'").c_str());
+        if (own[i])
+            device_check(dev->copy(weights_dev.data + off[i], weights[i].data, tensor_bytes(weights[i]), RAD_COPY_H2D, stream),
+                         ("copying weight '" + decl.weights[i].name + "'").c_str());
         weights[i].data = weights_dev.data + off[i];
     }
     device_check(dev->sync(stream), "copying the weights");

@@ -143,3 +143,21 @@ TEST_CASE("the families' plugins refuse by name an encoding they do not read", "
     CHECK_THROWS_WITH(f.convert_it("token_embd.weight cast\n*{norm,bias}* cast\n* rtn bits=8 group=32\n"),
                       Contains("weight 'position_embd.weight' is stored in encoding 'affine'"));
 }
+
+// The tied heads (gemma, gpt2 and llama's tied configs) are views of the embedding's table: the
+// engine holds its bytes once (place_weights), so the weights take what the container stores and
+// no more. Mutation (made, watched fail, undone): place_weights giving every weight a place of its
+// own (the code before it) counts each embedding twice.
+TEST_CASE("a tied head reads the embedding's bytes, not a copy of them", "[serve][families]") {
+    for (const std::string dir :
+         {GOLDEN_FIXTURES "/gemma2_softcap_w12", GOLDEN_FIXTURES "/gpt2_tiny", GOLDEN_FIXTURES "/llama_llama3rope_tied"}) {
+        INFO(dir);
+        Fixture f(dir);
+        f.convert_it();
+        auto r = container::Reader::open((f.dir / "out.rad").string());
+        uint64_t stored = 0;
+        for (const container::TensorInfo& t : r->tensors())
+            stored += static_cast<uint64_t>(t.rows() * t.cols()) * rad_dtype_bits(r->encodings()[t.encoding].planes[0].dtype) / 8;
+        CHECK(convtest::serve((f.dir / "out.rad").string(), {"libref"})->weight_bytes() == stored);
+    }
+}
