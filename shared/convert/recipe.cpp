@@ -10,27 +10,28 @@
 namespace radiance::convert {
 namespace {
 
-// Each preset keeps the embedding (a gather, read a row a token) and every norm and bias in bf16,
-// as the brief for the presets has it, and quantises the matrices. int4 keeps an untied head at
-// int8: the logits are the most sensitive product (llama.cpp's Q4_K_M keeps it at Q6_K).
+// Each preset keeps the embeddings (gathers, read a row a token: the tokens' and, in GPT-2, the
+// positions') and every norm and bias in bf16, as the brief for the presets has it, and quantises
+// the matrices. int4 keeps an untied head at int8: the logits are the most sensitive product
+// (llama.cpp's Q4_K_M keeps it at Q6_K).
 const std::pair<const char*, const char*> kPresets[] = {
     {"int8",
      "# preset int8: round-to-nearest int8 matrices, an f16 scale per 128 columns\n"
-     "token_embd.weight  cast  dtype=bf16\n"
-     "*{norm,bias}*      cast  dtype=bf16\n"
-     "*                  rtn   bits=8 group=128\n"},
+     "{token,position}_embd.weight  cast  dtype=bf16\n"
+     "*{norm,bias}*                 cast  dtype=bf16\n"
+     "*                             rtn   bits=8 group=128\n"},
     {"int4",
      "# preset int4: round-to-nearest int4 matrices with a zero point, an f16 scale per 128 columns;\n"
      "# an untied head at int8\n"
-     "token_embd.weight  cast  dtype=bf16\n"
-     "*{norm,bias}*      cast  dtype=bf16\n"
-     "output.weight      rtn   bits=8 group=128\n"
-     "*                  rtn   bits=4 group=128 zero=1\n"},
+     "{token,position}_embd.weight  cast  dtype=bf16\n"
+     "*{norm,bias}*                 cast  dtype=bf16\n"
+     "output.weight                 rtn   bits=8 group=128\n"
+     "*                             rtn   bits=4 group=128 zero=1\n"},
     {"fp8",
      "# preset fp8: OCP e4m3 matrices with an f32 scale per output channel\n"
-     "token_embd.weight  cast  dtype=bf16\n"
-     "*{norm,bias}*      cast  dtype=bf16\n"
-     "*                  fp8   block=0\n"},
+     "{token,position}_embd.weight  cast  dtype=bf16\n"
+     "*{norm,bias}*                 cast  dtype=bf16\n"
+     "*                             fp8   block=0\n"},
 };
 
 std::string trim(const std::string& s) {
