@@ -206,17 +206,11 @@ Automaton build_automaton(const Grammar& g, const BuildLimits& limits) {
     }
     Automaton a;
     // Byte classes: bytes no transition anywhere tells apart share a column.
-    std::vector<uint8_t> cut(257, 0);
-    cut[0] = 1;
-    for (const auto& d : dfas)
-        for (const auto& st : d.states)
-            for (const auto& r : st.bytes) cut[r.lo] = cut[r.hi + 1] = 1;
-    int32_t cls = -1;
-    for (int b = 0; b < 256; ++b) {
-        if (cut[b]) ++cls;
-        a.byte_class[b] = static_cast<uint8_t>(cls);
-    }
-    a.n_classes = cls + 1;
+    std::vector<const Dfa*> all;
+    for (const auto& d : dfas) all.push_back(&d);
+    std::array<int32_t, 256> cls{};
+    a.n_classes = byte_classes(all, cls);
+    for (int b = 0; b < 256; ++b) a.byte_class[b] = static_cast<uint8_t>(cls[static_cast<size_t>(b)]);
     std::vector<int32_t> offset(dfas.size());
     int32_t at = 0;
     for (size_t k = 0; k < dfas.size(); ++k) {

@@ -118,4 +118,15 @@ Dfa determinize(const Nfa& nfa, size_t max_states, const std::string& rule_name)
     return d;
 }
 
+int32_t byte_classes(const std::vector<const Dfa*>& dfas, std::array<int32_t, 256>& cls) {
+    std::vector<uint8_t> cut(257, 0);
+    cut[0] = 1;
+    for (const Dfa* d : dfas)
+        for (const auto& st : d->states)
+            for (const auto& r : st.bytes) cut[r.lo] = cut[r.hi + 1] = 1;
+    int32_t k = -1;
+    for (int b = 0; b < 256; ++b) cls[static_cast<size_t>(b)] = k += cut[static_cast<size_t>(b)];
+    return k + 1;
+}
+
 }  // namespace radiance::grammar

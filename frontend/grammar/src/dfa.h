@@ -2,6 +2,7 @@
 // rule a symbol of its own) and minimal (Hopcroft's partition refinement, minimize.cpp), so equal
 // futures share a state and the token tables are computed once for them.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -27,5 +28,9 @@ Dfa determinize(const Nfa& nfa, size_t max_states, const std::string& rule_name)
 // O(m log n) in the m transitions: a chain of 60,000 states (x{60000}) minimises in milliseconds
 // (Moore's refinement, used before, took one pass over every state per link of such a chain).
 Dfa minimize(const Dfa& dfa);
+
+// Byte classes over DFAs: bytes that no transition of any of them tells apart share a class.
+// Fills cls[b] (classes numbered from 0 in byte order) and returns how many there are.
+int32_t byte_classes(const std::vector<const Dfa*>& dfas, std::array<int32_t, 256>& cls);
 
 }  // namespace radiance::grammar

@@ -22,14 +22,8 @@ struct Inverse {
 
 // The DFA's transitions as (source, symbol, target), the symbol count returned through n_symbols.
 std::vector<std::array<int32_t, 3>> transitions_of(const Dfa& d, int32_t& n_symbols) {
-    std::array<int32_t, 257> cls{};
-    std::vector<uint8_t> cut(257, 0);
-    cut[0] = 1;
-    for (const auto& st : d.states)
-        for (const auto& r : st.bytes) cut[r.lo] = cut[r.hi + 1] = 1;
-    int32_t k = -1;
-    for (int b = 0; b < 256; ++b) cls[static_cast<size_t>(b)] = k += cut[static_cast<size_t>(b)];
-    const int32_t n_bytes = k + 1;
+    std::array<int32_t, 256> cls{};
+    const int32_t n_bytes = byte_classes({&d}, cls);
     int32_t max_rule = -1;
     for (const auto& st : d.states)
         for (const auto& c : st.calls) max_rule = std::max(max_rule, c.first);
