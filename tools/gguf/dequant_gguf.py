@@ -9,8 +9,15 @@ dequantisation (gguf/quants.py):
 
   Q8_0  blocks of 34 bytes: f16 d, 32 int8 q;  x = d * q
   Q4_0  blocks of 18 bytes: f16 d, 16 bytes;   x[j] = d * ((b[j] & 15) - 8), x[j + 16] = d * ((b[j] >> 4) - 8)
+  Q4_K  super-blocks of 256 in 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins (8 sub-blocks
+        of 32), 128 bytes of nibbles in 4 chunks of 32 bytes (low nibbles values 0-31 of the chunk's
+        64, high nibbles 32-63);  x = f32(d * sc) * q - f32(dmin * m)
+  Q5_K  as Q4_K with 32 bytes qh after the scales: a value's fifth bit is bit 2c (low nibble) or
+        2c + 1 (high nibble) of qh[l] for chunk c
+  Q6_K  super-blocks of 256 in 210 bytes: ql[128], qh[64], int8 scales[16], f16 d;
+        x = f32(d * sc) * (q - 32), q = 4 bits of ql and 2 of qh
 
-The product is rounded to f32 (numpy's f32 d times f32 q). A llama's attn_q / attn_k rows are put
+Each product and difference is rounded to f32 (numpy's f32 arithmetic). A llama's attn_q / attn_k rows are put
 back in transformers' order (llama.cpp's converter moves row a * hd/2 + b of each head to 2b + a),
 and the tensors renamed to transformers' names (the inverse of export_gguf.py's map).
 """
@@ -20,7 +27,8 @@ import shutil
 import struct
 import sys
 
-TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 2: ("Q4_0", 32, 18)}
+TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 2: ("Q4_0", 32, 18),
+         12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210)}
 SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 PER_LAYER = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
              "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
@@ -61,6 +69,47 @@ def f32(v):
     return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
+def k_scale_min(k, j):
+    """Sub-block j's 6-bit scale and min from the 12 packed bytes k (gguf-py's get_scale_min_k4)."""
+    if j < 4:
+        return k[j] & 63, k[j + 4] & 63
+    return (k[j + 4] & 0xF) | ((k[j - 4] >> 6) << 4), (k[j + 4] >> 4) | ((k[j] >> 6) << 4)
+
+
+def dequant_qk(blk, five):
+    d, dmin = struct.unpack("<ee", blk[:4])
+    k = blk[4:16]
+    qh = blk[16:48] if five else None
+    qs = blk[48:176] if five else blk[16:144]
+    out = [0.0] * 256
+    for c in range(4):
+        for half in range(2):
+            sub = 2 * c + half
+            sc, m = k_scale_min(k, sub)
+            dl, ml = f32(d * sc), f32(dmin * m)
+            for l in range(32):
+                v = (qs[32 * c + l] >> (4 * half)) & 0xF
+                if five and qh[l] & (1 << sub):
+                    v += 16
+                out[64 * c + 32 * half + l] = f32(f32(dl * v) - ml)
+    return out
+
+
+def dequant_q6k(blk):
+    ql, qh, sc = blk[:128], blk[128:192], struct.unpack("<16b", blk[192:208])
+    d = struct.unpack("<e", blk[208:210])[0]
+    out = [0.0] * 256
+    for n in range(2):
+        for l in range(32):
+            for i in range(4):
+                lo = ql[64 * n + l + (32 if i in (1, 3) else 0)]
+                lo = lo >> 4 if i >= 2 else lo & 0xF
+                hi = (qh[32 * n + l] >> (2 * i)) & 3
+                idx = 128 * n + 32 * i + l
+                out[idx] = f32(f32(d * sc[idx // 16]) * ((lo | (hi << 4)) - 32))
+    return out
+
+
 def dequant(raw, tname, n):
     if tname == "F32":
         return list(struct.unpack(f"<{n}f", raw))
@@ -68,6 +117,13 @@ def dequant(raw, tname, n):
         return list(struct.unpack(f"<{n}e", raw))
     if tname == "BF16":
         return [struct.unpack("<f", b"\0\0" + raw[2 * i:2 * i + 2])[0] for i in range(n)]
+    if tname in ("Q4_K", "Q5_K", "Q6_K"):
+        size = {"Q4_K": 144, "Q5_K": 176, "Q6_K": 210}[tname]
+        out = []
+        for b in range(n // 256):
+            blk = raw[b * size:(b + 1) * size]
+            out += dequant_q6k(blk) if tname == "Q6_K" else dequant_qk(blk, tname == "Q5_K")
+        return out
     out = []
     size = 34 if tname == "Q8_0" else 18
     for b in range(n // 32):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""export_gguf.py HF_DIR OUT.gguf [--type q8_0|q4_0]
+"""export_gguf.py HF_DIR OUT.gguf [--type q8_0|q4_0|q4_k|q5_k|q6_k|q4_k_m]
 
 Writes a Hugging Face Llama or Qwen2 checkpoint (bf16/f16/f32 safetensors, tokenizer.json) as a
 GGUF v3 file llama.cpp loads, in plain Python (no numpy, torch or gguf package), so radiance and
@@ -14,6 +14,14 @@ to Q8_0 or Q4_0 as ggml's reference quantisers do (quantize_row_q8_0_ref / q4_0_
 32, an f16 scale, int8 codes of round(x * 127 / amax), or nibbles of x / (max / -8) + 8), after
 the q/k reordering. A folder without tokenizer.json gets no vocabulary: such a file is for
 importing weights (rad-convert's `ggml` quantiser, tests), which llama.cpp cannot load.
+
+q4_k, q5_k and q6_k write the K-quants' super-blocks of 256 from their published layouts (ggml's
+block_q4_K / block_q5_K / block_q6_K) with a simple quantiser of this file's own, not llama.cpp's
+search: Q4_K / Q5_K take each sub-block of 32's range [min(x, 0), max(x)] as 15 / 31 steps, the
+f16 d and dmin as the largest sub-block scale and minimum over 63, the 6-bit sc and m rounded from
+them; Q6_K a scale per 16 of amax / 31, d as the largest over 127, int8 sc. q4_k_m mixes them as
+llama.cpp's Q4_K_M does in spirit: Q6_K for attn_v, ffn_down and output, Q4_K for the rest. A
+tensor whose rows are not whole super-blocks falls back to Q8_0 (as llama.cpp falls back).
 """
 import json
 import os
@@ -21,7 +29,8 @@ import struct
 import sys
 
 GGUF_TYPE = {"u32": 4, "i32": 5, "f32": 6, "bool": 7, "str": 8, "arr": 9}
-GGML_TYPE = {"F32": 0, "F16": 1, "BF16": 30, "Q8_0": 8, "Q4_0": 2}
+GGML_TYPE = {"F32": 0, "F16": 1, "BF16": 30, "Q8_0": 8, "Q4_0": 2, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14}
+BLOCK = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210)}  # values, bytes
 ELEM = {"F32": 4, "F16": 2, "BF16": 2}
 ALIGN = 32
 
@@ -134,11 +143,95 @@ def q4_0_block(x):
     return struct.pack("<e", d) + bytes(n[j] | (n[j + 16] << 4) for j in range(16))
 
 
+def f16(v):
+    """v rounded to f16 (the stored d), back as a float."""
+    return struct.unpack("<e", struct.pack("<e", v))[0]
+
+
+def clamp_round(v, lo, hi):
+    r = int(abs(v) + 0.5)
+    return max(lo, min(hi, -r if v < 0 else r))
+
+
+def pack_6bit(sc, mn):
+    """Q4_K/Q5_K's 12 bytes: sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scale) and 4-7 (min);
+    4-7 as nibbles of bytes 8-11 (scale low, min high) with their top 2 bits on bytes 0-3 / 4-7."""
+    k = [0] * 12
+    for j in range(4):
+        k[j] = sc[j] | ((sc[j + 4] >> 4) << 6)
+        k[j + 4] = mn[j] | ((mn[j + 4] >> 4) << 6)
+        k[j + 8] = (sc[j + 4] & 15) | ((mn[j + 4] & 15) << 4)
+    return bytes(k)
+
+
+def qk_block(x, levels):
+    """One Q4_K (levels 15) or Q5_K (31) super-block of 256: (d, dmin, sc[8], mn[8], q[256])."""
+    subs = [x[32 * j:32 * j + 32] for j in range(8)]
+    lows = [min(0.0, min(s)) for s in subs]
+    scales = [(max(s) - lo) / levels for s, lo in zip(subs, lows)]
+    d, dmin = f16(max(scales) / 63), f16(max(-lo for lo in lows) / 63)
+    sc = [clamp_round(s / d, 0, 63) if d else 0 for s in scales]
+    mn = [clamp_round(-lo / dmin, 0, 63) if dmin else 0 for lo in lows]
+    q = []
+    for j, s in enumerate(subs):
+        step, off = f32(d * sc[j]), f32(dmin * mn[j])
+        q += [clamp_round((v + off) / step, 0, levels) if step else 0 for v in s]
+    return d, dmin, sc, mn, q
+
+
+def q4_k_block(x):
+    d, dmin, sc, mn, q = qk_block(x, 15)
+    nib = bytes(q[64 * c + l] | (q[64 * c + 32 + l] << 4) for c in range(4) for l in range(32))
+    return struct.pack("<ee", d, dmin) + pack_6bit(sc, mn) + nib
+
+
+def q5_k_block(x):
+    d, dmin, sc, mn, q = qk_block(x, 31)
+    nib = bytes((q[64 * c + l] & 15) | ((q[64 * c + 32 + l] & 15) << 4) for c in range(4) for l in range(32))
+    qh = bytes(sum(((q[64 * c + l] >> 4) << (2 * c)) | ((q[64 * c + 32 + l] >> 4) << (2 * c + 1)) for c in range(4)) for l in range(32))
+    return struct.pack("<ee", d, dmin) + pack_6bit(sc, mn) + qh + nib
+
+
+def q6_k_block(x):
+    scales = []
+    for i in range(16):
+        s = x[16 * i:16 * i + 16]
+        scales.append(max(abs(v) for v in s) / 31)
+    d = f16(max(scales) / 127)
+    sc = [clamp_round(s / d, -128, 127) if d else 0 for s in scales]
+    q = []  # q - 32 in [-32, 31], stored as 0..63
+    for i in range(16):
+        step = f32(d * sc[i])
+        q += [clamp_round(v / step, -32, 31) + 32 if step else 32 for v in x[16 * i:16 * i + 16]]
+    ql, qh = bytearray(128), bytearray(64)
+    for h in range(2):  # halves of 128: value 32 * i + l from ql[l + 32 * (i & 1)] (nibble i >= 2) and qh[l] bits 2i
+        for i in range(4):
+            for l in range(32):
+                v = q[128 * h + 32 * i + l]
+                ql[64 * h + l + 32 * (i & 1)] |= (v & 15) << (4 if i >= 2 else 0)
+                qh[32 * h + l] |= (v >> 4) << (2 * i)
+    return bytes(ql) + bytes(qh) + struct.pack("<16b", *sc) + struct.pack("<e", d)
+
+
+BLOCK_FN = {"Q8_0": q8_0_block, "Q4_0": q4_0_block, "Q4_K": q4_k_block, "Q5_K": q5_k_block, "Q6_K": q6_k_block}
+
+
 def quantise(data, dt, cols, qtype):
-    """Rows of `cols` values into ggml blocks of 32."""
+    """Rows of `cols` values into ggml blocks (of 32, or super-blocks of 256)."""
     vals = to_floats(data, dt)
-    block = q8_0_block if qtype == "Q8_0" else q4_0_block
-    return b"".join(block(vals[i:i + 32]) for i in range(0, len(vals), 32))
+    per = BLOCK[qtype][0]
+    return b"".join(BLOCK_FN[qtype](vals[i:i + per]) for i in range(0, len(vals), per))
+
+
+def type_for(g, cols, qtype):
+    """The ggml type tensor g is written in: q4_k_m's mix, and Q8_0 where super-blocks do not fit."""
+    t = qtype
+    if qtype == "Q4_K_M":
+        t = "Q6_K" if g.endswith(("attn_v.weight", "ffn_down.weight", "output.weight")) else "Q4_K"
+    if cols % BLOCK[t][0]:
+        sys.stderr.write(f"{g}: rows of {cols} values are not whole blocks of {BLOCK[t][0]} for {t}; written as Q8_0\n")
+        t = "Q8_0"
+    return t
 
 
 def vocab(folder, n_vocab):
@@ -164,7 +257,7 @@ def vocab(folder, n_vocab):
 def main():
     args = sys.argv[1:]
     qtype = None
-    if len(args) == 4 and args[2] == "--type" and args[3] in ("q8_0", "q4_0"):
+    if len(args) == 4 and args[2] == "--type" and args[3] in ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m"):
         qtype = args[3].upper()
         args = args[:2]
     if len(args) != 2:
@@ -202,7 +295,7 @@ def main():
         elif qtype and g != "token_embd.weight":
             if shape[1] % 32:
                 sys.exit(f"{src}: tensor {hf} has rows of {shape[1]} values, not whole blocks of 32 for {qtype}")
-            plan.append((g, hf, path, off, nbytes, dt + ">" + qtype, shape))
+            plan.append((g, hf, path, off, nbytes, dt + ">" + type_for(g, shape[1], qtype), shape))
         else:
             plan.append((g, hf, path, off, nbytes, dt, shape))
     plan.sort(key=lambda p: (0, 0) if p[0] == "token_embd.weight" else (int(p[0].split(".")[1]) + 1, p[0]) if p[0].startswith("blk.") else (10**6, p[0]))
@@ -236,8 +329,8 @@ def main():
     for g, hf, path, off, nbytes, dt, shape in plan:
         dims = list(reversed(shape))
         out_dt = dt.split(">")[-1]
-        if out_dt in ("Q8_0", "Q4_0"):  # blocks of 32 values: an f16 scale and 32 bytes or 16
-            out_bytes = nbytes // ELEM[dt.split(">")[0]] // 32 * (34 if out_dt == "Q8_0" else 18)
+        if out_dt in BLOCK:  # whole blocks of BLOCK[t][0] values in BLOCK[t][1] bytes
+            out_bytes = nbytes // ELEM[dt.split(">")[0]] // BLOCK[out_dt][0] * BLOCK[out_dt][1]
         else:
             out_bytes = nbytes // ELEM[dt.split(">")[0]] * ELEM[out_dt]
         infos.append(s_(g) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims) +
@@ -257,7 +350,7 @@ def main():
             if arch == "llama" and g.endswith(("attn_q.weight", "attn_k.weight")):
                 heads = nh if g.endswith("attn_q.weight") else nkv
                 data = permute_rows(data, shape[0], nbytes // shape[0], heads)
-            if dt.endswith((">Q8_0", ">Q4_0")):
+            if dt.split(">")[-1] in BLOCK:
                 data = quantise(data, dt.split(">")[0], shape[1], dt.split(">")[1])
             elif ">" in dt:
                 data = to_f32(data, dt.split(">")[0])

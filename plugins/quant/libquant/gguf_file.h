@@ -16,6 +16,9 @@ enum GgmlType : uint32_t {
     kGgmlF16 = 1,
     kGgmlQ4_0 = 2,
     kGgmlQ8_0 = 8,
+    kGgmlQ4_K = 12,
+    kGgmlQ5_K = 13,
+    kGgmlQ6_K = 14,
     kGgmlBF16 = 30,
 };
 

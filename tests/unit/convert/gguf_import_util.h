@@ -1,0 +1,72 @@
+// gguf_import_util.h: what the GGUF import tests share: a fixture exported as a GGUF file by
+// tools/gguf/export_gguf.py and imported with `* ggml file=`, against the reference container of
+// tools/gguf/dequant_gguf.py's f32 weights; and a hand-made GGUF for the refusals.
+#pragma once
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "convert_fixture.h"
+#include "radiance/container/container.h"
+#include "serve_logits.h"
+
+namespace convtest {
+
+inline int run(const std::string& cmd) { return std::system((cmd + " > /dev/null").c_str()); }
+
+// `f`'s folder exported to a GGUF of `qtype`, imported into out.rad (whose descriptor must be
+// `want_quant`), and the reference container written beside it; on libref the two containers'
+// logits are equal bit for bit. Returns the imported container's path.
+inline std::string import_and_reference(Fixture& f, const char* qtype, const char* want_quant) {
+    f.convert_it();  // writes the folder (and an unquantised out.rad, replaced below)
+    const std::string gguf = (f.dir / "m.gguf").string(), ref = (f.dir / "ref").string();
+    REQUIRE(run("python3 " EXPORT_GGUF " " + f.dir.string() + " " + gguf + " --type " + qtype) == 0);
+    fs::remove(f.dir / "out.rad");
+    f.convert_it("* ggml file=" + gguf + "\n");
+    auto q = container::Reader::open((f.dir / "out.rad").string());
+    CHECK(q->meta().at("arch.quant").s == want_quant);
+
+    REQUIRE(run("python3 " DEQUANT_GGUF " " + gguf + " " + f.dir.string() + " " + ref) == 0);
+    core::LoadOptions lo;
+    lo.homes = {RAD_BUILD_HOME_DIR};
+    const core::Registry reg = core::Registry::load(lo);
+    convert::ConvertOptions o;
+    o.src = ref;
+    o.out = ref + "/ref.rad";
+    std::ostringstream log;
+    convert::convert(reg, o, log);
+
+    const auto li = logits((f.dir / "out.rad").string(), {"libref"}), lr = logits(o.out, {"libref"});
+    REQUIRE(li.size() == lr.size());
+    CHECK(std::memcmp(li.data(), lr.data(), li.size() * 4) == 0);
+    return (f.dir / "out.rad").string();
+}
+
+// A GGUF of tensors (name, rows) of `cols` columns and ggml type `type`, each `bytes` long (zeros).
+inline void tiny_gguf(const fs::path& p, const std::vector<std::pair<std::string, uint64_t>>& tensors, uint32_t type, uint64_t cols,
+                      uint64_t bytes) {
+    std::string h = "GGUF";
+    auto u32 = [&](uint32_t v) { h.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](uint64_t v) { h.append(reinterpret_cast<const char*>(&v), 8); };
+    u32(3);
+    u64(tensors.size());
+    u64(0);
+    uint64_t off = 0;
+    for (auto& [name, rows] : tensors) {
+        u64(name.size());
+        h += name;
+        u32(2);
+        u64(cols);
+        u64(rows);
+        u32(type);
+        u64(off);
+        off += (bytes + 31) / 32 * 32;
+    }
+    h.resize((h.size() + 31) / 32 * 32, '\0');
+    h.resize(h.size() + off, '\0');
+    std::ofstream(p, std::ios::binary) << h;
+}
+
+}  // namespace convtest

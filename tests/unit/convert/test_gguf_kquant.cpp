@@ -1,0 +1,186 @@
+// GGUF K-quant import (libquant's `ggml` quantiser, Q4_K / Q5_K / Q6_K as affine planes): a
+// llama of rows of 256 and 512 values (whole super-blocks), written as a GGUF by
+// tools/gguf/export_gguf.py (the published block layouts, its own simple quantiser), converted
+// with `* ggml file=THAT.gguf`. The reference is tools/gguf/dequant_gguf.py's dequantisation of
+// the same file (written from the layouts, sharing no code with the importer) as f32 safetensors,
+// converted plainly: on libref the two containers' logits are equal bit for bit. libcpu's gemm_q
+// rows (the min folded into each group's sum of x; Q6_K's groups of 16 on the 8-bit rows) serve
+// the imported container within their summation-order tolerance of libref.
+//
+// Mutations each of these caught (made in ggml_blocks.cpp, watched fail, undone):
+//   - Q4_K's nibbles taken in byte order (value 2l the low nibble of byte l, not l and l + 32 of
+//     the 64-chunk): fails "Q4_K" and "Q4_K_M"'s logits;
+//   - Q5_K's fifth bit read from bit 2c + 1 for the low nibbles (qh misplaced): fails "Q5_K";
+//   - Q6_K's - 32 dropped: fails "Q6_K" and "Q4_K_M";
+//   - the min added rather than subtracted (libref's decoder and libcpu's kernel each, via the
+//     importer writing -m): fails "Q4_K";
+//   - the sub-blocks 4-7's scale bits taken from k[j] instead of k[j - 4]: fails "Q4_K";
+//   - libcpu's decode kernel skipping the min term: fails "libcpu" (Q4_K).
+// The refusals: a truncated tensor, an unknown type, K-quant rows not whole super-blocks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fcntl.h>
+#include <random>
+#include <unistd.h>
+
+#include "gguf_import_util.h"
+
+using namespace radiance;
+using convtest::Fixture;
+using convtest::import_and_reference;
+using convtest::logits;
+using convtest::tiny_gguf;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The fixture replaced by a one-layer llama whose every projection has rows of whole
+// super-blocks (256 or 512 values): random bf16 weights, the same every run.
+void wide_llama(Fixture& f) {
+    const int64_t d = 256, ff = 512, vocab = 512, hd = 64, heads = 4, kv = 2;
+    f.config["hidden_size"] = d;
+    f.config["intermediate_size"] = ff;
+    f.config["num_hidden_layers"] = 1;
+    f.config["num_attention_heads"] = heads;
+    f.config["num_key_value_heads"] = kv;
+    f.config["head_dim"] = hd;
+    f.config["vocab_size"] = vocab;
+    f.tensors.clear();
+    std::mt19937 rng(37);
+    std::normal_distribution<float> dist(0.0f, 0.05f);
+    auto add = [&](const std::string& name, std::vector<int64_t> shape, float offset = 0.0f) {
+        int64_t n = 1;
+        for (int64_t e : shape) n *= e;
+        std::vector<uint8_t> bytes(static_cast<size_t>(2 * n));
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = dist(rng) + offset;
+            uint32_t u;
+            std::memcpy(&u, &v, 4);
+            const uint16_t h = static_cast<uint16_t>(u >> 16);
+            std::memcpy(&bytes[static_cast<size_t>(2 * i)], &h, 2);
+        }
+        convert::StTensor t;
+        t.name = name;
+        t.dtype = RAD_BF16;
+        t.shape = shape;
+        f.tensors[name] = {t, bytes};
+    };
+    add("model.embed_tokens.weight", {vocab, d});
+    add("model.layers.0.input_layernorm.weight", {d}, 1.0f);
+    add("model.layers.0.post_attention_layernorm.weight", {d}, 1.0f);
+    add("model.layers.0.self_attn.q_proj.weight", {heads * hd, d});
+    add("model.layers.0.self_attn.k_proj.weight", {kv * hd, d});
+    add("model.layers.0.self_attn.v_proj.weight", {kv * hd, d});
+    add("model.layers.0.self_attn.o_proj.weight", {d, heads * hd});
+    // gate's values all positive in part: Q4_K's sub-blocks with a nonzero min and with none
+    add("model.layers.0.mlp.gate_proj.weight", {ff, d}, 0.02f);
+    add("model.layers.0.mlp.up_proj.weight", {ff, d});
+    add("model.layers.0.mlp.down_proj.weight", {d, ff});
+    add("model.norm.weight", {d}, 1.0f);
+    add("lm_head.weight", {vocab, d});
+}
+
+// The imported container on libcpu first (libref where its rows refuse) against libref alone.
+void libcpu_close(const std::string& rad) {
+    std::string report;
+    const auto lc = logits(rad, {"libcpu", "libref"}, &report), lr = logits(rad, {"libref"});
+    INFO(report);
+    CHECK(report.find("cpu_gemm_q") != std::string::npos);
+    REQUIRE(lc.size() == lr.size());
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < lr.size(); ++i) diff += (lc[i] - lr[i]) * (lc[i] - lr[i]), norm += lr[i] * lr[i];
+    CHECK(std::sqrt(diff / norm) < 1e-4);
+}
+
+// What a conversion printed on stderr (the ggml quantiser's refusals name the tensor there) and
+// the exception's message.
+std::string refusal(Fixture& f, const std::string& recipe) {
+    const std::string log = (f.dir / "stderr.txt").string();
+    std::fflush(stderr);
+    const int saved = dup(2), fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    ::close(fd);
+    std::string what;
+    try {
+        f.convert_it(recipe);
+    } catch (const std::exception& e) {
+        what = e.what();
+    }
+    std::fflush(stderr);
+    dup2(saved, 2);
+    ::close(saved);
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return what + "\n" + ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("Q4_K tensors imported from a GGUF serve as their reference dequantisation, bit for bit on libref", "[gguf][kquant]") {
+    Fixture f;
+    wide_llama(f);
+    const std::string rad = import_and_reference(f, "q4_k", "w4a16");
+    libcpu_close(rad);
+}
+
+TEST_CASE("Q5_K tensors imported from a GGUF serve as their reference dequantisation, bit for bit on libref", "[gguf][kquant]") {
+    Fixture f;
+    wide_llama(f);
+    const std::string rad = import_and_reference(f, "q5_k", "w8a16");  // u8 codes
+    libcpu_close(rad);
+}
+
+TEST_CASE("Q6_K tensors imported from a GGUF serve as their reference dequantisation, bit for bit on libref", "[gguf][kquant]") {
+    Fixture f;
+    wide_llama(f);
+    const std::string rad = import_and_reference(f, "q6_k", "w8a16");  // i8 codes, groups of 16
+    libcpu_close(rad);
+}
+
+// Q4_K_M's mix: attn_v, ffn_down and output Q6_K, the rest Q4_K, so the fused attn_qkv joins Q4_K
+// q and k with a Q6_K v (one encoding holding both: i8 codes, groups of 16, a min).
+TEST_CASE("a Q4_K_M mix imports, the fused qkv of Q4_K and Q6_K parts included, bit for bit on libref", "[gguf][kquant]") {
+    Fixture f;
+    wide_llama(f);
+    const std::string rad = import_and_reference(f, "q4_k_m", "w4a16");
+    libcpu_close(rad);
+}
+
+TEST_CASE("a truncated K-quant tensor, an unknown type and rows not of whole super-blocks are refused, naming them", "[gguf][kquant]") {
+    Fixture f;
+    const std::string cast = "\n* cast dtype=bf16\n";
+    SECTION("truncated") {  // Q4_K rows of 256: 144 bytes a row, the file one byte short
+        const fs::path bad = f.dir / "t.gguf";
+        tiny_gguf(bad, {{"output.weight", 512}}, 12, 256, 512 * 144);
+        fs::resize_file(bad, fs::file_size(bad) - 1);
+        const std::string what = refusal(f, "output.weight ggml file=" + bad.string() + cast);
+        INFO(what);
+        CHECK(what.find("output.weight") != std::string::npos);
+        CHECK(what.find("Q4_K") != std::string::npos);
+        CHECK(what.find(bad.string()) != std::string::npos);
+        CHECK(what.find("truncated") != std::string::npos);
+    }
+    SECTION("an unknown ggml type") {
+        const fs::path bad = f.dir / "u.gguf";
+        tiny_gguf(bad, {{"output.weight", 512}}, 99, 64, 512 * 64);
+        const std::string what = refusal(f, "output.weight ggml file=" + bad.string() + cast);
+        INFO(what);
+        CHECK(what.find("output.weight") != std::string::npos);
+        CHECK(what.find("type 99") != std::string::npos);
+        CHECK(what.find(bad.string()) != std::string::npos);
+    }
+    SECTION("K-quant rows of 64 values") {
+        const fs::path bad = f.dir / "r.gguf";
+        tiny_gguf(bad, {{"output.weight", 512}}, 14, 64, 512 * 210);
+        const std::string what = refusal(f, "output.weight ggml file=" + bad.string() + cast);
+        INFO(what);
+        CHECK(what.find("output.weight") != std::string::npos);
+        CHECK(what.find("Q6_K") != std::string::npos);
+        CHECK(what.find("256") != std::string::npos);
+        CHECK(what.find(bad.string()) != std::string::npos);
+    }
+    CHECK(!f.any_output());
+}
