@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -142,6 +143,15 @@ Checkpoint Checkpoint::open_folder(const std::string& dir) {
 const StTensor* Checkpoint::find(const std::string& name) const {
     auto it = all_.find(name);
     return it == all_.end() ? nullptr : &it->second;
+}
+
+void Checkpoint::add_owned(StTensor t, std::vector<uint8_t> bytes) {
+    auto held = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+    t.data = held->data();
+    t.bytes = held->size();
+    owned_.push_back(held);
+    if (std::find(paths_.begin(), paths_.end(), t.file) == paths_.end()) paths_.push_back(t.file);
+    all_[t.name] = std::move(t);
 }
 
 std::string Checkpoint::files() const {

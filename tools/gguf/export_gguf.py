@@ -7,7 +7,7 @@ llama.cpp can be compared on the same weights where llama.cpp's own converter ca
 keep their stored dtype. Llama's q/k rows are reordered as llama.cpp's converter does (its llama
 graph rotates interleaved pairs, transformers' rotates halves); Qwen2 keeps transformers' order.
 The vocabulary is written as a GPT-2-style BPE (tokens, types, merges), padded to the embedding's
-rows. Only what a speed comparison needs: no chat template, no special vocab beyond BOS/EOS.
+rows, with tokenizer_config.json's chat template where it has one; no special vocab beyond BOS/EOS.
 
 --type quantises every 2-D weight but the embedding (radiance's llama plugins read a plain one)
 to Q8_0 or Q4_0 as ggml's reference quantisers do (quantize_row_q8_0_ref / q4_0_ref: blocks of
@@ -318,6 +318,10 @@ def main():
                  kv("tokenizer.ggml.pre", "str", "qwen2" if arch == "qwen2" else "llama-bpe"),
                  kv_array("tokenizer.ggml.tokens", "str", tokens), kv_array("tokenizer.ggml.token_type", "i32", toktypes),
                  kv_array("tokenizer.ggml.merges", "str", merges)]
+    tc_path = os.path.join(src, "tokenizer_config.json")
+    template = json.load(open(tc_path)).get("chat_template") if os.path.exists(tc_path) else None
+    if isinstance(template, str):
+        meta.append(kv("tokenizer.chat_template", "str", template))
     if cfg.get("bos_token_id") is not None:
         meta.append(kv("tokenizer.ggml.bos_token_id", "u32", cfg["bos_token_id"]))
     eos = cfg.get("eos_token_id")

@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fcntl.h>
-#include <random>
 #include <unistd.h>
 
 #include "gguf_import_util.h"
@@ -32,55 +31,10 @@ using convtest::Fixture;
 using convtest::import_and_reference;
 using convtest::logits;
 using convtest::tiny_gguf;
+using convtest::wide_llama;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The fixture replaced by a one-layer llama whose every projection has rows of whole
-// super-blocks (256 or 512 values): random bf16 weights, the same every run.
-void wide_llama(Fixture& f) {
-    const int64_t d = 256, ff = 512, vocab = 512, hd = 64, heads = 4, kv = 2;
-    f.config["hidden_size"] = d;
-    f.config["intermediate_size"] = ff;
-    f.config["num_hidden_layers"] = 1;
-    f.config["num_attention_heads"] = heads;
-    f.config["num_key_value_heads"] = kv;
-    f.config["head_dim"] = hd;
-    f.config["vocab_size"] = vocab;
-    f.tensors.clear();
-    std::mt19937 rng(37);
-    std::normal_distribution<float> dist(0.0f, 0.05f);
-    auto add = [&](const std::string& name, std::vector<int64_t> shape, float offset = 0.0f) {
-        int64_t n = 1;
-        for (int64_t e : shape) n *= e;
-        std::vector<uint8_t> bytes(static_cast<size_t>(2 * n));
-        for (int64_t i = 0; i < n; ++i) {
-            const float v = dist(rng) + offset;
-            uint32_t u;
-            std::memcpy(&u, &v, 4);
-            const uint16_t h = static_cast<uint16_t>(u >> 16);
-            std::memcpy(&bytes[static_cast<size_t>(2 * i)], &h, 2);
-        }
-        convert::StTensor t;
-        t.name = name;
-        t.dtype = RAD_BF16;
-        t.shape = shape;
-        f.tensors[name] = {t, bytes};
-    };
-    add("model.embed_tokens.weight", {vocab, d});
-    add("model.layers.0.input_layernorm.weight", {d}, 1.0f);
-    add("model.layers.0.post_attention_layernorm.weight", {d}, 1.0f);
-    add("model.layers.0.self_attn.q_proj.weight", {heads * hd, d});
-    add("model.layers.0.self_attn.k_proj.weight", {kv * hd, d});
-    add("model.layers.0.self_attn.v_proj.weight", {kv * hd, d});
-    add("model.layers.0.self_attn.o_proj.weight", {d, heads * hd});
-    // gate's values all positive in part: Q4_K's sub-blocks with a nonzero min and with none
-    add("model.layers.0.mlp.gate_proj.weight", {ff, d}, 0.02f);
-    add("model.layers.0.mlp.up_proj.weight", {ff, d});
-    add("model.layers.0.mlp.down_proj.weight", {d, ff});
-    add("model.norm.weight", {d}, 1.0f);
-    add("lm_head.weight", {vocab, d});
-}
 
 // The imported container on libcpu first (libref where its rows refuse) against libref alone.
 void libcpu_close(const std::string& rad) {

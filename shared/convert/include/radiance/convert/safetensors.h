@@ -42,8 +42,12 @@ public:
     const StTensor* find(const std::string& name) const;
     const std::map<std::string, StTensor>& tensors() const { return all_; }
     std::string files() const;  // for messages
+    // A tensor held in memory rather than mapped (a GGUF file's, decoded: gguf_source.h); t.data
+    // and t.bytes are set from `bytes`, which the checkpoint keeps.
+    void add_owned(StTensor t, std::vector<uint8_t> bytes);
 
 private:
+    std::vector<std::shared_ptr<std::vector<uint8_t>>> owned_;
     std::vector<std::shared_ptr<SafetensorsFile>> files_;
     std::vector<std::string> paths_;
     std::map<std::string, StTensor> all_;

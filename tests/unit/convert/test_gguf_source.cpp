@@ -1,0 +1,172 @@
+// A GGUF file as rad-convert's only SRC (gguf_source.h): the wide llama fixture with a small
+// byte-level BPE tokenizer and a chat template, exported by tools/gguf/export_gguf.py at q4_k_m,
+// converted from the .gguf alone (no recipe: the default `* ggml file=SRC`). Its logits on libref
+// equal bit for bit those of the same file imported beside the Hugging Face folder (`* ggml`, the
+// folder's config.json), and its model.*, rope.* and arch.* metadata are the folder's; its
+// tokenizer encodes as the folder's tokenizer.json does; its chat template is the folder's.
+//
+// Mutations each of these caught (made in gguf_source.cpp, watched fail, undone): the head count
+// taken for head_count_kv fails the conversion (k and v of another shape); rms_norm_eps read
+// without the f32-to-shortest-decimal step (1e-5 as 9.99999974738e-06) fails the metadata (the
+// logits agree: the kernels take eps as an f32); the merges left out fails the encoding.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "gguf_import_util.h"
+#include "radiance/text/tokenizer.h"
+
+using namespace radiance;
+using convtest::Fixture;
+using convtest::import_and_reference;
+using convtest::logits;
+using convtest::run;
+using convtest::wide_llama;
+namespace fs = std::filesystem;
+
+namespace {
+
+// GPT-2's byte-to-character map (printable Latin-1 bytes as themselves, the rest from U+0100 on),
+// as UTF-8: the alphabet of a byte-level BPE vocabulary.
+std::string byte_char(int b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    int cp = b;
+    if (!printable) {
+        int n = 0;
+        for (int c = 0; c < b; ++c) n += !((c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF));
+        cp = 256 + n;
+    }
+    std::string s;
+    if (cp < 0x80) {
+        s += static_cast<char>(cp);
+    } else {
+        s += static_cast<char>(0xC0 | (cp >> 6));
+        s += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return s;
+}
+
+// A byte-level BPE of the 256 bytes, three merges and two special tokens, as tokenizer.json.
+std::string small_tokenizer() {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) vocab[byte_char(b)] = b;
+    const std::string sp = byte_char(' ');
+    vocab[sp + "t"] = 256;
+    vocab["he"] = 257;
+    vocab[sp + "the"] = 258;
+    nlohmann::json added = nlohmann::json::array();
+    int id = 259;
+    for (const char* t : {"<s>", "</s>"})
+        added.push_back({{"id", id++},
+                         {"content", t},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
+    const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    nlohmann::json tok = {{"version", "1.0"},
+                          {"truncation", nullptr},
+                          {"padding", nullptr},
+                          {"added_tokens", added},
+                          {"normalizer", nullptr},
+                          {"pre_tokenizer", byte_level},
+                          {"post_processor", nullptr},
+                          {"decoder", byte_level},
+                          {"model",
+                           {{"type", "BPE"},
+                            {"dropout", nullptr},
+                            {"unk_token", nullptr},
+                            {"continuing_subword_prefix", ""},
+                            {"end_of_word_suffix", ""},
+                            {"fuse_unk", false},
+                            {"byte_fallback", false},
+                            {"vocab", vocab},
+                            {"merges", {sp + " t", "h e", sp + "t he"}}}}};
+    return tok.dump();
+}
+
+}  // namespace
+
+TEST_CASE("a GGUF file alone converts: config, tokenizer, chat template and weights as the folder's", "[gguf][gguf_src]") {
+    Fixture f;
+    wide_llama(f);
+    const std::string tok = small_tokenizer(), templ = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
+    // import_and_reference writes the folder, exports it (tokenizer.json and the template with it)
+    // and imports it beside the folder into out.rad
+    std::ofstream(f.dir / "tokenizer.json") << tok;
+    std::ofstream(f.dir / "tokenizer_config.json") << nlohmann::json{{"chat_template", templ}}.dump();
+    const std::string beside = import_and_reference(f, "q4_k_m", "w4a16");
+
+    core::LoadOptions lo;
+    lo.homes = {RAD_BUILD_HOME_DIR};
+    const core::Registry reg = core::Registry::load(lo);
+    convert::ConvertOptions o;
+    o.src = (f.dir / "m.gguf").string();
+    o.out = (f.dir / "alone.rad").string();
+    std::ostringstream log;
+    convert::convert(reg, o, log);
+    INFO(log.str());
+    auto c = container::Reader::open(o.out);
+    CHECK(c->meta().at("arch.quant").s == "w4a16");
+    // the engine's keys as the folder's config.json gave them (the name is the file's stem there)
+    auto folder = container::Reader::open(beside);
+    for (const auto& [k, v] : folder->meta()) {
+        if (k == "model.name" || !(k.rfind("model.", 0) == 0 || k.rfind("rope.", 0) == 0 || k.rfind("arch.", 0) == 0)) continue;
+        INFO(k);
+        REQUIRE(c->meta().count(k));
+        CHECK(c->meta().at(k).to_string() == v.to_string());
+    }
+
+    const auto la = logits(o.out, {"libref"}), lb = logits(beside, {"libref"});
+    REQUIRE(la.size() == lb.size());
+    CHECK(std::memcmp(la.data(), lb.data(), la.size() * 4) == 0);
+
+    auto tj = c->blob(container::Section::Tokenizer);
+    REQUIRE(tj);
+    auto tc = c->blob(container::Section::TokenizerConfig);
+    const text::Tokenizer from_gguf = text::Tokenizer::from_json(*tj, tc ? *tc : std::string());
+    const text::Tokenizer from_folder = text::Tokenizer::from_json(tok);
+    for (const std::string s : {"the then thee", " the</s> x", "hello\nworld  the"}) {
+        INFO(s);
+        CHECK(from_gguf.encode(s, false) == from_folder.encode(s, false));
+    }
+    auto ct = c->blob(container::Section::ChatTemplate);
+    REQUIRE(ct);
+    CHECK(*ct == templ);
+}
+
+TEST_CASE("a GGUF SRC of an architecture not read is refused naming it, nothing written", "[gguf][gguf_src]") {
+    Fixture f;
+    const fs::path bad = f.dir / "x.gguf";
+    // a GGUF with one key, general.architecture = "gpt2"
+    std::string h = "GGUF";
+    auto u32 = [&](uint32_t v) { h.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](uint64_t v) { h.append(reinterpret_cast<const char*>(&v), 8); };
+    u32(3);
+    u64(0);
+    u64(1);
+    const std::string k = "general.architecture", v = "gpt2";
+    u64(k.size());
+    h += k;
+    u32(8);
+    u64(v.size());
+    h += v;
+    std::ofstream(bad, std::ios::binary) << h;
+    core::LoadOptions lo;
+    lo.homes = {RAD_BUILD_HOME_DIR};
+    const core::Registry reg = core::Registry::load(lo);
+    convert::ConvertOptions o;
+    o.src = bad.string();
+    o.out = (f.dir / "out.rad").string();
+    std::ostringstream log;
+    std::string what;
+    try {
+        convert::convert(reg, o, log);
+    } catch (const std::exception& e) {
+        what = e.what();
+    }
+    CHECK(what.find("gpt2") != std::string::npos);
+    CHECK(what.find(bad.string()) != std::string::npos);
+    CHECK(!f.any_output());
+}
