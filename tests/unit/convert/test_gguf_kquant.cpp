@@ -7,15 +7,15 @@
 // rows (the min folded into each group's sum of x; Q6_K's groups of 16 on the 8-bit rows) serve
 // the imported container within their summation-order tolerance of libref.
 //
-// Mutations each of these caught (made in ggml_blocks.cpp, watched fail, undone):
-//   - Q4_K's nibbles taken in byte order (value 2l the low nibble of byte l, not l and l + 32 of
-//     the 64-chunk): fails "Q4_K" and "Q4_K_M"'s logits;
-//   - Q5_K's fifth bit read from bit 2c + 1 for the low nibbles (qh misplaced): fails "Q5_K";
-//   - Q6_K's - 32 dropped: fails "Q6_K" and "Q4_K_M";
-//   - the min added rather than subtracted (libref's decoder and libcpu's kernel each, via the
-//     importer writing -m): fails "Q4_K";
-//   - the sub-blocks 4-7's scale bits taken from k[j] instead of k[j - 4]: fails "Q4_K";
-//   - libcpu's decode kernel skipping the min term: fails "libcpu" (Q4_K).
+// Mutations each of these caught (made, watched fail, undone; "K" = the Q4_K, Q5_K and Q4_K_M cases):
+//   - ggml_blocks.cpp, Q4_K/Q5_K's nibbles taken in byte order (value 2l the low nibble of byte
+//     l, not l and l + 32 of the 64-chunk): fails K's logits on libref;
+//   - ggml_blocks.cpp, Q5_K's fifth bit of the low nibbles read from bit 2c + 1 of qh: fails "Q5_K";
+//   - ggml_blocks.cpp, Q6_K's - 32 dropped: fails "Q6_K" and "Q4_K_M";
+//   - ggml_blocks.cpp, the min written negated (added in the decode, not subtracted): fails K;
+//   - ggml_blocks.cpp, sub-blocks 4-7's scale high bits taken from k[j], not k[j - 4]: fails K;
+//   - plugins/kernels/ref/gemm_q.cpp ignoring operand 6 (no min): fails K on libref and libcpu;
+//   - body_gemm_q.inc's decode kernel skipping the min term: fails K's libcpu comparison.
 // The refusals: a truncated tensor, an unknown type, K-quant rows not whole super-blocks.
 #include <catch2/catch.hpp>
 
