@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """export_gguf.py HF_DIR OUT.gguf [--type q8_0|q4_0|q4_k|q5_k|q6_k|q4_k_m]
 
-Writes a Hugging Face Llama or Qwen2 checkpoint (bf16/f16/f32 safetensors, tokenizer.json) as a
+Writes a Hugging Face Llama, Qwen2 or Qwen3 checkpoint (bf16/f16/f32 safetensors, tokenizer.json) as a
 GGUF v3 file llama.cpp loads, in plain Python (no numpy, torch or gguf package), so radiance and
 llama.cpp can be compared on the same weights where llama.cpp's own converter cannot run. Tensors
 keep their stored dtype. Llama's q/k rows are reordered as llama.cpp's converter does (its llama
@@ -264,9 +264,9 @@ def main():
         sys.exit(__doc__)
     src, out_path = args
     cfg = json.load(open(os.path.join(src, "config.json")))
-    arch = {"llama": "llama", "qwen2": "qwen2", "mistral": "llama"}.get(cfg["model_type"])
+    arch = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "mistral": "llama"}.get(cfg["model_type"])
     if not arch:
-        sys.exit(f"{src}: model_type {cfg['model_type']} is not one this exporter writes (llama, mistral, qwen2)")
+        sys.exit(f"{src}: model_type {cfg['model_type']} is not one this exporter writes (llama, mistral, qwen2, qwen3)")
     st = read_safetensors(src)
     nh, nkv = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
     hd = cfg.get("head_dim") or cfg["hidden_size"] // nh
@@ -277,7 +277,8 @@ def main():
                  "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
                  "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
                  "self_attn.q_proj.bias": "attn_q.bias", "self_attn.k_proj.bias": "attn_k.bias",
-                 "self_attn.v_proj.bias": "attn_v.bias", "mlp.gate_proj.weight": "ffn_gate.weight",
+                 "self_attn.v_proj.bias": "attn_v.bias", "self_attn.q_norm.weight": "attn_q_norm.weight",
+                 "self_attn.k_norm.weight": "attn_k_norm.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
                  "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
     plan = []
     for hf, (path, off, nbytes, dt, shape) in st.items():

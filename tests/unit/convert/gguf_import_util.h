@@ -19,13 +19,14 @@ inline int run(const std::string& cmd) { return std::system((cmd + " > /dev/null
 
 // `f`'s folder exported to a GGUF of `qtype`, imported into out.rad (whose descriptor must be
 // `want_quant`), and the reference container written beside it; on libref the two containers'
-// logits are equal bit for bit. Returns the imported container's path.
-inline std::string import_and_reference(Fixture& f, const char* qtype, const char* want_quant) {
+// logits are equal bit for bit. `head`: recipe lines before `* ggml` (a qwen2's fused bias: cast).
+// Returns the imported container's path.
+inline std::string import_and_reference(Fixture& f, const char* qtype, const char* want_quant, const std::string& head = "") {
     f.convert_it();  // writes the folder (and an unquantised out.rad, replaced below)
     const std::string gguf = (f.dir / "m.gguf").string(), ref = (f.dir / "ref").string();
     REQUIRE(run("python3 " EXPORT_GGUF " " + f.dir.string() + " " + gguf + " --type " + qtype) == 0);
     fs::remove(f.dir / "out.rad");
-    f.convert_it("* ggml file=" + gguf + "\n");
+    f.convert_it(head + "* ggml file=" + gguf + "\n");
     auto q = container::Reader::open((f.dir / "out.rad").string());
     CHECK(q->meta().at("arch.quant").s == want_quant);
 
@@ -46,8 +47,9 @@ inline std::string import_and_reference(Fixture& f, const char* qtype, const cha
 }
 
 // The fixture replaced by a one-layer llama whose every projection has rows of whole K-quant
-// super-blocks (256 or 512 values): random bf16 weights, the same every run.
-inline void wide_llama(Fixture& f) {
+// super-blocks (256 or 512 values): random bf16 weights, the same every run. `family` qwen2 adds
+// q/k/v biases, qwen3 per-head q/k norms.
+inline void wide_llama(Fixture& f, const std::string& family = "llama") {
     const int64_t d = 256, ff = 512, vocab = 512, hd = 64, heads = 4, kv = 2;
     f.config["hidden_size"] = d;
     f.config["intermediate_size"] = ff;
@@ -56,6 +58,8 @@ inline void wide_llama(Fixture& f) {
     f.config["num_key_value_heads"] = kv;
     f.config["head_dim"] = hd;
     f.config["vocab_size"] = vocab;
+    f.config["model_type"] = family;
+    f.config["architectures"] = {family == "llama" ? "LlamaForCausalLM" : family == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM"};
     f.tensors.clear();
     std::mt19937 rng(37);
     std::normal_distribution<float> dist(0.0f, 0.05f);
@@ -83,6 +87,15 @@ inline void wide_llama(Fixture& f) {
     add("model.layers.0.self_attn.k_proj.weight", {kv * hd, d});
     add("model.layers.0.self_attn.v_proj.weight", {kv * hd, d});
     add("model.layers.0.self_attn.o_proj.weight", {d, heads * hd});
+    if (family == "qwen2") {
+        add("model.layers.0.self_attn.q_proj.bias", {heads * hd});
+        add("model.layers.0.self_attn.k_proj.bias", {kv * hd});
+        add("model.layers.0.self_attn.v_proj.bias", {kv * hd});
+    }
+    if (family == "qwen3") {
+        add("model.layers.0.self_attn.q_norm.weight", {hd}, 1.0f);
+        add("model.layers.0.self_attn.k_norm.weight", {hd}, 1.0f);
+    }
     // gate's values all positive in part: Q4_K's sub-blocks with a nonzero min and with none
     add("model.layers.0.mlp.gate_proj.weight", {ff, d}, 0.02f);
     add("model.layers.0.mlp.up_proj.weight", {ff, d});

@@ -88,15 +88,18 @@ std::string small_tokenizer() {
 
 }  // namespace
 
-TEST_CASE("a GGUF file alone converts: config, tokenizer, chat template and weights as the folder's", "[gguf][gguf_src]") {
+namespace {
+
+// `family`'s wide fixture exported at q4_k_m and converted twice: beside its folder and alone.
+void alone_as_beside(const std::string& family) {
     Fixture f;
-    wide_llama(f);
+    wide_llama(f, family);
     const std::string tok = small_tokenizer(), templ = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
     // import_and_reference writes the folder, exports it (tokenizer.json and the template with it)
     // and imports it beside the folder into out.rad
     std::ofstream(f.dir / "tokenizer.json") << tok;
     std::ofstream(f.dir / "tokenizer_config.json") << nlohmann::json{{"chat_template", templ}}.dump();
-    const std::string beside = import_and_reference(f, "q4_k_m", "w4a16");
+    const std::string beside = import_and_reference(f, "q4_k_m", "w4a16", family == "qwen2" ? "blk.*.attn_qkv.bias cast dtype=f32\n" : "");
 
     core::LoadOptions lo;
     lo.homes = {RAD_BUILD_HOME_DIR};
@@ -134,6 +137,20 @@ TEST_CASE("a GGUF file alone converts: config, tokenizer, chat template and weig
     auto ct = c->blob(container::Section::ChatTemplate);
     REQUIRE(ct);
     CHECK(*ct == templ);
+}
+
+}  // namespace
+
+TEST_CASE("a llama GGUF file alone converts: config, tokenizer, chat template and weights as the folder's", "[gguf][gguf_src]") {
+    alone_as_beside("llama");
+}
+
+TEST_CASE("a qwen2 GGUF file alone converts (its fused q/k/v bias cast by the default recipe)", "[gguf][gguf_src]") {
+    alone_as_beside("qwen2");
+}
+
+TEST_CASE("a qwen3 GGUF file alone converts (its per-head q/k norms, head_dim from key_length)", "[gguf][gguf_src]") {
+    alone_as_beside("qwen3");
 }
 
 TEST_CASE("a GGUF SRC of an architecture not read is refused naming it, nothing written", "[gguf][gguf_src]") {
