@@ -8,7 +8,8 @@
 // Mutations each of these caught (made in gguf_source.cpp, watched fail, undone): the head count
 // taken for head_count_kv fails the conversion (k and v of another shape); rms_norm_eps read
 // without the f32-to-shortest-decimal step (1e-5 as 9.99999974738e-06) fails the metadata (the
-// logits agree: the kernels take eps as an f32); the merges left out fails the encoding.
+// logits agree: the kernels take eps as an f32); the merges left out fails the encoding; the
+// rope_freqs refusal skipped fails "refused naming it" (the message then names a missing key).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -86,10 +87,6 @@ std::string small_tokenizer() {
     return tok.dump();
 }
 
-}  // namespace
-
-namespace {
-
 // `family`'s wide fixture exported at q4_k_m and converted twice: beside its folder and alone.
 void alone_as_beside(const std::string& family) {
     Fixture f;
@@ -153,37 +150,66 @@ TEST_CASE("a qwen3 GGUF file alone converts (its per-head q/k norms, head_dim fr
     alone_as_beside("qwen3");
 }
 
-TEST_CASE("a GGUF SRC of an architecture not read is refused naming it, nothing written", "[gguf][gguf_src]") {
-    Fixture f;
-    const fs::path bad = f.dir / "x.gguf";
-    // a GGUF with one key, general.architecture = "gpt2"
+namespace {
+
+// A GGUF whose metadata is general.architecture = `arch` and whose tensors are `tensors` (F32,
+// 32 values each, zeros).
+void arch_gguf(const fs::path& p, const std::string& arch, const std::vector<std::string>& tensors) {
     std::string h = "GGUF";
     auto u32 = [&](uint32_t v) { h.append(reinterpret_cast<const char*>(&v), 4); };
     auto u64 = [&](uint64_t v) { h.append(reinterpret_cast<const char*>(&v), 8); };
+    auto str = [&](const std::string& v) { u64(v.size()), h += v; };
     u32(3);
-    u64(0);
+    u64(tensors.size());
     u64(1);
-    const std::string k = "general.architecture", v = "gpt2";
-    u64(k.size());
-    h += k;
+    str("general.architecture");
     u32(8);
-    u64(v.size());
-    h += v;
-    std::ofstream(bad, std::ios::binary) << h;
+    str(arch);
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        str(tensors[i]);
+        u32(1);
+        u64(32);
+        u32(0);
+        u64(128 * i);
+    }
+    h.resize((h.size() + 31) / 32 * 32 + 128 * tensors.size(), '\0');
+    std::ofstream(p, std::ios::binary) << h;
+}
+
+// The message converting `src` alone throws ("" if none).
+std::string convert_alone(const fs::path& src, const fs::path& out) {
     core::LoadOptions lo;
     lo.homes = {RAD_BUILD_HOME_DIR};
     const core::Registry reg = core::Registry::load(lo);
     convert::ConvertOptions o;
-    o.src = bad.string();
-    o.out = (f.dir / "out.rad").string();
+    o.src = src.string();
+    o.out = out.string();
     std::ostringstream log;
-    std::string what;
     try {
         convert::convert(reg, o, log);
     } catch (const std::exception& e) {
-        what = e.what();
+        return e.what();
     }
-    CHECK(what.find("gpt2") != std::string::npos);
-    CHECK(what.find(bad.string()) != std::string::npos);
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("a GGUF SRC of an architecture not read, or with Llama 3.1's rope_freqs, is refused naming it, nothing written",
+          "[gguf][gguf_src]") {
+    Fixture f;
+    const fs::path bad = f.dir / "x.gguf";
+    SECTION("gpt2") {
+        arch_gguf(bad, "gpt2", {});
+        const std::string what = convert_alone(bad, f.dir / "out.rad");
+        CHECK(what.find("gpt2") != std::string::npos);
+        CHECK(what.find(bad.string()) != std::string::npos);
+    }
+    SECTION("rope_freqs") {
+        arch_gguf(bad, "llama", {"token_embd.weight", "rope_freqs.weight"});
+        const std::string what = convert_alone(bad, f.dir / "out.rad");
+        CHECK(what.find("rope_freqs.weight") != std::string::npos);
+        CHECK(what.find(bad.string()) != std::string::npos);
+    }
     CHECK(!f.any_output());
 }
