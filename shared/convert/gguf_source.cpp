@@ -1,5 +1,6 @@
 #include "radiance/convert/gguf_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,8 +26,10 @@ struct GgufMeta {
         std::string name;
         std::vector<int64_t> ne;
         uint32_t type;
+        uint64_t offset;  // from data0
     };
     std::vector<Tensor> tensors;
+    uint64_t data0 = 0;  // where the tensor data starts (general.alignment after the infos)
 };
 
 // f32 metadata (rope.freq_base, rms epsilon) as the shortest decimal that reads back as the same
@@ -62,9 +65,14 @@ public:
             if (nd == 0 || nd > 4) fail("tensor '" + t.name + "' has " + std::to_string(nd) + " dimensions");
             for (uint32_t k = 0; k < nd; ++k) t.ne.push_back(static_cast<int64_t>(num<uint64_t>()));
             t.type = num<uint32_t>();
-            num<uint64_t>();  // the offset: the ggml quantiser reads the data
+            t.offset = num<uint64_t>();
             m.tensors.push_back(std::move(t));
         }
+        const auto align = m.kv.contains("general.alignment") && m.kv["general.alignment"].is_number_unsigned()
+                               ? m.kv["general.alignment"].get<uint64_t>()
+                               : uint64_t{32};
+        if (align == 0) fail("general.alignment is 0");
+        m.data0 = (pos_ + align - 1) / align * align;
         return m;
     }
 
@@ -221,6 +229,61 @@ std::string tokenizer_json(const GgufMeta& m) {
     return tok.dump();
 }
 
+// rope_freqs.weight's values (F32, one a rotary frequency): the factors llama.cpp's converter
+// writes for Llama 3.1-style rope scaling, each frequency divided by its factor.
+std::vector<double> rope_factors(const std::string& path, const GgufMeta& m, const GgufMeta::Tensor& t) {
+    const std::string what = path + ": rope_freqs.weight";
+    if (t.type != 0 || t.ne.size() != 1 || t.ne[0] <= 0 || t.ne[0] > 4096) throw Error(what + " is not a 1-D F32 tensor of factors");
+    std::ifstream f(path, std::ios::binary);
+    std::vector<float> v(static_cast<size_t>(t.ne[0]));
+    f.seekg(static_cast<std::streamoff>(m.data0 + t.offset));
+    if (!f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4)))
+        throw Error(what + " runs past the end of the file");
+    std::vector<double> out(v.begin(), v.end());
+    double lo = out[0], hi = out[0];
+    for (double x : out) lo = std::min(lo, x), hi = std::max(hi, x);
+    if (std::fabs(lo - 1.0) > 1e-6 || !(hi > 1.0))
+        throw Error(what + " is not Llama 3's shape of rope scaling (1 for the fastest frequencies, a factor for the slowest)");
+    return out;
+}
+
+// Llama 3's factor for a frequency of wavelength `wl` (transformers' llama3 rope type).
+double llama3_factor(double wl, double factor, double low, double high, double orig) {
+    if (wl < orig / high) return 1.0;
+    if (wl > orig / low) return factor;
+    const double smooth = (orig / wl - low) / (high - low);
+    return 1.0 / ((1.0 - smooth) / factor + smooth);
+}
+
+// The llama3 rope parameters that give `fac` over `dims` rotary dimensions at `theta`: factor
+// the largest; low_freq_factor 1 (as every Llama 3.x release: the factors fix the other two
+// only given one); high_freq_factor and the original context fitted to the frequencies between
+// the plateaus, rounded (to 1/1000, to a whole length), then checked to give every factor back.
+nlohmann::json llama3_rope(const std::string& path, const std::vector<double>& fac, double theta, int64_t dims) {
+    const std::string what = path + ": rope_freqs.weight";
+    if (static_cast<int64_t>(fac.size()) * 2 != dims)
+        throw Error(what + " has " + std::to_string(fac.size()) + " factors for " + std::to_string(dims) + " rotary dimensions");
+    const double pi = 3.14159265358979323846, factor = *std::max_element(fac.begin(), fac.end());
+    std::vector<double> wl(fac.size());
+    for (size_t i = 0; i < fac.size(); ++i) wl[i] = 2 * pi * std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(dims));
+    // between the plateaus: smooth * (high - 1) - orig / wl = -1, least squares over those points
+    double ss = 0, su = 0, uu = 0, s1 = 0, u1 = 0;
+    int mid = 0;
+    for (size_t i = 0; i < fac.size(); ++i) {
+        if (fac[i] < 1 + 1e-6 || fac[i] > factor * (1 - 1e-6)) continue;
+        const double sm = (1 / fac[i] - 1 / factor) / (1 - 1 / factor), u = 1 / wl[i];
+        ss += sm * sm, su += sm * u, uu += u * u, s1 += sm, u1 += u, ++mid;
+    }
+    if (mid < 2) throw Error(what + " has fewer than two frequencies between its plateaus: the llama3 parameters are not determined");
+    const double det = ss * uu - su * su, hd = (-s1 * uu + su * u1) / det, orig = (ss * u1 - su * s1) / det;
+    const double high = std::round((1 + hd) * 1000) / 1000, orig_r = std::round(orig);
+    for (size_t i = 0; i < fac.size(); ++i)
+        if (std::fabs(llama3_factor(wl[i], factor, 1.0, high, orig_r) - fac[i]) > 1e-5 * fac[i])
+            throw Error(what + ": no llama3 rope scaling (factor " + std::to_string(factor) + ", low_freq_factor 1) gives its factors");
+    return {{"rope_type", "llama3"},  {"rope_theta", theta},      {"factor", shortest_decimal(static_cast<float>(factor))},
+            {"low_freq_factor", 1.0}, {"high_freq_factor", high}, {"original_max_position_embeddings", static_cast<int64_t>(orig_r)}};
+}
+
 }  // namespace
 
 bool is_gguf_file(const std::string& path) {
@@ -244,19 +307,14 @@ GgufSource read_gguf_source(const std::string& path) {
         return *v;
     };
     auto opt = [&](const std::string& k) { return key(m, arch + "." + k); };
-    bool has_output = false, rope_freqs = false;
+    bool has_output = false;
     int64_t embd_rows = 0;
+    std::vector<double> rope_freqs;  // Llama 3.1-style scaling, as per-frequency factors
     for (const auto& t : m.tensors) {
         has_output = has_output || t.name == "output.weight";
-        rope_freqs = rope_freqs || t.name == "rope_freqs.weight";
+        if (t.name == "rope_freqs.weight") rope_freqs = rope_factors(path, m, t);
         if (t.name == "token_embd.weight" && t.ne.size() == 2) embd_rows = t.ne[1];
     }
-    // Llama 3.1's rope scaling is a tensor of per-frequency factors in a GGUF, not the config's
-    // parameters, which the llama family reads: refused rather than served unscaled.
-    if (rope_freqs)
-        throw Error(path +
-                    ": rope_freqs.weight (Llama 3.1-style rope scaling as per-frequency factors) is not mapped to the config's "
-                    "rope_scaling yet; convert this model from its Hugging Face folder");
     GgufSource s;
     nlohmann::json& c = s.config;
     const int64_t hidden = need("embedding_length").get<int64_t>(), heads = need("attention.head_count").get<int64_t>();
@@ -271,7 +329,16 @@ GgufSource read_gguf_source(const std::string& path) {
     c["max_position_embeddings"] = need("context_length");
     c["rms_norm_eps"] = need("attention.layer_norm_rms_epsilon");
     c["rope_theta"] = opt("rope.freq_base") ? *opt("rope.freq_base") : nlohmann::json(10000.0);
-    c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", c["rope_theta"]}};  // unscaled: rope_freqs is refused above
+    // the config's rope parameters, which the llama family reads: a GGUF holds Llama 3.1's
+    // scaling as the factors themselves (rope_freqs.weight), from which they are recovered
+    if (rope_freqs.empty()) {
+        c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", c["rope_theta"]}};
+    } else {
+        const auto* rd = opt("rope.dimension_count");
+        c["rope_parameters"] =
+            llama3_rope(path, rope_freqs, c["rope_theta"].get<double>(), rd ? rd->get<int64_t>() : c["head_dim"].get<int64_t>());
+        s.note = "Llama 3.1-style rope scaling recovered from rope_freqs.weight: " + c["rope_parameters"].dump();
+    }
     const nlohmann::json* tokens = key(m, "tokenizer.ggml.tokens");
     const int64_t n_vocab = opt("vocab_size") ? opt("vocab_size")->get<int64_t>() : embd_rows ? embd_rows : tokens ? tokens->size() : 0;
     if (n_vocab <= 0) throw Error(path + ": no vocabulary size (" + arch + ".vocab_size, token_embd.weight or tokenizer.ggml.tokens)");

@@ -186,6 +186,8 @@ def main():
         if arch == "llama" and name.endswith(("attn_q.weight", "attn_k.weight")):
             key = "llama.attention.head_count" if name.endswith("attn_q.weight") else "llama.attention.head_count_kv"
             vals = unrotate(vals, shape[0], shape[1], meta[key])
+        if name == "rope_freqs.weight":  # llama3 rope scaling's factors: the config states them
+            continue
         if name in TOP:
             hf_name = TOP[name]
         else:

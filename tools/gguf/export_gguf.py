@@ -8,6 +8,7 @@ keep their stored dtype. Llama's q/k rows are reordered as llama.cpp's converter
 graph rotates interleaved pairs, transformers' rotates halves); Qwen2 keeps transformers' order.
 The vocabulary is written as a GPT-2-style BPE (tokens, types, merges), padded to the embedding's
 rows, with tokenizer_config.json's chat template where it has one; no special vocab beyond BOS/EOS.
+A llama3 rope scaling is written as llama.cpp writes it: rope_freqs.weight, a factor a frequency.
 
 --type quantises every 2-D weight but the embedding (radiance's llama plugins read a plain one)
 to Q8_0 or Q4_0 as ggml's reference quantisers do (quantize_row_q8_0_ref / q4_0_ref: blocks of
@@ -24,6 +25,7 @@ llama.cpp's Q4_K_M does in spirit: Q6_K for attn_v, ffn_down and output, Q4_K fo
 tensor whose rows are not whole super-blocks falls back to Q8_0 (as llama.cpp falls back).
 """
 import json
+import math
 import os
 import struct
 import sys
@@ -234,6 +236,28 @@ def type_for(g, cols, qtype):
     return t
 
 
+def llama3_rope_factors(cfg, hd):
+    """Llama 3.1-style rope scaling as llama.cpp's converter stores it: a factor per rotary frequency
+    (rope_freqs.weight, F32), from the config's llama3 parameters; None for another rope."""
+    r = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    if r.get("rope_type", r.get("type")) != "llama3":
+        return None
+    theta = r.get("rope_theta", cfg.get("rope_theta", 10000.0))
+    factor, low, high = r["factor"], r.get("low_freq_factor", 1.0), r.get("high_freq_factor", 4.0)
+    orig = r["original_max_position_embeddings"]
+    out = []
+    for i in range(0, hd, 2):
+        wavelen = 2 * math.pi * theta ** (i / hd)
+        if wavelen < orig / high:
+            out.append(1.0)
+        elif wavelen > orig / low:
+            out.append(float(factor))
+        else:
+            smooth = (orig / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return struct.pack(f"<{len(out)}f", *out)
+
+
 def vocab(folder, n_vocab):
     tj = json.load(open(os.path.join(folder, "tokenizer.json")))
     model = tj["model"]
@@ -299,6 +323,11 @@ def main():
             plan.append((g, hf, path, off, nbytes, dt + ">" + type_for(g, shape[1], qtype), shape))
         else:
             plan.append((g, hf, path, off, nbytes, dt, shape))
+    synthetic = {}
+    rope_freqs = llama3_rope_factors(cfg, hd) if arch == "llama" else None
+    if rope_freqs:  # a tensor of its own, not from the checkpoint
+        synthetic["rope_freqs.weight"] = rope_freqs
+        plan.append(("rope_freqs.weight", None, None, 0, len(rope_freqs), "F32", [hd // 2]))
     plan.sort(key=lambda p: (0, 0) if p[0] == "token_embd.weight" else (int(p[0].split(".")[1]) + 1, p[0]) if p[0].startswith("blk.") else (10**6, p[0]))
     has_vocab = os.path.exists(os.path.join(src, "tokenizer.json"))
     tokens, toktypes, merges = vocab(src, n_vocab) if has_vocab else ([], [], [])
@@ -349,9 +378,12 @@ def main():
             f.write(i)
         f.write(b"\0" * ((ALIGN - f.tell() % ALIGN) % ALIGN))
         for g, hf, path, off, nbytes, dt, shape in plan:
-            with open(path, "rb") as src_f:
-                src_f.seek(off)
-                data = src_f.read(nbytes)
+            if path is None:
+                data = synthetic[g]
+            else:
+                with open(path, "rb") as src_f:
+                    src_f.seek(off)
+                    data = src_f.read(nbytes)
             if arch == "llama" and g.endswith(("attn_q.weight", "attn_k.weight")):
                 heads = nh if g.endswith("attn_q.weight") else nkv
                 data = permute_rows(data, shape[0], nbytes // shape[0], heads)

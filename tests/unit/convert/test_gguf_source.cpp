@@ -9,7 +9,8 @@
 // taken for head_count_kv fails the conversion (k and v of another shape); rms_norm_eps read
 // without the f32-to-shortest-decimal step (1e-5 as 9.99999974738e-06) fails the metadata (the
 // logits agree: the kernels take eps as an f32); the merges left out fails the encoding; the
-// rope_freqs refusal skipped fails "refused naming it" (the message then names a missing key).
+// rope_freqs shape check skipped fails "refused naming it" (the message then names a missing
+// key); high_freq_factor not rounded fails the llama3 metadata (4.0000x against the folder's 4).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -88,9 +89,12 @@ std::string small_tokenizer() {
 }
 
 // `family`'s wide fixture exported at q4_k_m and converted twice: beside its folder and alone.
-void alone_as_beside(const std::string& family) {
+void alone_as_beside(const std::string& family, bool llama3_rope = false) {
     Fixture f;
     wide_llama(f, family);
+    if (llama3_rope)  // written into the GGUF as llama.cpp does: rope_freqs.weight, the factors
+        f.config["rope_parameters"] = {{"rope_type", "llama3"},  {"rope_theta", 10000.0},   {"factor", 8.0},
+                                       {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 128}};
     const std::string tok = small_tokenizer(), templ = "{% for m in messages %}{{ m['content'] }}{% endfor %}";
     // import_and_reference writes the folder, exports it (tokenizer.json and the template with it)
     // and imports it beside the folder into out.rad
@@ -140,6 +144,12 @@ void alone_as_beside(const std::string& family) {
 
 TEST_CASE("a llama GGUF file alone converts: config, tokenizer, chat template and weights as the folder's", "[gguf][gguf_src]") {
     alone_as_beside("llama");
+}
+
+// Llama 3.1's rope scaling: the parameters recovered from the factors are the folder's (the
+// metadata comparison), and so are the logits.
+TEST_CASE("a llama GGUF with rope_freqs.weight converts alone, its llama3 rope parameters recovered", "[gguf][gguf_src]") {
+    alone_as_beside("llama", true);
 }
 
 TEST_CASE("a qwen2 GGUF file alone converts (its fused q/k/v bias cast by the default recipe)", "[gguf][gguf_src]") {
@@ -195,7 +205,7 @@ std::string convert_alone(const fs::path& src, const fs::path& out) {
 
 }  // namespace
 
-TEST_CASE("a GGUF SRC of an architecture not read, or with Llama 3.1's rope_freqs, is refused naming it, nothing written",
+TEST_CASE("a GGUF SRC of an architecture not read, or with rope_freqs not of Llama 3's shape, is refused naming it, nothing written",
           "[gguf][gguf_src]") {
     Fixture f;
     const fs::path bad = f.dir / "x.gguf";
