@@ -14,6 +14,7 @@ dequantisation (gguf/quants.py):
         64, high nibbles 32-63);  x = f32(d * sc) * q - f32(dmin * m)
   Q5_K  as Q4_K with 32 bytes qh after the scales: a value's fifth bit is bit 2c (low nibble) or
         2c + 1 (high nibble) of qh[l] for chunk c
+  Q4_1, Q5_0, Q5_1  blocks of 32 (dequant_legacy says how)
   Q6_K  super-blocks of 256 in 210 bytes: ql[128], qh[64], int8 scales[16], f16 d;
         x = f32(d * sc) * (q - 32), q = 4 bits of ql and 2 of qh
 
@@ -28,6 +29,7 @@ import struct
 import sys
 
 TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 2: ("Q4_0", 32, 18),
+         3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24),
          12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210)}
 SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 PER_LAYER = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
@@ -111,6 +113,29 @@ def dequant_q6k(blk):
     return out
 
 
+def dequant_legacy(raw, tname, n):
+    """Q4_1: d, m, nibbles (x = d * q + m); Q5_0: d, qh (u32), nibbles (x = d * (q - 16)); Q5_1: d, m,
+    qh, nibbles (x = d * q + m). Value j's low 4 bits: byte j's low nibble (j < 16) or byte j - 16's
+    high one; its fifth bit: bit j of qh."""
+    size = {"Q4_1": 20, "Q5_0": 22, "Q5_1": 24}[tname]
+    out = []
+    for b in range(n // 32):
+        blk = raw[b * size:(b + 1) * size]
+        d = struct.unpack("<e", blk[:2])[0]
+        m = struct.unpack("<e", blk[2:4])[0] if tname != "Q5_0" else 0.0
+        p = 2 if tname == "Q5_0" else 4
+        qh = struct.unpack("<I", blk[p:p + 4])[0] if tname != "Q4_1" else 0
+        qs = blk[p + 4:] if tname != "Q4_1" else blk[p:]
+        for j in range(32):
+            v = (qs[j] & 15) if j < 16 else (qs[j - 16] >> 4)
+            v |= ((qh >> j) & 1) << 4
+            if tname == "Q5_0":
+                out.append(f32(d * (v - 16)))
+            else:
+                out.append(f32(f32(d * v) + m))
+    return out
+
+
 def dequant(raw, tname, n):
     if tname == "F32":
         return list(struct.unpack(f"<{n}f", raw))
@@ -125,6 +150,8 @@ def dequant(raw, tname, n):
             blk = raw[b * size:(b + 1) * size]
             out += dequant_q6k(blk) if tname == "Q6_K" else dequant_qk(blk, tname == "Q5_K")
         return out
+    if tname in ("Q4_1", "Q5_0", "Q5_1"):
+        return dequant_legacy(raw, tname, n)
     out = []
     size = 34 if tname == "Q8_0" else 18
     for b in range(n // 32):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""export_gguf.py HF_DIR OUT.gguf [--type q8_0|q4_0|q4_k|q5_k|q6_k|q4_k_m]
+"""export_gguf.py HF_DIR OUT.gguf [--type q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k|q4_k_m]
 
 Writes a Hugging Face Llama, Qwen2 or Qwen3 checkpoint (bf16/f16/f32 safetensors, tokenizer.json) as a
 GGUF v3 file llama.cpp loads, in plain Python (no numpy, torch or gguf package), so radiance and
@@ -22,7 +22,9 @@ search: Q4_K / Q5_K take each sub-block of 32's range [min(x, 0), max(x)] as 15 
 f16 d and dmin as the largest sub-block scale and minimum over 63, the 6-bit sc and m rounded from
 them; Q6_K a scale per 16 of amax / 31, d as the largest over 127, int8 sc. q4_k_m mixes them as
 llama.cpp's Q4_K_M does in spirit: Q6_K for attn_v, ffn_down and output, Q4_K for the rest. A
-tensor whose rows are not whole super-blocks falls back to Q8_0 (as llama.cpp falls back).
+tensor whose rows are not whole super-blocks falls back as llama.cpp's does (Q4_K to Q5_0, Q5_K
+to Q5_1, Q6_K to Q8_0). q4_1, q5_0 and q5_1 follow ggml's reference quantisers (min / max, or
+the largest magnitude over -16).
 """
 import json
 import math
@@ -31,8 +33,12 @@ import struct
 import sys
 
 GGUF_TYPE = {"u32": 4, "i32": 5, "f32": 6, "bool": 7, "str": 8, "arr": 9}
-GGML_TYPE = {"F32": 0, "F16": 1, "BF16": 30, "Q8_0": 8, "Q4_0": 2, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14}
-BLOCK = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210)}  # values, bytes
+GGML_TYPE = {"F32": 0, "F16": 1, "BF16": 30, "Q8_0": 8, "Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q4_K": 12, "Q5_K": 13,
+             "Q6_K": 14}
+BLOCK = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24), "Q4_K": (256, 144),
+         "Q5_K": (256, 176), "Q6_K": (256, 210)}  # values, bytes
+# llama.cpp's types for a K-quant whose rows are not whole super-blocks
+FALLBACK = {"Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
 ELEM = {"F32": 4, "F16": 2, "BF16": 2}
 ALIGN = 32
 
@@ -145,6 +151,41 @@ def q4_0_block(x):
     return struct.pack("<e", d) + bytes(n[j] | (n[j + 16] << 4) for j in range(16))
 
 
+def q4_1_block(x):
+    """ggml's reference: d = (max - min) / 15, m = min, nibbles of (x - min) / d rounded."""
+    lo, hi = min(x), max(x)
+    d = f32((hi - lo) / 15)
+    inv = f32(1 / d) if d else 0.0
+    n = [min(15, int(f32(f32(v - lo) * inv) + 0.5)) for v in x]
+    return struct.pack("<ee", d, lo) + bytes(n[j] | (n[j + 16] << 4) for j in range(16))
+
+
+def q5_bits(n):
+    """Q5's 32-bit qh (bit j: value j's fifth bit) and 16 bytes of low nibbles (values j, j + 16)."""
+    qh = sum(((n[j] >> 4) & 1) << j for j in range(32))
+    return struct.pack("<I", qh) + bytes((n[j] & 15) | ((n[j + 16] & 15) << 4) for j in range(16))
+
+
+def q5_0_block(x):
+    """ggml's reference: d = max / -16 (max the value of largest magnitude), q = x / d + 16.5 truncated."""
+    amax, mx = 0.0, 0.0
+    for v in x:
+        if amax < abs(v):
+            amax, mx = abs(v), v
+    d = f32(mx / -16)
+    inv = f32(1 / d) if d else 0.0
+    n = [min(31, int(f32(f32(v * inv) + 16.5))) for v in x]
+    return struct.pack("<e", d) + q5_bits(n)
+
+
+def q5_1_block(x):
+    lo, hi = min(x), max(x)
+    d = f32((hi - lo) / 31)
+    inv = f32(1 / d) if d else 0.0
+    n = [min(31, int(f32(f32(v - lo) * inv) + 0.5)) for v in x]
+    return struct.pack("<ee", d, lo) + q5_bits(n)
+
+
 def f16(v):
     """v rounded to f16 (the stored d), back as a float."""
     return struct.unpack("<e", struct.pack("<e", v))[0]
@@ -215,7 +256,8 @@ def q6_k_block(x):
     return bytes(ql) + bytes(qh) + struct.pack("<16b", *sc) + struct.pack("<e", d)
 
 
-BLOCK_FN = {"Q8_0": q8_0_block, "Q4_0": q4_0_block, "Q4_K": q4_k_block, "Q5_K": q5_k_block, "Q6_K": q6_k_block}
+BLOCK_FN = {"Q8_0": q8_0_block, "Q4_0": q4_0_block, "Q4_1": q4_1_block, "Q5_0": q5_0_block, "Q5_1": q5_1_block,
+            "Q4_K": q4_k_block, "Q5_K": q5_k_block, "Q6_K": q6_k_block}
 
 
 def quantise(data, dt, cols, qtype):
@@ -226,13 +268,14 @@ def quantise(data, dt, cols, qtype):
 
 
 def type_for(g, cols, qtype):
-    """The ggml type tensor g is written in: q4_k_m's mix, and Q8_0 where super-blocks do not fit."""
+    """The ggml type tensor g is written in: q4_k_m's mix, and llama.cpp's fallback where super-blocks
+    do not fit (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0)."""
     t = qtype
     if qtype == "Q4_K_M":
-        t = "Q6_K" if g.endswith(("attn_v.weight", "ffn_down.weight", "output.weight")) else "Q4_K"
+        t = "Q6_K" if g.endswith(("attn_v.weight", "ffn_down.weight")) or g == "output.weight" else "Q4_K"
     if cols % BLOCK[t][0]:
-        sys.stderr.write(f"{g}: rows of {cols} values are not whole blocks of {BLOCK[t][0]} for {t}; written as Q8_0\n")
-        t = "Q8_0"
+        sys.stderr.write(f"{g}: rows of {cols} values are not whole blocks of {BLOCK[t][0]} for {t}; written as {FALLBACK[t]}\n")
+        t = FALLBACK[t]
     return t
 
 
@@ -281,7 +324,7 @@ def vocab(folder, n_vocab):
 def main():
     args = sys.argv[1:]
     qtype = None
-    if len(args) == 4 and args[2] == "--type" and args[3] in ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "q4_k_m"):
+    if len(args) == 4 and args[2] == "--type" and args[3] in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "q4_k_m"):
         qtype = args[3].upper()
         args = args[:2]
     if len(args) != 2:

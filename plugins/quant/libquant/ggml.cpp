@@ -5,6 +5,9 @@
 //
 //   Q8_0  codes i8,                 scale f16 per [1 x 32]
 //   Q4_0  codes i4 (the nibble - 8), scale f16 per [1 x 32]
+//   Q4_1  codes u4,                 scale f16 (d) and min f16 (-m) per [1 x 32]
+//   Q5_0  codes i8 (q - 16),        scale f16 per [1 x 32]
+//   Q5_1  codes u8 (0-31),          scale f16 (d) and min f16 (-m) per [1 x 32]
 //   Q4_K  codes u4,                 scale f32 (d * sc) and min f32 (dmin * m) per [1 x 32]
 //   Q5_K  codes u8 (0-31: no 5-bit dtype yet), scale and min as Q4_K's
 //   Q6_K  codes i8 (q - 32),        scale f32 (d * sc) per [1 x 16]
@@ -87,7 +90,7 @@ int parts_of(const GgufFile& f, const std::string& name, int64_t rows, int64_t c
                                            std::to_string(block_values(t->type)));
         if (!t->row_bytes)
             return refuse(RAD_E_UNSUPPORTED, "tensor '" + n + "' of " + f.path() + " is " + ggml_type_name(t->type) +
-                                                 ", which is not imported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)");
+                                                 ", which is not imported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
         const uint32_t t0 = f.find(names[0])->type;
         if (t->type != t0 && !(is_block_type(t->type) && is_block_type(t0)))
             return refuse(RAD_E_UNSUPPORTED, "the parts of weight '" + name + "' in " + f.path() + " differ in type (" +
@@ -129,6 +132,9 @@ Planes planes_of(uint32_t type) {
     switch (type) {
     case kGgmlQ8_0: return {RAD_I8, RAD_F16, 32, false};
     case kGgmlQ4_0: return {RAD_I4, RAD_F16, 32, false};
+    case kGgmlQ4_1: return {RAD_U4, RAD_F16, 32, true};
+    case kGgmlQ5_0: return {RAD_I8, RAD_F16, 32, false};
+    case kGgmlQ5_1: return {RAD_U8, RAD_F16, 32, true};
     case kGgmlQ4_K: return {RAD_U4, RAD_F32, 32, true};
     case kGgmlQ5_K: return {RAD_U8, RAD_F32, 32, true};
     default: return {RAD_I8, RAD_F32, 16, false};  // Q6_K
@@ -220,7 +226,7 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
 }  // namespace
 
 const RadQuantizerInfo kGgml = {
-    "ggml",    "a GGUF file's tensors as stored (F32, F16, BF16; Q8_0, Q4_0, Q4_K, Q5_K, Q6_K as affine planes)",
+    "ggml",    "a GGUF file's tensors as stored (F32, F16, BF16; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K as affine planes)",
     kOptions,  kNOptions,
     0,         encoding,
     row_block, quantize,

@@ -98,6 +98,30 @@ void row_32(const uint8_t* src, int64_t cols, bool eight, int8_t* q, float* s, f
     }
 }
 
+// Q4_1, Q5_0 and Q5_1: blocks of 32 with nibbles as Q4_0's (value j < 16 the low nibble of byte
+// j, value j + 16 its high one), Q5's fifth bits in a little-endian 32-bit qh (bit j for value j),
+// Q5_0's codes centred by - 16, and _1's minimum m added (the planes' min, subtracted, is -m).
+void row_32_min(const uint8_t* src, int64_t cols, bool five, bool with_min, int8_t* q, float* s, float* m) {
+    const int64_t bytes = 2 + (with_min ? 2 : 0) + (five ? 4 : 0) + 16;
+    for (int64_t b = 0; b < cols / 32; ++b, src += bytes, q += 32, s += 2, m += 2) {
+        s[0] = s[1] = f16_at(src);
+        m[0] = m[1] = with_min ? -f16_at(src + 2) : 0.0f;
+        const uint8_t* p = src + (with_min ? 4 : 2);
+        uint32_t qh = 0;
+        if (five) std::memcpy(&qh, p, 4), p += 4;
+        for (int j = 0; j < 16; ++j) {
+            int lo = p[j] & 15, hi = p[j] >> 4;
+            if (five) {
+                lo |= static_cast<int>((qh >> j) & 1) << 4;
+                hi |= static_cast<int>((qh >> (j + 16)) & 1) << 4;
+            }
+            const int centre = five && !with_min ? 16 : 0;
+            q[j] = static_cast<int8_t>(lo - centre);
+            q[j + 16] = static_cast<int8_t>(hi - centre);
+        }
+    }
+}
+
 }  // namespace
 
 bool is_block_type(uint32_t type) { return block_values(type) != 0; }
@@ -105,7 +129,10 @@ bool is_block_type(uint32_t type) { return block_values(type) != 0; }
 int64_t block_values(uint32_t type) {
     switch (type) {
     case kGgmlQ8_0:
-    case kGgmlQ4_0: return 32;
+    case kGgmlQ4_0:
+    case kGgmlQ4_1:
+    case kGgmlQ5_0:
+    case kGgmlQ5_1: return 32;
     case kGgmlQ4_K:
     case kGgmlQ5_K:
     case kGgmlQ6_K: return 256;
@@ -117,6 +144,9 @@ int64_t block_bytes(uint32_t type) {
     switch (type) {
     case kGgmlQ8_0: return 34;
     case kGgmlQ4_0: return 18;
+    case kGgmlQ4_1: return 20;
+    case kGgmlQ5_0: return 22;
+    case kGgmlQ5_1: return 24;
     case kGgmlQ4_K: return 144;
     case kGgmlQ5_K: return 176;
     case kGgmlQ6_K: return 210;
@@ -124,12 +154,15 @@ int64_t block_bytes(uint32_t type) {
     }
 }
 
-bool has_min(uint32_t type) { return type == kGgmlQ4_K || type == kGgmlQ5_K; }
+bool has_min(uint32_t type) { return type == kGgmlQ4_1 || type == kGgmlQ5_1 || type == kGgmlQ4_K || type == kGgmlQ5_K; }
 
 void unpack_row(uint32_t type, const uint8_t* src, int64_t cols, int8_t* q, float* s, float* m) {
     switch (type) {
     case kGgmlQ8_0: return row_32(src, cols, true, q, s, m);
     case kGgmlQ4_0: return row_32(src, cols, false, q, s, m);
+    case kGgmlQ4_1: return row_32_min(src, cols, false, true, q, s, m);
+    case kGgmlQ5_0: return row_32_min(src, cols, true, false, q, s, m);
+    case kGgmlQ5_1: return row_32_min(src, cols, true, true, q, s, m);
     case kGgmlQ4_K: return row_k(src, cols, false, q, s, m);
     case kGgmlQ5_K: return row_k(src, cols, true, q, s, m);
     case kGgmlQ6_K: return row_q6_k(src, cols, q, s, m);

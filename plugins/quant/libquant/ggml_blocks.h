@@ -9,6 +9,11 @@
 //   Q8_0  32 values in 34 bytes: f16 d, 32 int8 q;                       w = d * q
 //   Q4_0  32 values in 18 bytes: f16 d, 16 bytes of nibbles;             w = d * (n - 8)
 //         (value j < 16 the low nibble of byte j, value j + 16 its high nibble)
+//   Q4_1  32 values in 20 bytes: f16 d, f16 m, 16 bytes of nibbles (as Q4_0's); w = d * n + m
+//   Q5_0  32 values in 22 bytes: f16 d, 32 bits qh (value j's fifth bit is bit j), Q4_0's 16
+//         bytes of nibbles;                                              w = d * (q - 16)
+//   Q5_1  32 values in 24 bytes: f16 d, f16 m, then Q5_0's qh and nibbles; w = d * q + m
+//         (the minimum here is added: the planes' min is -m, exact)
 //   Q4_K  256 values in 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins for 8
 //         sub-blocks of 32, 128 bytes of nibbles;                          w = d * sc * n - dmin * mn
 //         (64 values a 32-byte chunk: its low nibbles values 0-31, its high nibbles 32-63)
@@ -26,7 +31,7 @@ bool is_block_type(uint32_t type);
 // Values a block of `type` holds (32 or 256), and its bytes; 0 for another type.
 int64_t block_values(uint32_t type);
 int64_t block_bytes(uint32_t type);
-// Whether the type carries a minimum (Q4_K, Q5_K).
+// Whether the type carries a minimum (Q4_1, Q5_1, Q4_K, Q5_K).
 bool has_min(uint32_t type);
 
 // Unpacks the `cols / block_values(type)` blocks at src: q[cols], s[cols / 16], m[cols / 16]

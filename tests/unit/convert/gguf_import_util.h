@@ -2,6 +2,7 @@
 // tools/gguf/export_gguf.py and imported with `* ggml file=`, against the reference container of
 // tools/gguf/dequant_gguf.py's f32 weights; and a hand-made GGUF for the refusals.
 #pragma once
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -102,6 +103,19 @@ inline void wide_llama(Fixture& f, const std::string& family = "llama") {
     add("model.layers.0.mlp.down_proj.weight", {d, ff});
     add("model.norm.weight", {d}, 1.0f);
     add("lm_head.weight", {vocab, d});
+}
+
+// The imported container on libcpu first (libref where its rows refuse) against libref alone:
+// only the order of the sums differs.
+inline void libcpu_close(const std::string& rad) {
+    std::string report;
+    const auto lc = logits(rad, {"libcpu", "libref"}, &report), lr = logits(rad, {"libref"});
+    INFO(report);
+    CHECK(report.find("cpu_gemm_q") != std::string::npos);
+    REQUIRE(lc.size() == lr.size());
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < lr.size(); ++i) diff += (lc[i] - lr[i]) * (lc[i] - lr[i]), norm += lr[i] * lr[i];
+    CHECK(std::sqrt(diff / norm) < 1e-4);
 }
 
 // A GGUF of tensors (name, rows) of `cols` columns and ggml type `type`, each `bytes` long (zeros).

@@ -29,24 +29,13 @@
 using namespace radiance;
 using convtest::Fixture;
 using convtest::import_and_reference;
+using convtest::libcpu_close;
 using convtest::logits;
 using convtest::tiny_gguf;
 using convtest::wide_llama;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The imported container on libcpu first (libref where its rows refuse) against libref alone.
-void libcpu_close(const std::string& rad) {
-    std::string report;
-    const auto lc = logits(rad, {"libcpu", "libref"}, &report), lr = logits(rad, {"libref"});
-    INFO(report);
-    CHECK(report.find("cpu_gemm_q") != std::string::npos);
-    REQUIRE(lc.size() == lr.size());
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < lr.size(); ++i) diff += (lc[i] - lr[i]) * (lc[i] - lr[i]), norm += lr[i] * lr[i];
-    CHECK(std::sqrt(diff / norm) < 1e-4);
-}
 
 // What a conversion printed on stderr (the ggml quantiser's refusals name the tensor there) and
 // the exception's message.
