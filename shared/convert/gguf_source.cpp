@@ -331,7 +331,17 @@ GgufSource read_gguf_source(const std::string& path) {
     c["rope_theta"] = opt("rope.freq_base") ? *opt("rope.freq_base") : nlohmann::json(10000.0);
     // the config's rope parameters, which the llama family reads: a GGUF holds Llama 3.1's
     // scaling as the factors themselves (rope_freqs.weight), from which they are recovered
-    if (rope_freqs.empty()) {
+    // (ARCH.rope.scaling.type: linear maps to the config's; another is refused rather than served
+    // unscaled)
+    const auto* scaling = opt("rope.scaling.type");
+    const std::string scaling_type = scaling && scaling->is_string() ? scaling->get<std::string>() : "none";
+    if (scaling_type != "none" && scaling_type != "linear")
+        throw Error(path + ": " + arch + ".rope.scaling.type is '" + scaling_type + "'; a GGUF SRC maps linear rope scaling only");
+    if (scaling_type == "linear") {
+        const auto* factor = opt("rope.scaling.factor");
+        if (!factor || !factor->is_number()) throw Error(path + ": linear rope scaling without " + arch + ".rope.scaling.factor");
+        c["rope_parameters"] = {{"rope_type", "linear"}, {"rope_theta", c["rope_theta"]}, {"factor", *factor}};
+    } else if (rope_freqs.empty()) {
         c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", c["rope_theta"]}};
     } else {
         const auto* rd = opt("rope.dimension_count");

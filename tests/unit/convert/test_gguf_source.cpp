@@ -162,19 +162,23 @@ TEST_CASE("a qwen3 GGUF file alone converts (its per-head q/k norms, head_dim fr
 
 namespace {
 
-// A GGUF whose metadata is general.architecture = `arch` and whose tensors are `tensors` (F32,
-// 32 values each, zeros).
-void arch_gguf(const fs::path& p, const std::string& arch, const std::vector<std::string>& tensors) {
+// A GGUF whose metadata is general.architecture = `arch`, the string keys `strs` and the u32 keys
+// `nums`, and whose tensors are `tensors` (F32, 32 values each, zeros).
+void arch_gguf(const fs::path& p, const std::string& arch, const std::vector<std::string>& tensors,
+               const std::vector<std::pair<std::string, std::string>>& strs = {},
+               const std::vector<std::pair<std::string, uint32_t>>& nums = {}) {
     std::string h = "GGUF";
     auto u32 = [&](uint32_t v) { h.append(reinterpret_cast<const char*>(&v), 4); };
     auto u64 = [&](uint64_t v) { h.append(reinterpret_cast<const char*>(&v), 8); };
     auto str = [&](const std::string& v) { u64(v.size()), h += v; };
     u32(3);
     u64(tensors.size());
-    u64(1);
+    u64(1 + strs.size() + nums.size());
     str("general.architecture");
     u32(8);
     str(arch);
+    for (auto& [k, v] : strs) str(k), u32(8), str(v);
+    for (auto& [k, v] : nums) str(k), u32(4), u32(v);
     for (size_t i = 0; i < tensors.size(); ++i) {
         str(tensors[i]);
         u32(1);
@@ -205,7 +209,7 @@ std::string convert_alone(const fs::path& src, const fs::path& out) {
 
 }  // namespace
 
-TEST_CASE("a GGUF SRC of an architecture not read, or with rope_freqs not of Llama 3's shape, is refused naming it, nothing written",
+TEST_CASE("a GGUF SRC of an architecture not read, rope_freqs not of Llama 3's shape or a rope scaling not mapped is refused, naming it",
           "[gguf][gguf_src]") {
     Fixture f;
     const fs::path bad = f.dir / "x.gguf";
@@ -220,6 +224,16 @@ TEST_CASE("a GGUF SRC of an architecture not read, or with rope_freqs not of Lla
         const std::string what = convert_alone(bad, f.dir / "out.rad");
         CHECK(what.find("rope_freqs.weight") != std::string::npos);
         CHECK(what.find(bad.string()) != std::string::npos);
+    }
+    SECTION("yarn") {  // every key the configuration needs, and a rope scaling not mapped
+        std::vector<std::pair<std::string, uint32_t>> nums;
+        for (const char* k : {"embedding_length", "attention.head_count", "feed_forward_length", "block_count", "context_length",
+                              "attention.layer_norm_rms_epsilon"})
+            nums.emplace_back(std::string("llama.") + k, 64);
+        arch_gguf(bad, "llama", {"token_embd.weight"}, {{"llama.rope.scaling.type", "yarn"}}, nums);
+        const std::string what = convert_alone(bad, f.dir / "out.rad");
+        CHECK(what.find("llama.rope.scaling.type") != std::string::npos);
+        CHECK(what.find("yarn") != std::string::npos);
     }
     CHECK(!f.any_output());
 }
