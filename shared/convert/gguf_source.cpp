@@ -284,6 +284,86 @@ nlohmann::json llama3_rope(const std::string& path, const std::vector<double>& f
             {"low_freq_factor", 1.0}, {"high_freq_factor", high}, {"original_max_position_embeddings", static_cast<int64_t>(orig_r)}};
 }
 
+// A SentencePiece vocabulary (tokenizer.ggml.model "llama": tokens, scores, token types, byte
+// tokens <0xNN>) as a Llama tokenizer.json: BPE with byte fallback, "▁" for a space and one before
+// the text, and as merges every split of a normal token into two tokens, the merged token's score
+// deciding their order (higher first; a token's splits by their parts' ids), as transformers'
+// converter extracts them from a SentencePiece model.
+std::string spm_tokenizer_json(const GgufMeta& m) {
+    const nlohmann::json& tokens = *key(m, "tokenizer.ggml.tokens");
+    const nlohmann::json* types = key(m, "tokenizer.ggml.token_type");
+    const nlohmann::json* scores = key(m, "tokenizer.ggml.scores");
+    std::map<std::string, int64_t> ids;
+    for (size_t i = 0; i < tokens.size(); ++i) ids.emplace(tokens[i].get<std::string>(), static_cast<int64_t>(i));
+    auto type_of = [&](size_t i) { return types && i < types->size() ? (*types)[i].get<int>() : 1; };
+    auto score_of = [&](size_t i) { return scores && i < scores->size() ? (*scores)[i].get<double>() : -static_cast<double>(i); };
+    struct Merge {
+        double score;
+        int64_t l, r;
+        std::string text;
+    };
+    std::vector<Merge> merges;
+    nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
+    std::string unk;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string t = tokens[i].get<std::string>();
+        vocab[t] = i;
+        const int type = type_of(i);
+        if (type == 2) unk = t;
+        if (type == 2 || type == 3 || type == 4)
+            added.push_back({{"id", i},
+                             {"content", t},
+                             {"single_word", false},
+                             {"lstrip", false},
+                             {"rstrip", false},
+                             {"normalized", type == 4},
+                             {"special", type != 4}});
+        if (type != 1) continue;
+        std::vector<Merge> local;
+        for (size_t k = 1; k < t.size(); ++k) {
+            if ((static_cast<unsigned char>(t[k]) & 0xC0) == 0x80) continue;  // inside a character
+            auto l = ids.find(t.substr(0, k)), r = ids.find(t.substr(k));
+            if (l != ids.end() && r != ids.end()) local.push_back({score_of(i), l->second, r->second, l->first + " " + r->first});
+        }
+        std::sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) { return a.l != b.l ? a.l < b.l : a.r < b.r; });
+        merges.insert(merges.end(), local.begin(), local.end());
+    }
+    std::stable_sort(merges.begin(), merges.end(), [](const Merge& a, const Merge& b) { return a.score > b.score; });
+    nlohmann::json merge_list = nlohmann::json::array();
+    for (const Merge& mg : merges) merge_list.push_back(mg.text);
+    const std::string space = "\xe2\x96\x81";  // U+2581, SentencePiece's space
+    nlohmann::json tok = {
+        {"version", "1.0"},
+        {"truncation", nullptr},
+        {"padding", nullptr},
+        {"added_tokens", added},
+        {"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "Prepend"}, {"prepend", space}}, {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", space}}}}}},
+        {"pre_tokenizer", nullptr},
+        {"post_processor", nullptr},
+        {"decoder",
+         {{"type", "Sequence"},
+          {"decoders",
+           {{{"type", "Replace"}, {"pattern", {{"String", space}}}, {"content", " "}},
+            {{"type", "ByteFallback"}},
+            {{"type", "Fuse"}},
+            {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
+        {"model",
+         {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", unk.empty() ? nlohmann::json(nullptr) : nlohmann::json(unk)},
+          {"continuing_subword_prefix", ""},
+          {"end_of_word_suffix", ""},
+          {"fuse_unk", true},
+          {"byte_fallback", true},
+          {"ignore_merges", false},
+          {"vocab", vocab},
+          {"merges", merge_list}}}};
+    return tok.dump();
+}
+
 }  // namespace
 
 bool is_gguf_file(const std::string& path) {
@@ -373,11 +453,14 @@ GgufSource read_gguf_source(const std::string& path) {
     const std::string tok_model = model && model->is_string() ? model->get<std::string>() : "";
     if (tokens && tokens->is_array() && tok_model == "gpt2")
         s.tokenizer_json = tokenizer_json(m);
+    else if (tokens && tokens->is_array() && tok_model == "llama")
+        s.tokenizer_json = spm_tokenizer_json(m);
     else if (!tokens)
         s.note = "the file has no vocabulary (tokenizer.ggml.tokens); the container carries no tokenizer";
     else
         s.note = "the vocabulary (tokenizer.ggml.model '" + tok_model +
-                 "') is not a byte-level BPE, the one kind written as a tokenizer.json yet; the container carries no tokenizer";
+                 "') is neither a byte-level BPE (gpt2) nor a SentencePiece one (llama), the kinds written as a tokenizer.json; the "
+                 "container carries no tokenizer";
     return s;
 }
 

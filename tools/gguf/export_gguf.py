@@ -8,6 +8,8 @@ keep their stored dtype. Llama's q/k rows are reordered as llama.cpp's converter
 graph rotates interleaved pairs, transformers' rotates halves); Qwen2 keeps transformers' order.
 The vocabulary is written as a GPT-2-style BPE (tokens, types, merges), padded to the embedding's
 rows, with tokenizer_config.json's chat template where it has one; no special vocab beyond BOS/EOS.
+A Llama-style tokenizer.json (BPE with byte fallback) is written as llama.cpp writes a SentencePiece
+vocabulary: tokenizer.ggml.model "llama", scores (here minus the id), byte tokens of type 6.
 A llama3 rope scaling is written as llama.cpp writes it: rope_freqs.weight, a factor a frequency.
 
 --type quantises every 2-D weight but the embedding (radiance's llama plugins read a plain one)
@@ -301,14 +303,21 @@ def llama3_rope_factors(cfg, hd):
     return struct.pack(f"<{len(out)}f", *out)
 
 
+def is_sentencepiece(folder):
+    """A Llama-style tokenizer.json (BPE with byte fallback): llama.cpp writes it as a SentencePiece
+    vocabulary (tokenizer.ggml.model "llama": tokens, scores, types; no merges)."""
+    tj = json.load(open(os.path.join(folder, "tokenizer.json")))
+    return bool(tj["model"].get("byte_fallback"))
+
+
 def vocab(folder, n_vocab):
     tj = json.load(open(os.path.join(folder, "tokenizer.json")))
     model = tj["model"]
     by_id = {i: t for t, i in model["vocab"].items()}
-    types = {i: 1 for i in by_id}
+    types = {i: 6 if len(t) == 6 and t.startswith("<0x") and t.endswith(">") else 1 for i, t in by_id.items()}
     for a in tj.get("added_tokens", []):
         by_id[a["id"]] = a["content"]
-        types[a["id"]] = 3 if a.get("special") else 4
+        types[a["id"]] = 2 if a["content"] == model.get("unk_token") else 3 if a.get("special") else 4
     tokens, toktypes = [], []
     for i in range(n_vocab):
         if i in by_id:
@@ -386,7 +395,11 @@ def main():
             kv(f"{arch}.rope.freq_base", "f32", float(cfg.get("rope_theta", 10000.0))),
             kv(f"{arch}.attention.layer_norm_rms_epsilon", "f32", float(cfg.get("rms_norm_eps", 1e-6))),
             kv(f"{arch}.vocab_size", "u32", n_vocab)]
-    if has_vocab:
+    if has_vocab and is_sentencepiece(src):  # scores: a token's rank, as the merges order them
+        meta += [kv("tokenizer.ggml.model", "str", "llama"),
+                 kv_array("tokenizer.ggml.tokens", "str", tokens), kv_array("tokenizer.ggml.token_type", "i32", toktypes),
+                 kv_array("tokenizer.ggml.scores", "f32", [-float(i) for i in range(len(tokens))])]
+    elif has_vocab:
         meta += [kv("tokenizer.ggml.model", "str", "gpt2"),
                  kv("tokenizer.ggml.pre", "str", "qwen2" if arch == "qwen2" else "llama-bpe"),
                  kv_array("tokenizer.ggml.tokens", "str", tokens), kv_array("tokenizer.ggml.token_type", "i32", toktypes),

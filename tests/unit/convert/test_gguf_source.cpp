@@ -9,7 +9,8 @@
 // taken for head_count_kv fails the conversion (k and v of another shape); rms_norm_eps read
 // without the f32-to-shortest-decimal step (1e-5 as 9.99999974738e-06) fails the metadata (the
 // logits agree: the kernels take eps as an f32); the merges left out fails the encoding; the
-// rope_freqs shape check skipped fails "refused naming it" (the message then names a missing
+// SentencePiece merges in the order of their left part's id, or of the merged token's score
+// ascending, fails the SentencePiece encoding ("abc cab"), and so does its byte fallback off ("café"); the rope_freqs shape check skipped fails "refused naming it" (the message then names a missing
 // key); high_freq_factor not rounded fails the llama3 metadata (4.0000x against the folder's 4).
 #include <catch2/catch.hpp>
 
@@ -140,7 +141,100 @@ void alone_as_beside(const std::string& family, bool llama3_rope = false) {
     CHECK(*ct == templ);
 }
 
+// A Llama-style (SentencePiece) tokenizer.json: <unk>, <s>, </s>, the 256 byte tokens, a few
+// pieces and the merges of their splits, in the pieces' order (as transformers extracts them);
+// "ab" before "bc", whose left parts' ids are the other way round ("b" before "a").
+std::string sentencepiece_tokenizer() {
+    const std::string sp = "\xe2\x96\x81";
+    nlohmann::json vocab = nlohmann::json::object();
+    vocab["<unk>"] = 0;
+    vocab["<s>"] = 1;
+    vocab["</s>"] = 2;
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        vocab[name] = 3 + b;
+    }
+    int id = 259;
+    for (const std::string& piece :
+         {sp, std::string("t"), std::string("h"), std::string("e"), std::string("n"), sp + "t", std::string("he"), sp + "the", sp + "then",
+          std::string("b"), std::string("a"), std::string("c"), std::string("ab"), std::string("bc")})
+        vocab[piece] = id++;
+    nlohmann::json added = nlohmann::json::array();
+    for (int i = 0; i < 3; ++i)
+        added.push_back({{"id", i},
+                         {"content", i == 0   ? "<unk>"
+                                     : i == 1 ? "<s>"
+                                              : "</s>"},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
+    nlohmann::json tok = {
+        {"version", "1.0"},
+        {"truncation", nullptr},
+        {"padding", nullptr},
+        {"added_tokens", added},
+        {"normalizer",
+         {{"type", "Sequence"},
+          {"normalizers",
+           {{{"type", "Prepend"}, {"prepend", sp}}, {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", sp}}}}}},
+        {"pre_tokenizer", nullptr},
+        {"post_processor", nullptr},
+        {"decoder",
+         {{"type", "Sequence"},
+          {"decoders",
+           {{{"type", "Replace"}, {"pattern", {{"String", sp}}}, {"content", " "}},
+            {{"type", "ByteFallback"}},
+            {{"type", "Fuse"}},
+            {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}}},
+        {"model",
+         {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", "<unk>"},
+          {"continuing_subword_prefix", ""},
+          {"end_of_word_suffix", ""},
+          {"fuse_unk", true},
+          {"byte_fallback", true},
+          {"vocab", vocab},
+          {"merges", {sp + " t", "h e", sp + "t he", sp + "the n", "a b", "b c"}}}}};
+    return tok.dump();
+}
+
 }  // namespace
+
+// llama.cpp writes a Llama-style vocabulary as SentencePiece's (tokens, scores, types, no merges):
+// the tokenizer.json rebuilt from it (merges from every split, byte fallback) encodes as the
+// folder's and decodes as it does.
+TEST_CASE("a GGUF's SentencePiece vocabulary becomes a tokenizer that encodes as the folder's", "[gguf][gguf_src]") {
+    Fixture f;
+    const std::string tok = sentencepiece_tokenizer();
+    f.convert_it();
+    std::ofstream(f.dir / "tokenizer.json") << tok;
+    const std::string gguf = (f.dir / "m.gguf").string();
+    REQUIRE(run("python3 " EXPORT_GGUF " " + f.dir.string() + " " + gguf + " --type q8_0") == 0);
+    core::LoadOptions lo;
+    lo.homes = {RAD_BUILD_HOME_DIR};
+    const core::Registry reg = core::Registry::load(lo);
+    convert::ConvertOptions o;
+    o.src = gguf;
+    o.out = (f.dir / "alone.rad").string();
+    std::ostringstream log;
+    convert::convert(reg, o, log);
+    auto c = container::Reader::open(o.out);
+    auto tj = c->blob(container::Section::Tokenizer);
+    REQUIRE(tj);
+    auto tc = c->blob(container::Section::TokenizerConfig);
+    const text::Tokenizer from_gguf = text::Tokenizer::from_json(*tj, tc ? *tc : std::string());
+    const text::Tokenizer from_folder = text::Tokenizer::from_json(tok);
+    for (const std::string s : {"the then thee", "then the  x", "caf\xc3\xa9 </s> the", "abc cab"}) {
+        INFO(s);
+        const auto ids = from_gguf.encode(s, false);
+        CHECK(ids == from_folder.encode(s, false));
+        CHECK(from_gguf.decode(ids) == from_folder.decode(ids));
+    }
+}
 
 TEST_CASE("a llama GGUF file alone converts: config, tokenizer, chat template and weights as the folder's", "[gguf][gguf_src]") {
     alone_as_beside("llama");
