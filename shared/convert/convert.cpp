@@ -110,7 +110,7 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
             if (const StTensor* t = ck.find(s)) {
                 out->shape = t->shape;
                 out->dtype = t->dtype;
-                out->data = t->data;
+                out->data = ck.data(*t);
                 out->bytes = t->bytes;
                 out->used = {s};
                 return true;
@@ -142,7 +142,8 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
         out->dtype = parts[0]->dtype;
         for (auto* t : parts) {
             out->shape[0] += t->shape[0];
-            out->owned.insert(out->owned.end(), t->data, t->data + t->bytes);
+            const uint8_t* d = ck.data(*t);
+            out->owned.insert(out->owned.end(), d, d + t->bytes);
             out->used.push_back(t->name);
         }
         out->data = out->owned.data();
@@ -159,8 +160,9 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
         const int64_t r = t->shape[0], c = t->shape[1];
         const size_t es = static_cast<size_t>(rad_dtype_bits(t->dtype) / 8);
         out->owned.resize(t->bytes);
+        const uint8_t* d = ck.data(*t);
         for (int64_t i = 0; i < r; ++i)
-            for (int64_t j = 0; j < c; ++j) std::memcpy(&out->owned[(j * r + i) * es], t->data + (i * c + j) * es, es);
+            for (int64_t j = 0; j < c; ++j) std::memcpy(&out->owned[(j * r + i) * es], d + (i * c + j) * es, es);
         out->shape = {c, r};
         out->dtype = t->dtype;
         out->data = out->owned.data();
@@ -489,6 +491,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     size_t n_stored = 0, done = 0;
     for (const engine::WeightDecl& wd : decl.weights) n_stored += wd.source.empty();
     for (const engine::WeightDecl& wd : decl.weights) {
+        ck.drop_made();  // a lazily made source's bytes (a GGUF's, decoded) live for one weight
         if (!wd.source.empty()) {  // a view of another stored weight (a tied head, a quantised weight's scales)
             const engine::WeightDecl* src_w = decl.weight(wd.source);
             if (!src_w) {

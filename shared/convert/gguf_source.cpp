@@ -470,12 +470,51 @@ std::string gguf_recipe(const std::string& path, const nlohmann::json& config) {
     return r + "* ggml file=" + path + "\n";
 }
 
+namespace {
+
+// One GGUF tensor decoded: its planes as the ggml quantiser imports them, through the core's
+// decoder, as f32.
+std::vector<uint8_t> decode_tensor(const RadQuantizerInfo* q, const std::string& path, const std::string& gname, int64_t rows,
+                                   int64_t cols) {
+    const char* keys[] = {"file"};
+    const char* vals[] = {path.c_str()};
+    RadEncoding enc;
+    if (int rc = q->encoding(gname.c_str(), rows, cols, keys, vals, 1, &enc); rc != RAD_OK)
+        throw Error(path + ": tensor '" + gname + "' cannot be read (" + core::status_name(rc) +
+                    "; the ggml quantiser said why on stderr)");
+    std::vector<std::vector<uint8_t>> planes(static_cast<size_t>(enc.n_planes));
+    std::vector<void*> at;
+    std::vector<const void*> cat;
+    for (int k = 0; k < enc.n_planes; ++k) {
+        int64_t pr = 0, pc = 0;
+        rad_plane_extent(&enc.planes[k], rows, cols, &pr, &pc);
+        planes[static_cast<size_t>(k)].resize(static_cast<size_t>(pr) * rad_row_bytes(enc.planes[k].dtype, static_cast<uint64_t>(pc)));
+        at.push_back(planes[static_cast<size_t>(k)].data());
+        cat.push_back(planes[static_cast<size_t>(k)].data());
+    }
+    RadQuantInput in{};
+    in.name = gname.c_str();
+    in.rows = rows;
+    in.cols = cols;
+    in.r0 = 0;
+    in.n_rows = rows;
+    in.opt_keys = keys;
+    in.opt_vals = vals;
+    in.n_opts = 1;
+    std::vector<uint8_t> f32(static_cast<size_t>(rows * cols) * 4);
+    if (int rc = q->quantize(&enc, &in, at.data()); rc != RAD_OK)
+        throw Error(path + ": tensor '" + gname + "' could not be imported (" + core::status_name(rc) + ")");
+    if (int rc = rad_decode_rows(&enc, rows, cols, 0, rows, cat.data(), reinterpret_cast<float*>(f32.data())); rc != RAD_OK)
+        throw Error(path + ": tensor '" + gname + "' does not decode (" + core::status_name(rc) + ")");
+    return f32;
+}
+
+}  // namespace
+
 Checkpoint gguf_checkpoint(const core::Registry& reg, const std::string& path) {
     const GgufMeta m = read_meta(path);
     const RadQuantizerInfo* q = reg.quantizer("ggml");
     if (!q) throw Error(path + ": reading a GGUF needs libquant's ggml quantiser, which is not loaded");
-    const char* keys[] = {"file"};
-    const char* vals[] = {path.c_str()};
     Checkpoint ck;
     for (const auto& t : m.tensors) {
         const std::string name = hf_name(t.name);
@@ -483,40 +522,13 @@ Checkpoint gguf_checkpoint(const core::Registry& reg, const std::string& path) {
         int64_t rows = 1;
         for (size_t k = 1; k < t.ne.size(); ++k) rows *= t.ne[k];
         const int64_t cols = t.ne[0];
-        RadEncoding enc;
-        if (int rc = q->encoding(t.name.c_str(), rows, cols, keys, vals, 1, &enc); rc != RAD_OK)
-            throw Error(path + ": tensor '" + t.name + "' (ggml type " + std::to_string(t.type) + ") cannot be read (" +
-                        core::status_name(rc) + "; the ggml quantiser said why on stderr)");
-        std::vector<std::vector<uint8_t>> planes(static_cast<size_t>(enc.n_planes));
-        std::vector<void*> at;
-        std::vector<const void*> cat;
-        for (int k = 0; k < enc.n_planes; ++k) {
-            int64_t pr = 0, pc = 0;
-            rad_plane_extent(&enc.planes[k], rows, cols, &pr, &pc);
-            planes[static_cast<size_t>(k)].resize(static_cast<size_t>(pr) * rad_row_bytes(enc.planes[k].dtype, static_cast<uint64_t>(pc)));
-            at.push_back(planes[static_cast<size_t>(k)].data());
-            cat.push_back(planes[static_cast<size_t>(k)].data());
-        }
-        RadQuantInput in{};
-        in.name = t.name.c_str();
-        in.rows = rows;
-        in.cols = cols;
-        in.r0 = 0;
-        in.n_rows = rows;
-        in.opt_keys = keys;
-        in.opt_vals = vals;
-        in.n_opts = 1;
-        std::vector<uint8_t> f32(static_cast<size_t>(rows * cols) * 4);
-        if (int rc = q->quantize(&enc, &in, at.data()); rc != RAD_OK)
-            throw Error(path + ": tensor '" + t.name + "' could not be imported (" + core::status_name(rc) + ")");
-        if (int rc = rad_decode_rows(&enc, rows, cols, 0, rows, cat.data(), reinterpret_cast<float*>(f32.data())); rc != RAD_OK)
-            throw Error(path + ": tensor '" + t.name + "' does not decode (" + core::status_name(rc) + ")");
         StTensor st;
         st.name = name;
         st.file = path;
         st.dtype = RAD_F32;
+        st.bytes = static_cast<uint64_t>(rows * cols) * 4;
         for (size_t k = t.ne.size(); k-- > 0;) st.shape.push_back(t.ne[k]);
-        ck.add_owned(std::move(st), std::move(f32));
+        ck.add_lazy(std::move(st), [q, path, gname = t.name, rows, cols] { return decode_tensor(q, path, gname, rows, cols); });
     }
     return ck;
 }

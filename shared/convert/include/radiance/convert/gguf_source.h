@@ -34,8 +34,9 @@ GgufSource read_gguf_source(const std::string& path);
 std::string gguf_recipe(const std::string& path, const nlohmann::json& config);
 
 // Every tensor of the file under transformers' name, as f32 values decoded from what the `ggml`
-// quantiser imports (a llama's q/k rows back in transformers' order). Holds 4 bytes a parameter
-// in memory. Throws radiance::Error naming the tensor, its type and the file.
+// quantiser imports (a llama's q/k rows back in transformers' order), each decoded when the
+// converter first reads it and dropped after the weight it went into (Checkpoint::add_lazy), so
+// one weight's f32 is held at a time. Throws radiance::Error naming the tensor and the file.
 Checkpoint gguf_checkpoint(const core::Registry& reg, const std::string& path);
 
 }  // namespace radiance::convert
