@@ -13,8 +13,8 @@
 //   Q6_K  codes i8 (q - 32),        scale f32 (d * sc) per [1 x 16]
 //
 // The K-quants' two scale levels (6-bit integers times an f16 per 256) are folded into one f32
-// level: exact, and gemm_q's one scale plane, at 2 bits a value more than ggml's (Q5_K and Q6_K's
-// codes take a byte each: 3 and 2 bits more).
+// level: exact, and gemm_q's one scale plane, at 1.5 (Q4_K) to 4.5 (Q5_K, whose 5-bit codes take a
+// byte) bits a value more than ggml's (docs/container.md's table).
 //
 // The container's names are llama.cpp's (blk.N.attn_q.weight, ...), so a weight is found by its own
 // name; the fused projections the llama family stores are assembled from their parts

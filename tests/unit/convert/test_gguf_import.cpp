@@ -11,7 +11,7 @@
 // scale read from the block's second byte pair fails "Q8_0"; gguf_file.cpp taking an unknown type
 // as readable fails "a GGUF of a type not imported"; Q5_0/Q5_1's fifth bit of value j + 16 read
 // from bit j + 12 (qh misplaced) fails "Q4_1, Q5_0 and Q5_1"; Q5_0's - 16 dropped fails it and
-// the short Q4_K_M; Q4_1's min kept as +m (added twice in effect) fails it.
+// the short Q4_K_M; Q4_1/Q5_1's min plane written as +m (subtracted where ggml adds m) fails it.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
