@@ -398,6 +398,7 @@ GgufSource read_gguf_source(const std::string& path) {
     GgufSource s;
     nlohmann::json& c = s.config;
     const int64_t hidden = need("embedding_length").get<int64_t>(), heads = need("attention.head_count").get<int64_t>();
+    if (hidden <= 0 || heads <= 0) throw Error(path + ": " + arch + ".embedding_length and attention.head_count must be positive");
     c["architectures"] = {hf_arch.at(arch)};
     c["model_type"] = arch;
     c["hidden_size"] = hidden;
