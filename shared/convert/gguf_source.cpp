@@ -138,7 +138,8 @@ GgufMeta read_meta(const std::string& path) {
         try {
             return MetaReader(path, bytes).read();
         } catch (const Error&) {
-            if (bytes.size() < want) throw;  // the whole file was read: it is malformed
+            // the whole file was read, or a header past any vocabulary's size: it is malformed
+            if (bytes.size() < want || want >= (uint64_t{1} << 28)) throw;
         }
     }
 }
