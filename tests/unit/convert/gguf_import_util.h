@@ -18,14 +18,12 @@ namespace convtest {
 
 inline int run(const std::string& cmd) { return std::system((cmd + " > /dev/null").c_str()); }
 
-// `f`'s folder exported to a GGUF of `qtype`, imported into out.rad (whose descriptor must be
-// `want_quant`), and the reference container written beside it; on libref the two containers'
-// logits are equal bit for bit. `head`: recipe lines before `* ggml` (a qwen2's fused bias: cast).
-// Returns the imported container's path.
-inline std::string import_and_reference(Fixture& f, const char* qtype, const char* want_quant, const std::string& head = "") {
-    f.convert_it();  // writes the folder (and an unquantised out.rad, replaced below)
-    const std::string gguf = (f.dir / "m.gguf").string(), ref = (f.dir / "ref").string();
-    REQUIRE(run("python3 " EXPORT_GGUF " " + f.dir.string() + " " + gguf + " --type " + qtype) == 0);
+// `gguf` imported beside `f`'s folder into out.rad (whose descriptor must be `want_quant`), and
+// the reference container of dequant_gguf.py's f32 weights written beside it; on libref the two
+// containers' logits are equal bit for bit. `head`: recipe lines before `* ggml` (a qwen2's fused
+// bias: cast). Returns the imported container's path.
+inline std::string import_file_and_reference(Fixture& f, const std::string& gguf, const char* want_quant, const std::string& head = "") {
+    const std::string ref = (f.dir / "ref").string();
     fs::remove(f.dir / "out.rad");
     f.convert_it(head + "* ggml file=" + gguf + "\n");
     auto q = container::Reader::open((f.dir / "out.rad").string());
@@ -45,6 +43,15 @@ inline std::string import_and_reference(Fixture& f, const char* qtype, const cha
     REQUIRE(li.size() == lr.size());
     CHECK(std::memcmp(li.data(), lr.data(), li.size() * 4) == 0);
     return (f.dir / "out.rad").string();
+}
+
+// `f`'s folder exported to a GGUF of `qtype` by export_gguf.py (m.gguf), then
+// import_file_and_reference.
+inline std::string import_and_reference(Fixture& f, const char* qtype, const char* want_quant, const std::string& head = "") {
+    f.convert_it();  // writes the folder (and an unquantised out.rad, replaced)
+    const std::string gguf = (f.dir / "m.gguf").string();
+    REQUIRE(run("python3 " EXPORT_GGUF " " + f.dir.string() + " " + gguf + " --type " + qtype) == 0);
+    return import_file_and_reference(f, gguf, want_quant, head);
 }
 
 // The fixture replaced by a one-layer llama whose every projection has rows of whole K-quant
