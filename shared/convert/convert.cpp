@@ -20,6 +20,7 @@
 
 #include "radiance/container/container.h"
 #include "radiance/convert/bpe_files.h"
+#include "radiance/convert/gguf_source.h"
 #include "radiance/convert/hf_config.h"
 #include "radiance/convert/quantize_weight.h"
 #include "radiance/convert/quantised_sources.h"
@@ -128,7 +129,7 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
             } else if (const StTensor* t = ck.find(s)) {
                 out->shape = t->shape;
                 out->dtype = t->dtype;
-                out->data = t->data;
+                out->data = ck.data(*t);
                 out->bytes = t->bytes;
                 out->used = {s};
                 return true;
@@ -165,7 +166,8 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
         out->dtype = parts[0]->dtype;
         for (auto* t : parts) {
             out->shape[0] += t->shape[0];
-            out->owned.insert(out->owned.end(), t->data, t->data + t->bytes);
+            const uint8_t* d = ck.data(*t);
+            out->owned.insert(out->owned.end(), d, d + t->bytes);
             out->used.push_back(t->name);
         }
         out->data = out->owned.data();
@@ -184,8 +186,9 @@ bool build(const Checkpoint& ck, const engine::NameMapEntry& e, Built* out, std:
         const int64_t r = t->shape[0], c = t->shape[1];
         const size_t es = static_cast<size_t>(rad_dtype_bits(t->dtype) / 8);
         out->owned.resize(t->bytes);
+        const uint8_t* d = ck.data(*t);
         for (int64_t i = 0; i < r; ++i)
-            for (int64_t j = 0; j < c; ++j) std::memcpy(&out->owned[(j * r + i) * es], t->data + (i * c + j) * es, es);
+            for (int64_t j = 0; j < c; ++j) std::memcpy(&out->owned[(j * r + i) * es], d + (i * c + j) * es, es);
         out->shape = {c, r};
         out->dtype = t->dtype;
         out->data = out->owned.data();
@@ -452,36 +455,50 @@ struct PartialFile {
 
 void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream& log) {
     const fs::path src(opts.src);
-    auto cfg_text = read_file(src / "config.json");
-    if (!cfg_text) throw Error(opts.src + ": no config.json (expected a Hugging Face model folder)");
-    auto cfg = nlohmann::json::parse(*cfg_text, nullptr, false);
-    if (cfg.is_discarded() || !cfg.is_object()) throw Error((src / "config.json").string() + ": not valid JSON");
-    std::string name = fs::absolute(src).lexically_normal().filename().string();
+    // A GGUF file alone: its metadata as the config, its vocabulary as the tokenizer, its tensors
+    // (decoded by the ggml import) as the checkpoint, and `* ggml file=SRC` as the default recipe.
+    const std::optional<GgufSource> gguf =
+        !opts.random_weights && is_gguf_file(opts.src) ? std::optional<GgufSource>(read_gguf_source(opts.src)) : std::nullopt;
+    nlohmann::json cfg;
+    if (gguf) {
+        cfg = gguf->config;
+    } else {
+        auto cfg_text = read_file(src / "config.json");
+        if (!cfg_text) throw Error(opts.src + ": no config.json (expected a Hugging Face model folder or a GGUF file)");
+        cfg = nlohmann::json::parse(*cfg_text, nullptr, false);
+        if (cfg.is_discarded() || !cfg.is_object()) throw Error((src / "config.json").string() + ": not valid JSON");
+    }
+    std::string name = gguf ? src.stem().string() : fs::absolute(src).lexically_normal().filename().string();
     if (name.empty()) name = fs::absolute(src).lexically_normal().parent_path().filename().string();
     auto meta = metadata_from_config(cfg, name);
-    if (auto gen_text = read_file(src / "generation_config.json")) {
+    if (auto gen_text = gguf ? std::nullopt : read_file(src / "generation_config.json")) {
         auto gen = nlohmann::json::parse(*gen_text, nullptr, false);
         if (gen.is_discarded()) throw Error((src / "generation_config.json").string() + ": not valid JSON");
         add_generation_config(gen, meta);
     }
     if (!opts.arch.empty()) meta[engine::meta_key::arch] = container::MetaValue::of_str(opts.arch);
-    read_st_pooling(src, meta);  // a sentence-transformers folder's pooling and normalisation
+    if (!gguf) read_st_pooling(src, meta);  // a sentence-transformers folder's pooling and normalisation
     const std::string arch_id = meta[engine::meta_key::arch].s;
-    // Without a recipe, a folder whose config.json has a quantization_config is imported as stored.
-    const std::optional<Recipe> recipe = !opts.recipe.empty()  ? std::optional<Recipe>(load_recipe(opts.recipe))
-                                         : opts.random_weights ? std::nullopt
-                                                               : import_recipe(cfg, (src / "config.json").string());
+    // Without a recipe: a GGUF file takes `* ggml file=SRC`, and a folder whose config.json has a
+    // quantization_config is imported as stored.
+    std::optional<Recipe> recipe;
+    if (!opts.recipe.empty())
+        recipe = load_recipe(opts.recipe);
+    else if (gguf)
+        recipe = parse_recipe(gguf_recipe(opts.src, cfg), "the GGUF source's default recipe");
+    else if (!opts.random_weights)
+        recipe = import_recipe(cfg, (src / "config.json").string());
     // The weights' first declaration: the family's unquantised plugin (the one an unquantised
     // checkpoint is served by), which also says what a recipe applies to.
     const core::ArchPlugin& arch0 = reg.arch(arch_id, "");
 
     // Tokenizer ids travel as metadata too, for the front end.
-    auto tok_cfg_text = read_file(src / "tokenizer_config.json");
+    auto tok_cfg_text = gguf ? std::optional<std::string>(gguf->tokenizer_config) : read_file(src / "tokenizer_config.json");
     std::map<std::string, std::string> text_meta;
     for (auto& [k, v] : meta) text_meta[k] = v.to_string();
     engine::ModelMeta model_meta(text_meta);
 
-    const Checkpoint ck = opts.random_weights ? Checkpoint{} : Checkpoint::open_folder(opts.src);
+    const Checkpoint ck = opts.random_weights ? Checkpoint{} : gguf ? gguf_checkpoint(reg, opts.src) : Checkpoint::open_folder(opts.src);
     const int random_dtype = config_dtype(cfg);
     const double init_std = cfg.contains("initializer_range") && cfg["initializer_range"].is_number()
                                 ? cfg["initializer_range"].get<double>()
@@ -562,6 +579,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     size_t n_stored = 0, done = 0;
     for (const engine::WeightDecl& wd : decl.weights) n_stored += wd.source.empty();
     for (const engine::WeightDecl& wd : decl.weights) {
+        ck.drop_made();            // a lazily made source's bytes (a GGUF's, decoded) live for one weight
         if (!wd.source.empty()) {  // a view of another stored weight (a tied head, a quantised weight's scales)
             const engine::WeightDecl* src_w = decl.weight(wd.source);
             if (!src_w) {
@@ -670,7 +688,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             << (recipe ? " and its recipe's encoding" : "") << "\n";
         return;
     }
-    if (auto t = read_file(src / "tokenizer.json")) {
+    if (gguf) {
+        if (!gguf->tokenizer_json.empty()) w->set_blob(container::Section::Tokenizer, gguf->tokenizer_json);
+        if (!gguf->note.empty()) log << "note: " << opts.src << ": " << gguf->note << "\n";
+    } else if (auto t = read_file(src / "tokenizer.json")) {
         w->set_blob(container::Section::Tokenizer, *t);
     } else if (auto v = read_file(src / "vocab.json"), m = read_file(src / "merges.txt"); v && m) {
         w->set_blob(container::Section::Tokenizer, tokenizer_json_from_bpe_files(*v, *m, opts.src));
@@ -684,7 +705,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         if (!tc.is_discarded() && tc.contains("chat_template") && tc["chat_template"].is_string())
             w->set_blob(container::Section::ChatTemplate, tc["chat_template"].get<std::string>());
     }
-    if (auto t = read_file(src / "chat_template.jinja")) w->set_blob(container::Section::ChatTemplate, *t);
+    if (auto t = gguf ? std::nullopt : read_file(src / "chat_template.jinja")) w->set_blob(container::Section::ChatTemplate, *t);
     std::string weights_line = opts.random_weights ? "weights: random (seed " + std::to_string(opts.random_seed) + ", std " +
                                                          std::to_string(init_std) + "), plain " + rad_dtype_name(random_dtype) + "\n"
                                                    : std::string("weights: plain, as stored in the checkpoint\n");

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -142,6 +143,27 @@ Checkpoint Checkpoint::open_folder(const std::string& dir) {
 const StTensor* Checkpoint::find(const std::string& name) const {
     auto it = all_.find(name);
     return it == all_.end() ? nullptr : &it->second;
+}
+
+void Checkpoint::add_lazy(StTensor t, Maker make) {
+    if (std::find(paths_.begin(), paths_.end(), t.file) == paths_.end()) paths_.push_back(t.file);
+    t.data = nullptr;
+    makers_[t.name] = std::move(make);
+    all_[t.name] = std::move(t);
+}
+
+const uint8_t* Checkpoint::data(const StTensor& t) const {
+    if (t.data) return t.data;
+    auto made = made_.find(t.name);
+    if (made == made_.end()) {
+        auto maker = makers_.find(t.name);
+        if (maker == makers_.end()) throw Error("tensor '" + t.name + "' in " + t.file + " has no data");
+        made = made_.emplace(t.name, maker->second()).first;
+        if (made->second.size() != t.bytes)
+            throw Error("tensor '" + t.name + "' in " + t.file + " came out as " + std::to_string(made->second.size()) + " bytes, not " +
+                        std::to_string(t.bytes));
+    }
+    return made->second.data();
 }
 
 std::string Checkpoint::files() const {

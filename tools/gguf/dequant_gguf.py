@@ -9,8 +9,16 @@ dequantisation (gguf/quants.py):
 
   Q8_0  blocks of 34 bytes: f16 d, 32 int8 q;  x = d * q
   Q4_0  blocks of 18 bytes: f16 d, 16 bytes;   x[j] = d * ((b[j] & 15) - 8), x[j + 16] = d * ((b[j] >> 4) - 8)
+  Q4_K  super-blocks of 256 in 144 bytes: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins (8 sub-blocks
+        of 32), 128 bytes of nibbles in 4 chunks of 32 bytes (low nibbles values 0-31 of the chunk's
+        64, high nibbles 32-63);  x = f32(d * sc) * q - f32(dmin * m)
+  Q5_K  as Q4_K with 32 bytes qh after the scales: a value's fifth bit is bit 2c (low nibble) or
+        2c + 1 (high nibble) of qh[l] for chunk c
+  Q4_1, Q5_0, Q5_1  blocks of 32 (dequant_legacy says how)
+  Q6_K  super-blocks of 256 in 210 bytes: ql[128], qh[64], int8 scales[16], f16 d;
+        x = f32(d * sc) * (q - 32), q = 4 bits of ql and 2 of qh
 
-The product is rounded to f32 (numpy's f32 d times f32 q). A llama's attn_q / attn_k rows are put
+Each product and difference is rounded to f32 (numpy's f32 arithmetic). A llama's attn_q / attn_k rows are put
 back in transformers' order (llama.cpp's converter moves row a * hd/2 + b of each head to 2b + a),
 and the tensors renamed to transformers' names (the inverse of export_gguf.py's map).
 """
@@ -20,13 +28,16 @@ import shutil
 import struct
 import sys
 
-TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 2: ("Q4_0", 32, 18)}
+TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34), 2: ("Q4_0", 32, 18),
+         3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24),
+         12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210)}
 SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 PER_LAYER = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
              "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
              "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
              "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
-             "attn_v.bias": "self_attn.v_proj.bias", "ffn_gate.weight": "mlp.gate_proj.weight",
+             "attn_v.bias": "self_attn.v_proj.bias", "attn_q_norm.weight": "self_attn.q_norm.weight",
+             "attn_k_norm.weight": "self_attn.k_norm.weight", "ffn_gate.weight": "mlp.gate_proj.weight",
              "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
 TOP = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
        "output.weight": "lm_head.weight"}
@@ -61,6 +72,70 @@ def f32(v):
     return struct.unpack("<f", struct.pack("<f", v))[0]
 
 
+def k_scale_min(k, j):
+    """Sub-block j's 6-bit scale and min from the 12 packed bytes k (gguf-py's get_scale_min_k4)."""
+    if j < 4:
+        return k[j] & 63, k[j + 4] & 63
+    return (k[j + 4] & 0xF) | ((k[j - 4] >> 6) << 4), (k[j + 4] >> 4) | ((k[j] >> 6) << 4)
+
+
+def dequant_qk(blk, five):
+    d, dmin = struct.unpack("<ee", blk[:4])
+    k = blk[4:16]
+    qh = blk[16:48] if five else None
+    qs = blk[48:176] if five else blk[16:144]
+    out = [0.0] * 256
+    for c in range(4):
+        for half in range(2):
+            sub = 2 * c + half
+            sc, m = k_scale_min(k, sub)
+            dl, ml = f32(d * sc), f32(dmin * m)
+            for l in range(32):
+                v = (qs[32 * c + l] >> (4 * half)) & 0xF
+                if five and qh[l] & (1 << sub):
+                    v += 16
+                out[64 * c + 32 * half + l] = f32(f32(dl * v) - ml)
+    return out
+
+
+def dequant_q6k(blk):
+    ql, qh, sc = blk[:128], blk[128:192], struct.unpack("<16b", blk[192:208])
+    d = struct.unpack("<e", blk[208:210])[0]
+    out = [0.0] * 256
+    for n in range(2):
+        for l in range(32):
+            for i in range(4):
+                lo = ql[64 * n + l + (32 if i in (1, 3) else 0)]
+                lo = lo >> 4 if i >= 2 else lo & 0xF
+                hi = (qh[32 * n + l] >> (2 * i)) & 3
+                idx = 128 * n + 32 * i + l
+                out[idx] = f32(f32(d * sc[idx // 16]) * ((lo | (hi << 4)) - 32))
+    return out
+
+
+def dequant_legacy(raw, tname, n):
+    """Q4_1: d, m, nibbles (x = d * q + m); Q5_0: d, qh (u32), nibbles (x = d * (q - 16)); Q5_1: d, m,
+    qh, nibbles (x = d * q + m). Value j's low 4 bits: byte j's low nibble (j < 16) or byte j - 16's
+    high one; its fifth bit: bit j of qh."""
+    size = {"Q4_1": 20, "Q5_0": 22, "Q5_1": 24}[tname]
+    out = []
+    for b in range(n // 32):
+        blk = raw[b * size:(b + 1) * size]
+        d = struct.unpack("<e", blk[:2])[0]
+        m = struct.unpack("<e", blk[2:4])[0] if tname != "Q5_0" else 0.0
+        p = 2 if tname == "Q5_0" else 4
+        qh = struct.unpack("<I", blk[p:p + 4])[0] if tname != "Q4_1" else 0
+        qs = blk[p + 4:] if tname != "Q4_1" else blk[p:]
+        for j in range(32):
+            v = (qs[j] & 15) if j < 16 else (qs[j - 16] >> 4)
+            v |= ((qh >> j) & 1) << 4
+            if tname == "Q5_0":
+                out.append(f32(d * (v - 16)))
+            else:
+                out.append(f32(f32(d * v) + m))
+    return out
+
+
 def dequant(raw, tname, n):
     if tname == "F32":
         return list(struct.unpack(f"<{n}f", raw))
@@ -68,6 +143,15 @@ def dequant(raw, tname, n):
         return list(struct.unpack(f"<{n}e", raw))
     if tname == "BF16":
         return [struct.unpack("<f", b"\0\0" + raw[2 * i:2 * i + 2])[0] for i in range(n)]
+    if tname in ("Q4_K", "Q5_K", "Q6_K"):
+        size = {"Q4_K": 144, "Q5_K": 176, "Q6_K": 210}[tname]
+        out = []
+        for b in range(n // 256):
+            blk = raw[b * size:(b + 1) * size]
+            out += dequant_q6k(blk) if tname == "Q6_K" else dequant_qk(blk, tname == "Q5_K")
+        return out
+    if tname in ("Q4_1", "Q5_0", "Q5_1"):
+        return dequant_legacy(raw, tname, n)
     out = []
     size = 34 if tname == "Q8_0" else 18
     for b in range(n // 32):
@@ -129,6 +213,8 @@ def main():
         if arch == "llama" and name.endswith(("attn_q.weight", "attn_k.weight")):
             key = "llama.attention.head_count" if name.endswith("attn_q.weight") else "llama.attention.head_count_kv"
             vals = unrotate(vals, shape[0], shape[1], meta[key])
+        if name == "rope_freqs.weight":  # llama3 rope scaling's factors: the config states them
+            continue
         if name in TOP:
             hf_name = TOP[name]
         else:

@@ -27,15 +27,16 @@ void gemm(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int w
 
 // gemm_q (docs/OPS.md): random codes of qtype (fp8 without its NaN codes), scales of sdt per
 // group_rows x group block, a zero point for the unsigned codes (and for signed ones when asked:
-// the encoding allows it though rtn never writes it).
+// the encoding allows it though rtn never writes it). kquant: a GGUF K-quant's form instead, no
+// zero point and a min of the scale's dtype and grouping (operand 6, after y).
 void gemm_q(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int qt, int sdt, int64_t group, int64_t group_rows,
-            bool bias, int64_t x_pad = 0, int64_t y_pad = 0, bool signed_zero = false) {
-    const bool zero = qt == RAD_U8 || qt == RAD_U4 || signed_zero;
+            bool bias, int64_t x_pad = 0, int64_t y_pad = 0, bool signed_zero = false, bool kquant = false) {
+    const bool zero = kquant ? signed_zero : qt == RAD_U8 || qt == RAD_U4 || signed_zero;
     const int64_t sr = (N + group_rows - 1) / group_rows, sc = (K + group - 1) / group;
     Case c;
     c.op = "gemm_q";
     c.label = "gemm_q M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + rad_dtype_name(qt) + " " +
-              std::to_string(group_rows) + "x" + std::to_string(group) + " s=" + rad_dtype_name(sdt) + (zero ? " +zero" : "") +
+              std::to_string(group_rows) + "x" + std::to_string(group) + " s=" + rad_dtype_name(sdt) + (zero ? " +zero" : "") + (kquant ? " +min" : "") +
               (bias ? " +bias" : "") + (x_pad || y_pad ? " pitch+" + std::to_string(x_pad) + "/" + std::to_string(y_pad) : "");
     c.params = {{"M", pint(M)},       {"N", pint(N)},
                 {"K", pint(K)},       {"qtype", pstr(rad_dtype_name(qt))},
@@ -60,6 +61,7 @@ void gemm_q(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int
     c.opds.push_back(zero ? codes(sr, sc) : absent());
     c.opds.push_back(bias ? g.vector(RAD_BF16, N) : absent());
     c.opds.push_back(as_output(g.rows(M, N, y_pad)));
+    if (kquant) c.opds.push_back(g.weight(sdt, sr, sc, 0.005f, 0.2f));  // about 8 steps of the scale: Q4_K's
     c.tol = kDot;
     out.push_back(std::move(c));
 }
@@ -120,6 +122,17 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
         gemm_q(g, out, M, 96, 256, RAD_I8, RAD_F32, 64, 1, false, 0, 0, true);
         gemm_q(g, out, M, 96, 256, RAD_FP8_E4M3, RAD_F32, 64, 1, false, 0, 0, true);
     }
+    // GGUF K-quant imports (libquant's ggml): Q4_K u4 and Q5_K u8 codes with an f32 scale and min
+    // per 32, Q6_K i8 codes with an f32 scale per 16 (the 8-bit rows' groups of 16), and a fused
+    // projection of mixed parts (i8, per 16, a min); through decode, the row walk and packed
+    for (int64_t M : {1, 5, 9, 30}) {
+        gemm_q(g, out, M, 896, 4864, RAD_U4, RAD_F32, 32, 1, M == 5, 0, 0, false, true);
+        gemm_q(g, out, M, 896, 1024, RAD_U8, RAD_F32, 32, 1, false, 0, 0, false, true);
+        gemm_q(g, out, M, 896, 4864, RAD_I8, RAD_F32, 16, 1, M == 9);
+        gemm_q(g, out, M, 1152, 896, RAD_I8, RAD_F32, 16, 1, false, 0, 0, false, true);
+    }
+    gemm_q(g, out, 17, 256, 512, RAD_U4, RAD_F32, 32, 1, true, 13, 7, false, true);  // pitched views
+    gemm_q(g, out, 2, 96, 256, RAD_I8, RAD_F16, 16, 1, false, 0, 0, true, true);  // a zero point and a min
 }
 
 }  // namespace avxcheck

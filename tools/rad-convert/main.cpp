@@ -43,8 +43,10 @@ int main(int argc, char** argv) {
                 std::cout
                     << "usage: rad-convert SRC -o OUT.rad [--recipe PRESET|FILE] [--quant DESCRIPTOR] [--plan-only] [-v] [--arch ID]\n"
                        "                   [--kernels LIST] [--random-weights SEED]\n"
-                       "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files); one whose config.json\n"
-                       "has a quantization_config (GPTQ, AWQ, fp8, compressed-tensors) is imported as stored (recipe `* import`).\n"
+                       "SRC is a Hugging Face folder (config.json, *.safetensors, tokenizer files), or a GGUF file of\n"
+                       "a llama, qwen2 or qwen3 (its metadata, vocabulary and tensors as stored; recipe `* ggml file=SRC`);\n"
+                       "a folder whose config.json has a quantization_config (GPTQ, AWQ, fp8, compressed-tensors) is\n"
+                       "imported as stored (recipe `* import`).\n"
                        "--recipe quantises: a preset (" +
                            str::join(convert::recipe_presets(), ", ") +
                            ") or a file of lines PATTERN QUANTISER [KEY=VALUE ...]\n"

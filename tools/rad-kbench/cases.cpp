@@ -125,7 +125,8 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
 
 // gemm_q on the layer's projections in the forms rad-convert's quantisers write: int8 codes with
 // an f16 scale per 128 columns, int4 with a zero point (u4) and without (i4, groups of 32), fp8
-// per output channel and in 128 x 128 blocks. Codes are random bytes (fp8 without its NaN codes),
+// per output channel and in 128 x 128 blocks, and the GGUF K-quants' imports (Q4_K: u4 with an
+// f32 scale and min per 32, the min operand 6; Q5_K: u8 so; Q6_K: i8 with an f32 scale per 16). Codes are random bytes (fp8 without its NaN codes),
 // scales around 1 / (sqrt(K) * the codes' spread), so the products are of a layer's size.
 void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<int64_t>& ms) {
     struct Form {
@@ -134,12 +135,16 @@ void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std
         int64_t group, group_rows;  // 0: the whole K / N
         bool zero;
         float spread;  // the codes' typical magnitude
+        bool min = false;
     };
     const Form forms[] = {{"i8 g128", RAD_I8, RAD_F16, 128, 1, false, 70},
                           {"u4 zero g128", RAD_U4, RAD_F16, 128, 1, true, 4},
                           {"i4 g32", RAD_I4, RAD_BF16, 32, 1, false, 4},
                           {"fp8 per row", RAD_FP8_E4M3, RAD_F32, 0, 1, false, 100},
-                          {"fp8 128x128", RAD_FP8_E4M3, RAD_F32, 128, 128, false, 100}};
+                          {"fp8 128x128", RAD_FP8_E4M3, RAD_F32, 128, 128, false, 100},
+                          {"u4 min g32 (Q4_K)", RAD_U4, RAD_F32, 32, 1, false, 8, true},
+                          {"u8 min g32 (Q5_K)", RAD_U8, RAD_F32, 32, 1, false, 16, true},
+                          {"i8 g16 (Q6_K)", RAD_I8, RAD_F32, 16, 1, false, 70}};
     const std::vector<std::pair<int64_t, int64_t>> nk = {
         {(d.heads + 2 * d.kv_heads) * d.head_dim, d.hidden}, {d.hidden, d.heads * d.head_dim}, {2 * d.ff, d.hidden}, {d.hidden, d.ff}};
     std::uniform_int_distribution<int> byte(0, 255);
@@ -159,10 +164,19 @@ void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std
                     zero = Operand{fm.qt, {sr, sc}, false, std::vector<uint8_t>(static_cast<size_t>(sr * rad_row_bytes(fm.qt, sc)))};
                     for (auto& b : zero.init) b = static_cast<uint8_t>(0x77 + byte(f.rng) % 3 * 0x11);  // around the middle code
                 }
+                std::vector<Operand> opds;
+                opds.push_back(f32(f, {M, K}));
+                opds.push_back(std::move(codes));
+                opds.push_back(std::move(scale));
+                opds.push_back(std::move(zero));
+                opds.push_back(Operand{});
+                opds.push_back(f32(f, {M, N}, true));
+                // a min about half the codes' range of steps: the unsigned codes centred, as Q4_K's are
+                if (fm.min) opds.push_back(wgt(f, fm.sdt, {sr, sc}, 0.5f / std::sqrt(static_cast<float>(K))));
                 Case c = make_case("gemm_q", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + fm.name,
                                    {pi("M", M), pi("N", N), pi("K", K), ps("qtype", rad_dtype_name(fm.qt)), pi("group", g),
                                     pi("group_rows", gr), ps("sdtype", rad_dtype_name(fm.sdt))},
-                                   {f32(f, {M, K}), std::move(codes), std::move(scale), std::move(zero), Operand{}, f32(f, {M, N}, true)},
+                                   std::move(opds),
                                    N * static_cast<int64_t>(rad_row_bytes(fm.qt, K)) + M * K * 4 + M * N * 4);
                 c.flops = 2 * M * N * K;
                 out.push_back(std::move(c));

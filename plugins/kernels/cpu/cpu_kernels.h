@@ -40,6 +40,8 @@ struct QuantW {
     uint64_t scale_pitch;
     const uint8_t* zero;  // as scale, of qt; null: none
     uint64_t zero_pitch;
+    const uint8_t* min;  // as scale, of sdt: w = (c - z) * s - m (a GGUF K-quant's); null: none
+    uint64_t min_pitch;
     int64_t group, group_rows;
 };
 

@@ -37,6 +37,11 @@ const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};  // libref's block: on
 const RadConstraint c_quant[] = {RAD_CIN("qtype", "i8 u8 i4 u4 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16"), RAD_CDIV("group", 32)};
 const RadConstraint c_quant_decode[] = {RAD_CIN("qtype", "i8 u8 i4 u4 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16"), RAD_CDIV("group", 32),
                                         RAD_CLE("M", 8)};
+// 8-bit codes in groups of 16 (a GGUF Q6_K's scales): a vector of 16 lanes (or two of 8) a group;
+// 4-bit codes need the whole pass of 32 that load_nibbles unpacks.
+const RadConstraint c_quant16[] = {RAD_CIN("qtype", "i8 u8 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16"), RAD_CDIV("group", 16)};
+const RadConstraint c_quant16_decode[] = {RAD_CIN("qtype", "i8 u8 fp8_e4m3"), RAD_CIN("sdtype", "f32 f16 bf16"), RAD_CDIV("group", 16),
+                                          RAD_CLE("M", 8)};
 
 #define ROW(name, op, fn, what, shape, prio, cons, ncons) \
     { name, op, op, what, shape, "f32 activations; f32/bf16/f16 weights", RAD_DOMAIN_HOST, prio, cons, ncons, 0, fn }
@@ -57,6 +62,10 @@ const RadKernelInfo rows[] = {
      "M <= 8, group % 32 == 0", "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_HOST, 1, c_quant_decode, 4, 0, cpu_gemm_q_decode},
     {"cpu_gemm_q", "gemm_q", "gemm_q", "the packed gemm over K blocks dequantised as they are read", "any M, group % 32 == 0",
      "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_HOST, 0, c_quant, 3, 0, cpu_gemm_q},
+    {"cpu_gemm_q16_decode", "gemm_q", "gemm_q", "cpu_gemm_q_decode for 8-bit codes in groups of 16", "M <= 8, group % 16 == 0",
+     "f32 activations; i8/u8/fp8_e4m3 codes", RAD_DOMAIN_HOST, 1, c_quant16_decode, 4, 0, cpu_gemm_q_decode},
+    {"cpu_gemm_q16", "gemm_q", "gemm_q", "cpu_gemm_q for 8-bit codes in groups of 16", "any M, group % 16 == 0",
+     "f32 activations; i8/u8/fp8_e4m3 codes", RAD_DOMAIN_HOST, 0, c_quant16, 3, 0, cpu_gemm_q},
     ROW("cpu_rope", "rope", cpu_rope, "libref's frequencies, vectorised rotation", "any", 0, nullptr, 0),
     ROW("cpu_attention", "attention", cpu_attention, "paged varlen GQA attention, task per (row, kv head)", "any", 0, c_block16, 1),
     ROW("cpu_swiglu", "swiglu", cpu_swiglu, "vectorised silu(gate) * up", "any", 0, nullptr, 0),

@@ -44,14 +44,15 @@ int read_gemm(const RadArgs* a, GemmArgs* g) {
     return RAD_OK;
 }
 
-// gemm_q's operands (docs/OPS.md): x, the codes, the scale, the zero point, the bias and y.
+// gemm_q's operands (docs/OPS.md): x, the codes, the scale, the zero point, the bias, y and the min.
 int read_gemm_q(const RadArgs* a, GemmArgs* g, QuantW* q) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *scale = rad_arg_in(a, 2), *zero = rad_arg_in(a, 3),
                     *bias = rad_arg_in(a, 4);
     RadTensor* y = rad_arg_out(a, 5);
+    const RadTensor* mins = rad_arg_in(a, 6);
     const int qt = rad_dtype_from_name(rad_args_gets_or(a, "qtype", "")), sdt = rad_dtype_from_name(rad_args_gets_or(a, "sdtype", ""));
     if (!is_f32(x) || !w || !scale || !is_f32(y) || w->dtype != qt || scale->dtype != sdt || !is_float_dtype(sdt)) return RAD_E_DTYPE;
-    if ((zero && zero->dtype != qt) || (bias && !is_float_dtype(bias->dtype))) return RAD_E_DTYPE;
+    if ((zero && zero->dtype != qt) || (mins && mins->dtype != sdt) || (bias && !is_float_dtype(bias->dtype))) return RAD_E_DTYPE;
     g->M = rad_args_geti(a, "M");
     g->N = rad_args_geti(a, "N");
     g->K = rad_args_geti(a, "K");
@@ -60,7 +61,8 @@ int read_gemm_q(const RadArgs* a, GemmArgs* g, QuantW* q) {
     if (q->group <= 0 || q->group_rows <= 0 || w->rank != 2 || w->shape[0] != g->N || w->shape[1] != g->K || g->M < 0) return RAD_E_SHAPE;
     const int64_t sr = (g->N + q->group_rows - 1) / q->group_rows, sc = (g->K + q->group - 1) / q->group;
     if (scale->rank != 2 || scale->shape[0] != sr || scale->shape[1] != sc) return RAD_E_SHAPE;
-    if (zero && (zero->rank != 2 || zero->shape[0] != sr || zero->shape[1] != sc)) return RAD_E_SHAPE;
+    for (const RadTensor* t : {zero, mins})
+        if (t && (t->rank != 2 || t->shape[0] != sr || t->shape[1] != sc)) return RAD_E_SHAPE;
     q->codes = static_cast<const uint8_t*>(w->data);
     q->qt = qt;
     q->code_pitch = static_cast<uint64_t>(rad_tensor_row_pitch(w));
@@ -69,6 +71,8 @@ int read_gemm_q(const RadArgs* a, GemmArgs* g, QuantW* q) {
     q->scale_pitch = static_cast<uint64_t>(rad_tensor_row_pitch(scale));
     q->zero = zero ? static_cast<const uint8_t*>(zero->data) : nullptr;
     q->zero_pitch = zero ? static_cast<uint64_t>(rad_tensor_row_pitch(zero)) : 0;
+    q->min = mins ? static_cast<const uint8_t*>(mins->data) : nullptr;
+    q->min_pitch = mins ? static_cast<uint64_t>(rad_tensor_row_pitch(mins)) : 0;
     g->x = rows_in(x);
     g->w = nullptr;
     g->wdt = kDtQuant;

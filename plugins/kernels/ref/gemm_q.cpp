@@ -6,24 +6,29 @@
 
 // gemm_q (docs/OPS.md): each weight row decoded by the core's decoder from the planes given as
 // operands (the affine scheme rebuilt from the op's parameters), then gemm's loop: the oracle is
-// "decode, then the plain gemm's arithmetic".
+// "decode, then the plain gemm's arithmetic". `min` (operand 6, after y: a GGUF K-quant's offset)
+// is the decoder's "min" plane, of the scale's dtype and grouping.
 int ref_gemm_q(const RadArgs* a) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *scale = rad_arg_in(a, 2), *zero = rad_arg_in(a, 3),
                     *bias = rad_arg_in(a, 4);
     RadTensor* y = rad_arg_out(a, 5);
+    const RadTensor* mins = rad_arg_in(a, 6);
     const int qt = rad_dtype_from_name(rad_args_gets_or(a, "qtype", "")), st = rad_dtype_from_name(rad_args_gets_or(a, "sdtype", ""));
     if (!ref::is_f32(x) || !w || !scale || !ref::is_f32(y) || qt == RAD_DT_NONE || w->dtype != qt || scale->dtype != st) return RAD_E_DTYPE;
-    if (zero && zero->dtype != qt) return RAD_E_DTYPE;
+    if ((zero && zero->dtype != qt) || (mins && mins->dtype != st)) return RAD_E_DTYPE;
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     const int64_t g = rad_args_geti(a, "group"), gr = rad_args_geti(a, "group_rows");
     if (g <= 0 || gr <= 0 || w->rank != 2 || w->shape[0] != N || w->shape[1] != K) return RAD_E_SHAPE;
     const int64_t sr = (N + gr - 1) / gr, sc = (K + g - 1) / g;
     if (scale->rank != 2 || scale->shape[0] != sr || scale->shape[1] != sc) return RAD_E_SHAPE;
-    if (zero && (zero->rank != 2 || zero->shape[0] != sr || zero->shape[1] != sc)) return RAD_E_SHAPE;
+    for (const RadTensor* t : {zero, mins})
+        if (t && (t->rank != 2 || t->shape[0] != sr || t->shape[1] != sc)) return RAD_E_SHAPE;
     RadEncoding e = rad_encoding_affine(qt);
     rad_encoding_add_tiled(&e, "scale", st, gr, g);
-    if (zero) rad_encoding_add_tiled(&e, "zero", qt, gr, g);
-    const void* planes[3] = {w->data, scale->data, zero ? zero->data : nullptr};
+    const void* planes[4] = {w->data, scale->data};
+    int np = 2;
+    if (zero) rad_encoding_add_tiled(&e, "zero", qt, gr, g), planes[np++] = zero->data;
+    if (mins) rad_encoding_add_tiled(&e, "min", st, gr, g), planes[np++] = mins->data;
     std::vector<float> wrow(static_cast<size_t>(K));
     for (int64_t nn = 0; nn < N; ++nn) {
         if (rad_decode_rows(&e, N, K, nn, 1, planes, wrow.data()) != RAD_OK) return RAD_E_ARG;

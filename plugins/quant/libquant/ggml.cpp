@@ -1,21 +1,37 @@
 // ggml: a weight imported from a GGUF file's tensor of the same name, its numbers as stored there
 // (recipe option file=PATH), rather than quantised from the checkpoint's: F32, F16 and BF16 as
-// plain floats, Q8_0 and Q4_0 as the affine scheme's canonical planes, exactly:
+// plain floats, the block types (ggml_blocks.h says how each is laid out) as the affine scheme's
+// canonical planes, exactly (ggml's dequantisation and the core decoder's agree to the bit):
 //
-//   Q8_0  blocks of 32: an f16 scale d, 32 int8 q;  w = d * q        -> codes i8, scale f16 [1 x 32]
-//   Q4_0  blocks of 32: an f16 scale d, 16 bytes;   w = d * (n - 8)  -> codes i4 (n - 8), scale f16
-//         (n of value j < 16 the low nibble of byte j, of value j + 16 its high nibble)
+//   Q8_0  codes i8,                 scale f16 per [1 x 32]
+//   Q4_0  codes i4 (the nibble - 8), scale f16 per [1 x 32]
+//   Q4_1  codes u4,                 scale f16 (d) and min f16 (-m) per [1 x 32]
+//   Q5_0  codes i8 (q - 16),        scale f16 per [1 x 32]
+//   Q5_1  codes u8 (0-31),          scale f16 (d) and min f16 (-m) per [1 x 32]
+//   Q4_K  codes u4,                 scale f32 (d * sc) and min f32 (dmin * m) per [1 x 32]
+//   Q5_K  codes u8 (0-31: no 5-bit dtype yet), scale and min as Q4_K's
+//   Q6_K  codes i8 (q - 32),        scale f32 (d * sc) per [1 x 16]
+//
+// The K-quants' two scale levels (6-bit integers times an f16 per 256) are folded into one f32
+// level: exact, and gemm_q's one scale plane, at 1.5 (Q4_K) to 4.5 (Q5_K, whose 5-bit codes take a
+// byte) bits a value more than ggml's (docs/container.md's table).
 //
 // The container's names are llama.cpp's (blk.N.attn_q.weight, ...), so a weight is found by its own
 // name; the fused projections the llama family stores are assembled from their parts
-// (attn_qkv <- attn_q, attn_k, attn_v; ffn_gate_up <- ffn_gate, ffn_up), rows concatenated. llama.cpp's
-// converter reorders a llama's q and k rows for its rotation (per head, row a * hd/2 + b -> 2b + a);
-// for general.architecture "llama" that is undone here. The checkpoint's own values still arrive
-// (the converter's error report measures the import against them) and are not otherwise used.
-// Other ggml types (the K-quants, IQ*) are refused naming the tensor, its type and the file.
+// (attn_qkv <- attn_q, attn_k, attn_v; ffn_gate_up <- ffn_gate, ffn_up), rows concatenated. Parts
+// of different block types (a Q4_K_M file's Q6_K attn_v beside Q4_K q and k) share one encoding
+// wide enough for each exactly: i8 codes, the finest grouping, an f32 scale, a min if any part has
+// one (0 for the parts without). llama.cpp's converter reorders a llama's q and k rows for its
+// rotation (per head, row a * hd/2 + b -> 2b + a); for general.architecture "llama" that is undone
+// here. The checkpoint's own values still arrive (the converter's error report measures the import
+// against them) and are not otherwise used. Other ggml types (Q2_K, Q3_K, IQ*, ...), and a block
+// type whose rows are not whole blocks, are refused naming the tensor, its type and the file.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
+#include "ggml_blocks.h"
 #include "gguf_file.h"
 #include "options.h"
 #include "quantizers.h"
@@ -66,21 +82,26 @@ int parts_of(const GgufFile& f, const std::string& name, int64_t rows, int64_t c
         const GgufTensor* t = f.find(n);
         if (!t) return refuse(RAD_E_SHAPE, "weight '" + name + "': " + f.path() + " has no tensor '" + n + "'");
         if (t->cols != cols)
-            return refuse(RAD_E_SHAPE, "tensor '" + n + "' of " + f.path() + " has rows of " + std::to_string(t->cols) + " values, weight '" +
-                                           name + "' of " + std::to_string(cols));
+            return refuse(RAD_E_SHAPE, "tensor '" + n + "' of " + f.path() + " has rows of " + std::to_string(t->cols) +
+                                           " values, weight '" + name + "' of " + std::to_string(cols));
+        if (!t->row_bytes && is_block_type(t->type))
+            return refuse(RAD_E_SHAPE, "tensor '" + n + "' of " + f.path() + " is " + ggml_type_name(t->type) + " with rows of " +
+                                           std::to_string(t->cols) + " values, not whole blocks of " +
+                                           std::to_string(block_values(t->type)));
         if (!t->row_bytes)
             return refuse(RAD_E_UNSUPPORTED, "tensor '" + n + "' of " + f.path() + " is " + ggml_type_name(t->type) +
-                                                 ", which is not imported (F32, F16, BF16, Q8_0, Q4_0)");
-        if (t->type != f.find(names[0])->type)
+                                                 ", which is not imported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
+        const uint32_t t0 = f.find(names[0])->type;
+        if (t->type != t0 && !(is_block_type(t->type) && is_block_type(t0)))
             return refuse(RAD_E_UNSUPPORTED, "the parts of weight '" + name + "' in " + f.path() + " differ in type (" +
-                                                 ggml_type_name(f.find(names[0])->type) + ", " + ggml_type_name(t->type) + ")");
+                                                 ggml_type_name(t0) + ", " + ggml_type_name(t->type) + ")");
         int64_t heads = 0;
         if (arch == "llama" && (ends_with(n, "attn_q.weight") || ends_with(n, "attn_k.weight"))) {
             const std::string key = ends_with(n, "attn_q.weight") ? "llama.attention.head_count" : "llama.attention.head_count_kv";
             heads = f.integer(key, f.integer("llama.attention.head_count", 0));
             if (heads <= 0 || t->rows % (2 * heads) != 0)
-                return refuse(RAD_E_SHAPE, "tensor '" + n + "' of " + f.path() + ": " + key + " does not split its " + std::to_string(t->rows) +
-                                               " rows into heads");
+                return refuse(RAD_E_SHAPE, "tensor '" + n + "' of " + f.path() + ": " + key + " does not split its " +
+                                               std::to_string(t->rows) + " rows into heads");
         }
         out->push_back(Part{t, row0, heads});
         row0 += t->rows;
@@ -99,6 +120,39 @@ int file_of(const char* const* keys, const char* const* vals, int n, const GgufF
     return *f ? RAD_OK : refuse(RAD_E_ARG, err);
 }
 
+// The affine planes a weight of block-type parts is written in: each type's own (the table above),
+// or, for parts of different types, one that holds every part exactly.
+struct Planes {
+    int codes, sdtype;
+    int64_t group;  // columns a scale covers
+    bool min;
+};
+
+Planes planes_of(uint32_t type) {
+    switch (type) {
+    case kGgmlQ8_0: return {RAD_I8, RAD_F16, 32, false};
+    case kGgmlQ4_0: return {RAD_I4, RAD_F16, 32, false};
+    case kGgmlQ4_1: return {RAD_U4, RAD_F16, 32, true};
+    case kGgmlQ5_0: return {RAD_I8, RAD_F16, 32, false};
+    case kGgmlQ5_1: return {RAD_U8, RAD_F16, 32, true};
+    case kGgmlQ4_K: return {RAD_U4, RAD_F32, 32, true};
+    case kGgmlQ5_K: return {RAD_U8, RAD_F32, 32, true};
+    default: return {RAD_I8, RAD_F32, 16, false};  // Q6_K
+    }
+}
+
+Planes planes_of(const std::vector<Part>& parts) {
+    Planes p = planes_of(parts[0].t->type);
+    for (const Part& part : parts) {
+        const Planes q = planes_of(part.t->type);
+        if (q.codes != p.codes) p.codes = RAD_I8;  // every block type's codes lie in [-128, 127]
+        if (q.sdtype == RAD_F32) p.sdtype = RAD_F32;
+        p.group = std::min(p.group, q.group);
+        p.min = p.min || q.min;
+    }
+    return p;
+}
+
 int encoding(const char* name, int64_t rows, int64_t cols, const char* const* keys, const char* const* vals, int n, RadEncoding* out) {
     const GgufFile* f = nullptr;
     std::vector<Part> parts;
@@ -108,9 +162,12 @@ int encoding(const char* name, int64_t rows, int64_t cols, const char* const* ke
     case kGgmlF32: *out = rad_encoding_plain(RAD_F32); break;
     case kGgmlF16: *out = rad_encoding_plain(RAD_F16); break;
     case kGgmlBF16: *out = rad_encoding_plain(RAD_BF16); break;
-    default:
-        *out = rad_encoding_affine(parts[0].t->type == kGgmlQ8_0 ? RAD_I8 : RAD_I4);
-        rad_encoding_add_tiled(out, "scale", RAD_F16, 1, 32);
+    default: {
+        const Planes p = planes_of(parts);
+        *out = rad_encoding_affine(p.codes);
+        rad_encoding_add_tiled(out, "scale", p.sdtype, 1, p.group);
+        if (p.min) rad_encoding_add_tiled(out, "min", p.sdtype, 1, p.group);
+    }
     }
     return RAD_OK;
 }
@@ -125,24 +182,22 @@ int64_t gguf_row(const Part& p, int64_t r) {
     return h * hd + 2 * b + a;
 }
 
-// One row of blocks into codes and scales (f16 bits copied: the scale is d exactly).
-void row_q8_0(const uint8_t* src, int64_t cols, uint8_t* codes, uint8_t* scale) {
-    for (int64_t b = 0; b < cols / 32; ++b, src += 34) {
-        std::memcpy(scale + 2 * b, src, 2);
-        std::memcpy(codes + 32 * b, src + 2, 32);  // int8 as int8
-    }
-}
-
-void row_q4_0(const uint8_t* src, int64_t cols, uint8_t* codes, uint8_t* scale) {
-    for (int64_t b = 0; b < cols / 32; ++b, src += 18) {
-        std::memcpy(scale + 2 * b, src, 2);
-        int8_t v[32];
-        for (int j = 0; j < 16; ++j) {
-            v[j] = static_cast<int8_t>((src[2 + j] & 15) - 8);
-            v[j + 16] = static_cast<int8_t>((src[2 + j] >> 4) - 8);
-        }
-        // canonical i4: value k in byte k / 2, the lower nibble first, two's complement
-        for (int j = 0; j < 16; ++j) codes[16 * b + j] = static_cast<uint8_t>((v[2 * j] & 15) | ((v[2 * j + 1] & 15) << 4));
+// One GGUF row of block-type blocks into a row of each plane of `enc` (planes_of's): codes as the
+// plane's dtype (the bit stream, lowest bits first), a scale and a min per group, each copied from
+// the unpacked per-16 values exactly (an f16 scale back to its own bits).
+void write_row(const RadEncoding* enc, uint32_t type, const uint8_t* src, int64_t cols, uint8_t* const* rows) {
+    static thread_local std::vector<int8_t> q;
+    static thread_local std::vector<float> s, m;
+    q.resize(static_cast<size_t>(cols));
+    s.resize(static_cast<size_t>(cols / 16));
+    m.resize(static_cast<size_t>(cols / 16));
+    unpack_row(type, src, cols, q.data(), s.data(), m.data());
+    const int cdt = enc->planes[0].dtype;
+    for (int64_t j = 0; j < cols; ++j) rad_plane_store_bits(cdt, rows[0], j, static_cast<uint32_t>(static_cast<int32_t>(q[j])));
+    for (int k = 1; k < enc->n_planes; ++k) {
+        const RadPlaneDesc& p = enc->planes[k];
+        const std::vector<float>& v = std::strcmp(p.role, "min") == 0 ? m : s;
+        for (int64_t g = 0; g < cols / p.block_c; ++g) rad_store_f32(p.dtype, rows[k], g, v[static_cast<size_t>(g * p.block_c / 16)]);
     }
 }
 
@@ -151,32 +206,30 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     std::vector<Part> parts;
     if (file_of(in->opt_keys, in->opt_vals, in->n_opts, &f) != RAD_OK || parts_of(*f, in->name, in->rows, in->cols, &parts) != RAD_OK)
         return RAD_E_ARG;
-    const uint32_t type = parts[0].t->type;
-    const uint64_t code_pitch = plane_pitch(enc->planes[0], in->rows, in->cols);
-    const uint64_t scale_pitch = enc->n_planes > 1 ? plane_pitch(enc->planes[1], in->rows, in->cols) : 0;
+    uint64_t pitch[RAD_MAX_PLANES];
+    for (int k = 0; k < enc->n_planes; ++k) pitch[k] = plane_pitch(enc->planes[k], in->rows, in->cols);
     for (int64_t r = in->r0; r < in->r0 + in->n_rows; ++r) {
         size_t pi = 0;
         while (pi + 1 < parts.size() && r >= parts[pi + 1].row0) ++pi;
         const Part& p = parts[pi];
         const uint8_t* src = p.t->data + static_cast<uint64_t>(gguf_row(p, r - p.row0)) * p.t->row_bytes;
-        auto* codes = static_cast<uint8_t*>(planes[0]) + static_cast<uint64_t>(r - in->r0) * code_pitch;
-        auto* scale = enc->n_planes > 1 ? static_cast<uint8_t*>(planes[1]) + static_cast<uint64_t>(r - in->r0) * scale_pitch : nullptr;
-        if (type == kGgmlQ8_0)
-            row_q8_0(src, in->cols, codes, scale);
-        else if (type == kGgmlQ4_0)
-            row_q4_0(src, in->cols, codes, scale);
+        uint8_t* rows[RAD_MAX_PLANES];
+        for (int k = 0; k < enc->n_planes; ++k) rows[k] = static_cast<uint8_t*>(planes[k]) + static_cast<uint64_t>(r - in->r0) * pitch[k];
+        if (is_block_type(p.t->type))
+            write_row(enc, p.t->type, src, in->cols, rows);
         else
-            std::memcpy(codes, src, p.t->row_bytes);  // plain floats, the dtype as stored
+            std::memcpy(rows[0], src, p.t->row_bytes);  // plain floats, the dtype as stored
     }
     return RAD_OK;
 }
 
 }  // namespace
 
-const RadQuantizerInfo kGgml = {"ggml",    "a GGUF file's tensors as stored (F32, F16, BF16; Q8_0 and Q4_0 as affine planes)",
-                                kOptions,  kNOptions,
-                                0,         encoding,
-                                row_block, quantize,
-                                nullptr};
+const RadQuantizerInfo kGgml = {
+    "ggml",    "a GGUF file's tensors as stored (F32, F16, BF16; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K as affine planes)",
+    kOptions,  kNOptions,
+    0,         encoding,
+    row_block, quantize,
+    nullptr};
 
 }  // namespace quant

@@ -1,5 +1,7 @@
 #include "gguf_file.h"
 
+#include "ggml_blocks.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,17 +24,18 @@ std::string ggml_type_name(uint32_t type) {
 
 namespace {
 
-// Bytes of a row of `cols` values of the types read here (blocks of 32: Q8_0 an f16 scale and 32
-// int8, Q4_0 an f16 scale and 16 bytes of nibbles); 0 for the others.
+// Bytes of a row of `cols` values of the types read here (ggml_blocks.h for the block types); 0
+// for the others, and for a block type whose rows are not whole blocks.
 uint64_t row_bytes_of(uint32_t type, int64_t cols) {
     const auto c = static_cast<uint64_t>(cols);
     switch (type) {
     case kGgmlF32: return 4 * c;
     case kGgmlF16:
     case kGgmlBF16: return 2 * c;
-    case kGgmlQ8_0: return c % 32 ? 0 : c / 32 * 34;
-    case kGgmlQ4_0: return c % 32 ? 0 : c / 32 * 18;
-    default: return 0;
+    default: {
+        const auto per = static_cast<uint64_t>(block_values(type));
+        return per && c % per == 0 ? c / per * static_cast<uint64_t>(block_bytes(type)) : 0;
+    }
     }
 }
 
@@ -84,7 +87,8 @@ public:
             in.t.row_bytes = row_bytes_of(in.t.type, in.t.cols);
             const uint64_t bytes = in.t.row_bytes * static_cast<uint64_t>(in.t.rows);
             if (in.t.row_bytes && (data0 + in.offset > n_ || bytes > n_ - data0 - in.offset))
-                return fail(err, "tensor '" + in.t.name + "' runs past the end of the file");
+                return fail(err, "tensor '" + in.t.name + "' (" + ggml_type_name(in.t.type) + ", " + std::to_string(in.t.rows) + " rows of " +
+                                     std::to_string(in.t.cols) + ") runs past the end of the file (truncated)");
             in.t.data = p_ + data0 + in.offset;
             f->tensors_[in.t.name] = in.t;
         }

@@ -5,7 +5,8 @@
 // Mutations each of these caught (made in plugins/kernels/ref/gemm_q.cpp, watched fail, undone):
 // the zero point's plane given the codes' grouping [1x1] fails both the hand case and "the same
 // bytes"; group_rows ignored (a scale row per weight row) fails "the same bytes" (the 4 x 8 fp8
-// blocks); the bias left out fails the hand case.
+// blocks); the bias left out fails the hand case; the min added instead of subtracted, or
+// subtracted before the scale, fails "a min" (both its cases).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -37,6 +38,7 @@ struct QWeight {
     int qtype = RAD_I8, sdtype = RAD_F16;
     int64_t group = 0, group_rows = 1;
     std::vector<uint8_t> codes, scale, zero;  // zero empty: absent
+    std::vector<uint8_t> mins;                // of sdtype, the scale's shape; empty: absent (operand 6)
     const char* qtype_param = nullptr;        // a `qtype` other than the codes' dtype
     int64_t scale_cols = 0;                   // a scale plane's width other than the grouping's
 };
@@ -48,7 +50,8 @@ int gemm_q(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const Q
                                 tensor(q.scale.data(), q.sdtype, sr, sc),
                                 tensor(q.zero.empty() ? nullptr : q.zero.data(), q.qtype, sr, sc),
                                 tensor(bias, RAD_F32, 1, N),
-                                tensor(y.data(), RAD_F32, M, N)};
+                                tensor(y.data(), RAD_F32, M, N),
+                                tensor(q.mins.empty() ? nullptr : q.mins.data(), q.sdtype, sr, sc)};
     t[4].rank = 1;
     t[4].shape[0] = N;
     const RadParam p[] = {pint("M", M),
@@ -60,7 +63,7 @@ int gemm_q(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const Q
                           pstr("sdtype", rad_dtype_name(q.sdtype))};
     RadArgs a{};
     a.t = t.data();
-    a.n_t = 6;
+    a.n_t = q.mins.empty() ? 6 : 7;  // callers written before `min` pass six operands
     a.p = p;
     a.n_p = 7;
     return ref_gemm_q(&a);
@@ -93,19 +96,21 @@ float code_at(const QWeight& q, const std::vector<uint8_t>& plane, int64_t cols,
     return (b & 0x80) ? -v : v;
 }
 
-float scale_at(const QWeight& q, int64_t sc, int64_t i, int64_t j) {
+float float_at(int dt, const std::vector<uint8_t>& plane, int64_t sc, int64_t i, int64_t j) {
     const size_t k = static_cast<size_t>(i * sc + j);
     uint16_t h;
-    switch (q.sdtype) {
+    switch (dt) {
     case RAD_F32: {
         float f;
-        std::memcpy(&f, &q.scale[4 * k], 4);
+        std::memcpy(&f, &plane[4 * k], 4);
         return f;
     }
-    case RAD_F16: std::memcpy(&h, &q.scale[2 * k], 2); return rad_f16_to_f32(h);
-    default: std::memcpy(&h, &q.scale[2 * k], 2); return rad_bf16_to_f32(h);
+    case RAD_F16: std::memcpy(&h, &plane[2 * k], 2); return rad_f16_to_f32(h);
+    default: std::memcpy(&h, &plane[2 * k], 2); return rad_bf16_to_f32(h);
     }
 }
+
+float scale_at(const QWeight& q, int64_t sc, int64_t i, int64_t j) { return float_at(q.sdtype, q.scale, sc, i, j); }
 
 std::vector<float> decode_here(const QWeight& q, int64_t N, int64_t K) {
     const int64_t sc = (K + q.group - 1) / q.group;
@@ -115,6 +120,7 @@ std::vector<float> decode_here(const QWeight& q, int64_t N, int64_t K) {
             float c = code_at(q, q.codes, K, n, k);
             if (!q.zero.empty()) c = c - code_at(q, q.zero, sc, n / q.group_rows, k / q.group);
             w[n * K + k] = c * scale_at(q, sc, n / q.group_rows, k / q.group);
+            if (!q.mins.empty()) w[n * K + k] = w[n * K + k] - float_at(q.sdtype, q.mins, sc, n / q.group_rows, k / q.group);
         }
     return w;
 }
@@ -205,4 +211,47 @@ TEST_CASE("gemm_q refuses operands that disagree with its parameters", "[gemm_q]
     zero.zero.assign(2, 0);
     zero.qtype_param = "u4";
     CHECK(gemm_q(x, 1, 2, 4, zero, nullptr, y) == RAD_OK);
+}
+
+// A GGUF Q4_K import's form: u4 codes, an f32 scale and min per group, no zero point:
+// w' = c * s - m, the product rounded before the difference.
+TEST_CASE("gemm_q with a min: w' = c * s - m, by hand and as gemm over the decoded weight", "[gemm_q]") {
+    QWeight q;
+    q.qtype = RAD_U4;
+    q.sdtype = RAD_F32;
+    q.group = 2;
+    q.codes = {0x30, 0xf9, 0x21, 0x43};  // row 0: 0 3 9 15, row 1: 1 2 3 4
+    auto f32s = [](std::initializer_list<float> v) {
+        std::vector<uint8_t> b(v.size() * 4);
+        std::memcpy(b.data(), std::data(v), b.size());
+        return b;
+    };
+    q.scale = f32s({0.5f, 2.0f, 1.0f, 0.25f});
+    q.mins = f32s({1.0f, -3.0f, 0.5f, 1.0f});
+    // w' = [-1 0.5 21 33 ; 0.5 1.5 -0.25 0]
+    const std::vector<float> x = {1, 2, 3, 4, -1, 0.5f, 2, 0};
+    std::vector<float> y(4, NAN);
+    REQUIRE(gemm_q(x, 2, 2, 4, q, nullptr, y) == RAD_OK);
+    CHECK(y == std::vector<float>{195, 2.75f, 43.25f, -0.25f});
+
+    std::mt19937 g(11);
+    QWeight r;
+    r.qtype = RAD_U4;
+    r.sdtype = RAD_F32;
+    r.group = 32;
+    const int64_t M = 3, N = 5, K = 64;
+    r.codes = random_bytes(static_cast<size_t>(N * K / 2), g);
+    std::uniform_real_distribution<float> u(-0.1f, 0.1f);
+    std::vector<float> s(static_cast<size_t>(N * 2)), m(s.size()), xr(static_cast<size_t>(M * K));
+    for (auto& v : s) v = u(g);
+    for (auto& v : m) v = u(g);
+    for (auto& v : xr) v = u(g);
+    r.scale.resize(s.size() * 4);
+    std::memcpy(r.scale.data(), s.data(), r.scale.size());
+    r.mins.resize(m.size() * 4);
+    std::memcpy(r.mins.data(), m.data(), r.mins.size());
+    std::vector<float> yq(static_cast<size_t>(M * N)), yd(yq.size());
+    REQUIRE(gemm_q(xr, M, N, K, r, nullptr, yq) == RAD_OK);
+    gemm(xr, M, N, K, decode_here(r, N, K), yd);
+    CHECK(std::memcmp(yq.data(), yd.data(), yq.size() * 4) == 0);
 }

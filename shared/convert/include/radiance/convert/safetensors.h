@@ -2,6 +2,7 @@
 // by mmap, validating the header against the file before any tensor is touched.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,8 +43,18 @@ public:
     const StTensor* find(const std::string& name) const;
     const std::map<std::string, StTensor>& tensors() const { return all_; }
     std::string files() const;  // for messages
+    // A tensor whose bytes are made when first read rather than mapped (a GGUF file's, decoded:
+    // gguf_source.h): t.data stays null, t.bytes says how many `make` returns.
+    using Maker = std::function<std::vector<uint8_t>()>;
+    void add_lazy(StTensor t, Maker make);
+    // A tensor's bytes: mapped, or made now and kept until drop_made(), so that a converter holds
+    // one weight's worth at a time.
+    const uint8_t* data(const StTensor& t) const;
+    void drop_made() const { made_.clear(); }
 
 private:
+    std::map<std::string, Maker> makers_;
+    mutable std::map<std::string, std::vector<uint8_t>> made_;
     std::vector<std::shared_ptr<SafetensorsFile>> files_;
     std::vector<std::string> paths_;
     std::map<std::string, StTensor> all_;

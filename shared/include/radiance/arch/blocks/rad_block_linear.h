@@ -1,7 +1,8 @@
 // rad_block_linear.h: a projection's weight at the encoding the container stores it in.
 //
 // Plain: one plane, the conventional `gemm` (and the fusions that read a plain weight). Quantised
-// by the affine scheme (rad_decode.h: codes, a scale per group, an optional zero point): `gemm_q`,
+// by the affine scheme (rad_decode.h: codes, a scale per group, an optional zero point, an optional
+// minimum grouped as the scale, as a GGUF K-quant import writes): `gemm_q`,
 // whose operands are the planes themselves, declared as views of the stored weight (`planes`), so
 // a kernel library reads them in place and nothing is dequantised on the way. Which code dtypes
 // a plugin serves is its build's (its quant descriptor's): a weight in any other encoding fails the
@@ -15,14 +16,14 @@ namespace radblk {
 
 struct Linear {
     rad_weight w = RAD_NULL_HANDLE;  // the codes (or the plain weight): operand `w`
-    rad_weight scale = RAD_NULL_HANDLE, zero = RAD_NULL_HANDLE;
+    rad_weight scale = RAD_NULL_HANDLE, zero = RAD_NULL_HANDLE, min_plane = RAD_NULL_HANDLE;
     bool quantised = false;
     std::string qtype, sdtype;         // the codes' and scales' dtypes, as gemm_q's parameters name them
     int64_t block_r = 1, block_c = 0;  // what one scale covers (0: the whole extent)
     int64_t rows = 0, cols = 0;        // the full logical shape
 
-    // Declares weight `name` by `d` and, when it is stored quantised, views of its scale and zero
-    // planes (`name`.scale, `name`.zero, sharded as the weight is). `served` lists the code dtypes
+    // Declares weight `name` by `d` and, when it is stored quantised, views of its scale, zero and
+    // min planes (`name`.scale, `name`.zero, `name`.min, sharded as the weight is). `served` lists the code dtypes
     // this plugin reads quantised ("" for an unquantised plugin). False (and the declaration
     // failed, naming why) for an encoding the plugin does not serve.
     bool declare(RadBuilder* b, const std::string& name, RadWeightDecl d, const char* served) {
@@ -39,10 +40,13 @@ struct Linear {
             return refuse(b, what + ": this plugin reads " +
                                  (*served ? std::string("codes ") + served : std::string("plain weights only")) +
                                  " (convert with the recipe its quant descriptor names, or serve the container with the plugin of its)");
-        const int s = rad_encoding_plane(&e, "scale"), z = rad_encoding_plane(&e, "zero");
-        if (s < 0 || e.n_planes != (z >= 0 ? 3 : 2)) return refuse(b, what + ": gemm_q takes codes, one scale level and a zero point");
-        if (z >= 0 && (e.planes[z].block_r != e.planes[s].block_r || e.planes[z].block_c != e.planes[s].block_c))
-            return refuse(b, what + ": its zero points and scales are grouped differently");
+        const int s = rad_encoding_plane(&e, "scale"), z = rad_encoding_plane(&e, "zero"), mn = rad_encoding_plane(&e, "min");
+        if (s < 0 || e.n_planes != 2 + (z >= 0) + (mn >= 0))
+            return refuse(b, what + ": gemm_q takes codes, one scale level, a zero point and one min level");
+        for (const int k : {z, mn})
+            if (k >= 0 && (e.planes[k].block_r != e.planes[s].block_r || e.planes[k].block_c != e.planes[s].block_c))
+                return refuse(b, what + ": its " + e.planes[k].role + " and scale planes are grouped differently");
+        if (mn >= 0 && e.planes[mn].dtype != e.planes[s].dtype) return refuse(b, what + ": gemm_q reads a min of the scale's dtype");
         sdtype = rad_dtype_name(e.planes[s].dtype);
         block_r = e.planes[s].block_r;
         block_c = e.planes[s].block_c;
@@ -55,6 +59,11 @@ struct Linear {
         if (z >= 0) {
             v.planes = "zero";
             zero = rad_decl_weight(b, zn.c_str(), &v);
+        }
+        if (mn >= 0) {
+            const std::string mname = name + ".min";
+            v.planes = "min";
+            min_plane = rad_decl_weight(b, mname.c_str(), &v);
         }
         return true;
     }
@@ -71,8 +80,11 @@ struct Linear {
                                   RAD_INT("group", block_c ? block_c : K),
                                   RAD_INT("group_rows", block_r ? block_r : N),
                                   RAD_STR("sdtype", sdtype.c_str())};
-        const rad_weight ws[] = {w, scale, zero};
-        return rad_decl_op(b, "gemm_q", p, 7, ws, zero != RAD_NULL_HANDLE ? 3 : 2);
+        rad_weight ws[4] = {w, scale};
+        int nw = 2;
+        for (rad_weight x : {zero, min_plane})
+            if (x != RAD_NULL_HANDLE) ws[nw++] = x;
+        return rad_decl_op(b, "gemm_q", p, 7, ws, nw);
     }
 
     // Issues an op from declare_op over n rows.
@@ -81,7 +93,11 @@ struct Linear {
             RAD_ISSUE_N(ctx, h, n, x, rad_w(w), bias, y);
             return;
         }
-        RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), zero != RAD_NULL_HANDLE ? rad_w(zero) : rad_none(), bias, y);
+        const RadOperandRef z = zero != RAD_NULL_HANDLE ? rad_w(zero) : rad_none();
+        if (min_plane != RAD_NULL_HANDLE)  // operand 6, after y (rad_ops.h)
+            RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), z, bias, y, rad_w(min_plane));
+        else
+            RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), z, bias, y);
     }
 
 private:
