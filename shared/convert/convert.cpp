@@ -540,7 +540,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
             if (entries.empty()) entries.push_back(&self);
             if (!opts.random_weights) sources[wd.name] = sources_of(ck, entries);
         }
-        if (opts.recipe.empty())
+        if (opts.recipe.empty() && !gguf)
             log << "note: " << recipe->origin << " names quant_method " << cfg["quantization_config"].value("quant_method", std::string())
                 << ": the weights are imported as stored (recipe `* import`)\n";
         plans = plan_recipe(reg, *recipe, stored, sources, opts.src);
