@@ -29,21 +29,24 @@ std::string tokenizer_json_from_bpe_files(const std::string& vocab_json, const s
     const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
     nlohmann::json added = nlohmann::json::array();
     const std::string eot = "<|endoftext|>";
-    if (vocab.contains(eot))
-        added.push_back({{"id", vocab[eot]},
-                         {"content", eot},
-                         {"single_word", false},
-                         {"lstrip", false},
-                         {"rstrip", false},
-                         {"normalized", true},
-                         {"special", true}});
+    if (vocab.contains(eot)) added.push_back(added_token_json(vocab[eot].get<int64_t>(), eot, true, true));
+    return byte_level_bpe_json(added, byte_level, vocab, merges, false);
+}
+
+nlohmann::json added_token_json(int64_t id, const std::string& content, bool normalized, bool special) {
+    return {{"id", id},        {"content", content},       {"single_word", false}, {"lstrip", false},
+            {"rstrip", false}, {"normalized", normalized}, {"special", special}};
+}
+
+std::string byte_level_bpe_json(const nlohmann::json& added, const nlohmann::json& pre_tokenizer, const nlohmann::json& vocab,
+                                const nlohmann::json& merges, bool ignore_merges) {
     nlohmann::json tok = {
         {"version", "1.0"},
         {"truncation", nullptr},
         {"padding", nullptr},
         {"added_tokens", added},
         {"normalizer", nullptr},
-        {"pre_tokenizer", byte_level},
+        {"pre_tokenizer", pre_tokenizer},
         {"post_processor", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}}},
         {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
         {"model",
@@ -54,7 +57,7 @@ std::string tokenizer_json_from_bpe_files(const std::string& vocab_json, const s
           {"end_of_word_suffix", ""},
           {"fuse_unk", false},
           {"byte_fallback", false},
-          {"ignore_merges", false},
+          {"ignore_merges", ignore_merges},
           {"vocab", vocab},
           {"merges", merges}}}};
     return tok.dump();

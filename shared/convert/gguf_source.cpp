@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "radiance/convert/bpe_files.h"
 #include "radiance/core/status_name.h"
 #include "radiance/rad_decode.h"
 #include "radiance/util/error.h"
@@ -196,38 +197,13 @@ std::string tokenizer_json(const GgufMeta& m) {
         const std::string t = tokens[i].get<std::string>();
         vocab[t] = i;
         const int type = types && i < types->size() ? (*types)[i].get<int>() : 1;
-        if (type == 3 || type == 4)
-            added.push_back({{"id", i},
-                             {"content", t},
-                             {"single_word", false},
-                             {"lstrip", false},
-                             {"rstrip", false},
-                             {"normalized", type == 4},
-                             {"special", type == 3}});
+        if (type == 3 || type == 4) added.push_back(added_token_json(static_cast<int64_t>(i), t, type == 4, type == 3));
     }
     const auto* pre = key(m, "tokenizer.ggml.pre");
     const bool llama3 = pre && (pre->get<std::string>() == "llama-bpe" || pre->get<std::string>() == "llama3");
-    nlohmann::json tok = {
-        {"version", "1.0"},
-        {"truncation", nullptr},
-        {"padding", nullptr},
-        {"added_tokens", added},
-        {"normalizer", nullptr},
-        {"pre_tokenizer", pre_tokenizer(pre ? pre->get<std::string>() : "")},
-        {"post_processor", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}}},
-        {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-        {"model",
-         {{"type", "BPE"},
-          {"dropout", nullptr},
-          {"unk_token", nullptr},
-          {"continuing_subword_prefix", ""},
-          {"end_of_word_suffix", ""},
-          {"fuse_unk", false},
-          {"byte_fallback", false},
-          {"ignore_merges", llama3},  // Llama 3's tokenizer.json says so
-          {"vocab", vocab},
-          {"merges", merges ? *merges : nlohmann::json::array()}}}};
-    return tok.dump();
+    // Llama 3's tokenizer.json sets ignore_merges
+    return byte_level_bpe_json(added, pre_tokenizer(pre ? pre->get<std::string>() : ""), vocab, merges ? *merges : nlohmann::json::array(),
+                               llama3);
 }
 
 // rope_freqs.weight's values (F32, one a rotary frequency): the factors llama.cpp's converter
@@ -311,14 +287,7 @@ std::string spm_tokenizer_json(const GgufMeta& m) {
         vocab[t] = i;
         const int type = type_of(i);
         if (type == 2) unk = t;
-        if (type == 2 || type == 3 || type == 4)
-            added.push_back({{"id", i},
-                             {"content", t},
-                             {"single_word", false},
-                             {"lstrip", false},
-                             {"rstrip", false},
-                             {"normalized", type == 4},
-                             {"special", type != 4}});
+        if (type == 2 || type == 3 || type == 4) added.push_back(added_token_json(static_cast<int64_t>(i), t, type == 4, type != 4));
         if (type != 1) continue;
         std::vector<Merge> local;
         for (size_t k = 1; k < t.size(); ++k) {
