@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -83,7 +84,7 @@ int settings(const char* const* keys, const char* const* vals, int n, Settings* 
 
 // What a weight's quantisation needs of its Hessian, made once and kept for its row blocks.
 struct Prepared {
-    std::string key;  // calib dir + weight name
+    std::string key;  // what it was made from: key_of()
     int64_t K = 0;
     std::vector<double> u;     // K x K, the upper Cholesky factor of H^-1 (below the diagonal unused)
     std::vector<uint8_t> dead;  // columns no calibration input reached
@@ -139,6 +140,15 @@ bool inverse_upper_factor(std::vector<double> h, int64_t K, std::vector<double>*
     return true;
 }
 
+// A weight's factor is made from: the folder, as its index was last written (a folder rewritten
+// by another calibration run is read again), the weight's name and row width, and damp.
+std::string key_of(const std::string& name, int64_t cols, const Settings& s) {
+    std::error_code ec;
+    const auto t = std::filesystem::last_write_time(s.calib + "/index.txt", ec);
+    return s.calib + "\n" + name + "\n" + std::to_string(cols) + "\n" + std::to_string(s.damp) + "\n" +
+           std::to_string(ec ? 0 : t.time_since_epoch().count());
+}
+
 int prepare(const std::string& name, int64_t cols, const Settings& s, Prepared* p) {
     Gram gr;
     std::string why;
@@ -164,7 +174,7 @@ int prepare(const std::string& name, int64_t cols, const Settings& s, Prepared* 
         return refuse(RAD_E_ARG, "calib=" + s.calib + ": the Hessian of weight '" + name + "' is not positive definite with damp=" +
                                      std::to_string(s.damp) + " (try a larger damp)");
     p->K = K;
-    p->key = s.calib + "\n" + name;
+    p->key = key_of(name, cols, s);
     return RAD_OK;
 }
 
@@ -174,7 +184,7 @@ std::shared_ptr<const Prepared> g_last;
 
 int prepared(const std::string& name, int64_t cols, const Settings& s, std::shared_ptr<const Prepared>* out) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (!g_last || g_last->key != s.calib + "\n" + name) {
+    if (!g_last || g_last->key != key_of(name, cols, s)) {
         auto p = std::make_shared<Prepared>();
         if (int rc = prepare(name, cols, s, p.get()); rc != RAD_OK) return rc;
         g_last = std::move(p);
