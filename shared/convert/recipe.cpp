@@ -28,6 +28,11 @@ const std::pair<const char*, const char*> kPresets[] = {
      "*{norm,bias}*                 cast  dtype=bf16\n"
      "output.weight                 rtn   bits=8 group=128\n"
      "*                             rtn   bits=4 group=128 zero=1\n"},
+    {"fp8",
+     "# preset fp8: OCP e4m3 matrices with an f32 scale per output channel\n"
+     "{token,position}_embd.weight  cast  dtype=bf16\n"
+     "*{norm,bias}*                 cast  dtype=bf16\n"
+     "*                             fp8   block=0\n"},
     {"int4-gptq",
      "# preset int4-gptq: int4's encoding (zero point, an f16 scale per 128 columns), its codes chosen by\n"
      "# GPTQ from the model's own activations on rad-convert --calib TEXT; an untied head at int8 (rtn)\n"
@@ -35,11 +40,6 @@ const std::pair<const char*, const char*> kPresets[] = {
      "*{norm,bias}*                 cast  dtype=bf16\n"
      "output.weight                 rtn   bits=8 group=128\n"
      "*                             gptq  bits=4 group=128 zero=1\n"},
-    {"fp8",
-     "# preset fp8: OCP e4m3 matrices with an f32 scale per output channel\n"
-     "{token,position}_embd.weight  cast  dtype=bf16\n"
-     "*{norm,bias}*                 cast  dtype=bf16\n"
-     "*                             fp8   block=0\n"},
 };
 
 std::string trim(const std::string& s) {

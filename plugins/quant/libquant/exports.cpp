@@ -29,7 +29,7 @@ float round_even(float v) {
 }  // namespace quant
 
 namespace {
-const RadQuantizerInfo* const kAll[] = {&quant::kRtn, &quant::kGptq, &quant::kFp8, &quant::kCast, &quant::kGgml, &quant::kImport};
+const RadQuantizerInfo* const kAll[] = {&quant::kRtn, &quant::kFp8, &quant::kCast, &quant::kGptq, &quant::kGgml, &quant::kImport};
 }
 
 RAD_PLUGIN_ABI_VERSION_EXPORT
