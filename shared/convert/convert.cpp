@@ -367,6 +367,7 @@ std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const R
     std::set<int> used_lines;
     std::map<int, std::vector<std::string>> refused;  // line -> the weights whose shape it cannot encode
     std::map<int, std::string> refused_why, bad_values;
+    std::set<int> uncalibrated;  // lines whose quantiser needs calib=DIR and got none
     for (auto& [name, shape] : weights) {
         const RecipeRule* r = match(rc, name);
         if (!r) {
@@ -398,10 +399,12 @@ std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const R
         // A calibrated quantiser (an option `calib`, libquant's gptq) gets the folder rad-convert's
         // calibration run wrote (--calib TEXT), unless the line names one.
         if (has_option("calib") && !given("calib")) {
-            if (calib_dir.empty()) {
-                errors.push_back(rc.origin + " line " + std::to_string(r->line) + " (" + r->text + "): quantiser '" + p.q->name +
-                                 "' needs calibration data for weight '" + name +
-                                 "': give rad-convert --calib TEXT (a text file the model is run over) or calib=DIR on the line");
+            if (calib_dir.empty()) {  // said once a line, naming its first weight
+                if (uncalibrated.insert(r->line).second)
+                    errors.push_back(rc.origin + " line " + std::to_string(r->line) + " (" + r->text + "): quantiser '" + p.q->name +
+                                     "' needs calibration data (for weight '" + name +
+                                     "' and any other it matches): give rad-convert --calib TEXT (a text file the model is run "
+                                     "over) or calib=DIR on the line");
                 continue;
             }
             p.keys.push_back("calib"), p.vals.push_back(calib_dir);

@@ -109,6 +109,8 @@ void run_tap(std::shared_ptr<const core::Registry> reg, const std::string& rad, 
 
 void convert_calibrated(std::shared_ptr<const core::Registry> reg, convert::ConvertOptions opts, const CalibOptions& calib,
                         std::ostream& log) {
+    if (std::ifstream probe(calib.text, std::ios::binary); !probe)  // before minutes of work, not after
+        throw Error("--calib " + calib.text + ": cannot read the file");
     TempDir tmp;
     const std::string rad = (tmp.path / "unquantised.rad").string(), dir = (tmp.path / "gram").string();
     convert::ConvertOptions plain = opts;

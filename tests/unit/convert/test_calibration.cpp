@@ -84,7 +84,8 @@ GramHead read_head(const fs::path& p) {
 TEST_CASE("a gptq line without calibration is refused naming --calib, before anything is written", "[calib]") {
     Fixture f;
     CHECK_THROWS_WITH(f.convert_it("token_embd.weight cast dtype=bf16\n*norm* cast dtype=bf16\n* gptq bits=4 group=32 zero=1\n"),
-                      Contains("line 3 (* gptq bits=4 group=32 zero=1)") && Contains("needs calibration data") && Contains("--calib"));
+                      Contains("line 3 (* gptq bits=4 group=32 zero=1)") && Contains("needs calibration data (for weight 'blk.0.attn_qkv.weight'") &&
+                          Contains("--calib"));
     CHECK_THROWS_WITH(f.convert_it("int4-gptq"), Contains("preset int4-gptq") && Contains("--calib"));
     CHECK_FALSE(f.any_output());
 }
