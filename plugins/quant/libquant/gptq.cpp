@@ -19,8 +19,11 @@
 // same bits / group / zero / scale (affine.h), so every kernel and the core's decoder read them;
 // with H a multiple of the identity nothing is spread and the bytes are rtn's.
 //
-// act_order (columns in descending diag(H), stored permuted with a `perm` transform) is refused
-// for now: the decoder and gemm_q do not read the transform yet.
+// act_order=1 takes the columns in descending diag(H) (the inputs of largest energy first, while
+// the most columns remain to absorb their error) and stores them in that order: the encoding gets
+// the `perm` transform and its table t.perm (i32 [1 x K]), stored column j holding original column
+// perm[j] (w[n][perm[j]] = v[n][j], rad_decode.h), so the groups are runs of the stored order. The
+// core's decoder and gemm_q's perm operand read it; an architecture plugin must pass the table.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -45,7 +48,7 @@ const RadQuantOption kOptions[] = {
     {"zero", RAD_P_INT, 0, "0", "1: unsigned codes and a zero point per group; 0: symmetric signed codes (rtn's convention)"},
     {"scale", RAD_P_STR, 0, "f16", "dtype of the stored scales: f16, bf16 or f32"},
     {"damp", RAD_P_F64, 0, "0.01", "added to H's diagonal, as a fraction of its mean (0.01: 1%)"},
-    {"act_order", RAD_P_INT, 0, "0", "1: columns in descending diag(H) order (not served yet: refused)"},
+    {"act_order", RAD_P_INT, 0, "0", "1: columns in descending diag(H) order, stored permuted (transform perm, table t.perm)"},
     {"calib", RAD_P_STR, 0, "", "the calibration tap's folder of input Gram matrices (required; rad-convert --calib TEXT makes one)"},
 };
 constexpr int kNOptions = sizeof kOptions / sizeof kOptions[0];
@@ -73,11 +76,7 @@ int settings(const char* const* keys, const char* const* vals, int n, Settings* 
     if (damp.empty() || *end || !std::isfinite(s->damp) || s->damp < 0) return refuse(RAD_E_ARG, "damp=" + damp + " is not a fraction >= 0");
     s->sdt = float_dtype(o.text("scale"));
     s->calib = o.text("calib");
-    if (s->act_order == 1)
-        return refuse(RAD_E_UNSUPPORTED,
-                      "act_order=1 stores the columns permuted (transform perm), which neither the core's decoder nor gemm_q reads yet; "
-                      "use act_order=0");
-    if (s->act_order != 0) return refuse(RAD_E_ARG, "act_order=" + std::to_string(s->act_order) + " is not 0 or 1");
+    if (s->act_order != 0 && s->act_order != 1) return refuse(RAD_E_ARG, "act_order=" + std::to_string(s->act_order) + " is not 0 or 1");
     if (s->calib.empty()) return refuse(RAD_E_ARG, "calib=DIR is required (the calibration tap's folder; rad-convert --calib TEXT makes one)");
     return RAD_OK;
 }
@@ -87,7 +86,8 @@ struct Prepared {
     std::string key;  // what it was made from: key_of()
     int64_t K = 0;
     std::vector<double> u;     // K x K, the upper Cholesky factor of H^-1 (below the diagonal unused)
-    std::vector<uint8_t> dead;  // columns no calibration input reached
+    std::vector<uint8_t> dead;  // columns no calibration input reached (original order)
+    std::vector<int32_t> perm;  // stored column j is original column perm[j] (the identity without act_order)
 };
 
 // In place: the lower Cholesky factor of the K x K symmetric a (a = L L^T); false where a is not
@@ -145,7 +145,7 @@ bool inverse_upper_factor(std::vector<double> h, int64_t K, std::vector<double>*
 std::string key_of(const std::string& name, int64_t cols, const Settings& s) {
     std::error_code ec;
     const auto t = std::filesystem::last_write_time(s.calib + "/index.txt", ec);
-    return s.calib + "\n" + name + "\n" + std::to_string(cols) + "\n" + std::to_string(s.damp) + "\n" +
+    return s.calib + "\n" + name + "\n" + std::to_string(cols) + "\n" + std::to_string(s.damp) + "\n" + std::to_string(s.act_order) + "\n" +
            std::to_string(ec ? 0 : t.time_since_epoch().count());
 }
 
@@ -168,6 +168,16 @@ int prepare(const std::string& name, int64_t cols, const Settings& s, Prepared* 
             h[i * K + i] = 1;
         }
         mean += h[i * K + i] / static_cast<double>(K);
+    }
+    // act_order: the columns by descending diag(H) (ties in column order), H taken in that order
+    p->perm.resize(static_cast<size_t>(K));
+    for (int64_t i = 0; i < K; ++i) p->perm[i] = static_cast<int32_t>(i);
+    if (s.act_order) {
+        std::stable_sort(p->perm.begin(), p->perm.end(), [&](int32_t a, int32_t b) { return h[a * K + a] > h[b * K + b]; });
+        std::vector<double> hp(static_cast<size_t>(K * K));
+        for (int64_t i = 0; i < K; ++i)
+            for (int64_t j = 0; j < K; ++j) hp[i * K + j] = h[static_cast<int64_t>(p->perm[i]) * K + p->perm[j]];
+        h.swap(hp);
     }
     for (int64_t i = 0; i < K; ++i) h[i * K + i] += s.damp * mean;
     if (!inverse_upper_factor(std::move(h), K, &p->u))
@@ -197,6 +207,7 @@ int encoding(const char* name, int64_t rows, int64_t cols, const char* const* ke
     Settings s;
     if (int rc = settings(keys, vals, n, &s); rc != RAD_OK) return rc;
     if (int rc = affine_encoding(s.bits, s.group, s.zero, s.sdt, rows, cols, out); rc != RAD_OK) return rc;
+    if (s.act_order && rad_encoding_add_perm(out, cols) != RAD_OK) return refuse(RAD_E_ARG, "act_order=1: the encoding has no room for t.perm");
     Gram gr;  // the folder and the weight's entry checked now, before the converter writes anything
     std::string why;
     if (!read_gram(s.calib, name, &gr, &why)) return refuse(RAD_E_ARG, why);
@@ -212,7 +223,8 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     Settings s;
     if (int rc = settings(in->opt_keys, in->opt_vals, in->n_opts, &s); rc != RAD_OK) return rc;
     const int codes = rad_encoding_plane(enc, "codes"), scale = rad_encoding_plane(enc, "scale"), zero = rad_encoding_plane(enc, "zero");
-    if (codes < 0 || scale < 0 || !in->data) return RAD_E_ARG;
+    const int perm = rad_encoding_plane(enc, "t.perm");
+    if (codes < 0 || scale < 0 || !in->data || (perm >= 0) != (s.act_order != 0)) return RAD_E_ARG;
     const int code_dt = enc->planes[codes].dtype, sdt = enc->planes[scale].dtype;
     const int bits = rad_dtype_bits(code_dt);
     const int64_t K = in->cols, group = enc->planes[scale].block_c ? enc->planes[scale].block_c : K;
@@ -222,7 +234,9 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     const uint64_t cp = plane_pitch(enc->planes[codes], in->rows, K), sp = plane_pitch(enc->planes[scale], in->rows, K);
     const uint64_t zp = zero >= 0 ? plane_pitch(enc->planes[zero], in->rows, K) : 0;
     const CodeRange range = code_range(bits, zero >= 0);
-    std::vector<double> w(static_cast<size_t>(K));
+    if (perm >= 0)  // the table is whole in every call (a TABLE plane is not split by rows)
+        for (int64_t j = 0; j < K; ++j) std::memcpy(static_cast<uint8_t*>(planes[perm]) + 4 * j, &p->perm[j], 4);
+    std::vector<double> w(static_cast<size_t>(K));  // the row in stored (processing) order
     std::vector<float> gvals(static_cast<size_t>(group));
     for (int64_t i = 0; i < in->n_rows; ++i) {
         const float* x = in->data + i * K;
@@ -231,7 +245,7 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
         uint8_t* zrow = zero >= 0 ? static_cast<uint8_t*>(planes[zero]) + i * zp : nullptr;
         std::memset(crow, 0, cp);  // sub-byte rows: the padding bits are zero, not left over
         if (zrow) std::memset(zrow, 0, zp);
-        for (int64_t k = 0; k < K; ++k) w[k] = p->dead[k] ? 0.0 : x[k];
+        for (int64_t k = 0; k < K; ++k) w[k] = p->dead[p->perm[k]] ? 0.0 : x[p->perm[k]];
         AffineGroup g;
         for (int64_t j = 0; j < K; ++j) {
             if (j % group == 0) {  // the group's scale from its values as the errors before have left them

@@ -9,11 +9,15 @@
 // they came in rather than as the errors before left them fails "small groups take their scale"
 // (and nothing else: with groups of 64 it costs little, and with H = I nothing moves); dividing
 // the error by U[j][j]^2 instead of U[j][j] fails "gptq beats rtn" and "a column no input
-// reached"; not zeroing a dead column fails "a column no input reached". A factor cached by the
+// reached"; not zeroing a dead column fails "a column no input reached"; act_order writing the
+// identity as its table (the codes still in the permuted order) fails "gptq act_order" (the
+// decoded weight's output error 377 against rtn's 21.7). A factor cached by the
 // folder's path alone (a rewritten folder read as the old one) was found by a probe reusing a path.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -171,7 +175,7 @@ TEST_CASE("gptq refuses what it cannot do, and says which", "[quant][gptq]") {
     CHECK(run(q, w, N, K, {{"calib", dir.str() + "/none"}, {"group", "32"}}).rc == RAD_E_ARG);                          // no index there
     CHECK(run(q, w, N, K, {{"calib", dir.str()}, {"bits", "3"}}).rc == RAD_E_ARG);                     // bits
     CHECK(run(q, w, N, K, {{"calib", dir.str()}, {"damp", "-1"}}).rc == RAD_E_ARG);                    // damp
-    CHECK(run(q, w, N, K, {{"calib", dir.str()}, {"act_order", "1"}}).rc == RAD_E_UNSUPPORTED);        // not served yet
+    CHECK(run(q, w, N, K, {{"calib", dir.str()}, {"act_order", "2"}}).rc == RAD_E_ARG);                // 0 or 1
     CHECK(run(q, w, N, K, {{"calib", dir.str()}, {"group", "48"}}).rc == RAD_E_SHAPE);                 // group does not divide
     CHECK(run(q, qtest::gaussian(N * 32, 0.05f, 1), N, 32, {{"calib", dir.str()}, {"group", "32"}}).rc == RAD_E_SHAPE);  // K differs from the Gram's
     // the folder lacks the weight
@@ -199,4 +203,51 @@ TEST_CASE("gptq: small groups take their scale from the values the errors before
         INFO("output error rtn " << er << ", gptq " << eg << " (" << eg / er << ")");
         CHECK(eg < 0.72 * er);
     }
+}
+
+TEST_CASE("gptq act_order: columns by descending diag(H), stored permuted, decoded back by the table", "[quant][gptq]") {
+    const int64_t N = 32, K = 128, n = 512;
+    TempDir dir("actorder");
+    std::vector<float> x = inputs(n, K, 7);
+    for (int64_t m = 0; m < n; ++m) x[m * K + 3] = 0.0f;  // a dead column goes wherever its diag (1) sorts
+    write_calib(dir.str(), x, n, K);
+    const std::vector<float> w = qtest::gaussian(static_cast<size_t>(N * K), 0.05f, 11);
+    const std::map<std::string, std::string> common{{"bits", "4"}, {"group", "32"}, {"zero", "1"}};
+    std::map<std::string, std::string> plain = common, ordered = common;
+    plain["calib"] = ordered["calib"] = dir.str();
+    ordered["act_order"] = "1";
+    auto r = run(quantizer("rtn"), w, N, K, common);
+    auto g = run(quantizer("gptq"), w, N, K, plain);
+    auto a = run(quantizer("gptq"), w, N, K, ordered);
+    REQUIRE(a.rc == RAD_OK);
+    CHECK(std::string(a.enc.transform) == "perm");
+    const int tp = rad_encoding_plane(&a.enc, "t.perm");
+    REQUIRE(tp >= 0);
+    CHECK(a.enc.planes[tp].kind == RAD_PLANE_TABLE);
+    // the table: a permutation, columns by descending sum of x^2 (diag(H) up to a factor)
+    std::vector<double> energy(static_cast<size_t>(K), 0.0);
+    for (int64_t m = 0; m < n; ++m)
+        for (int64_t k = 0; k < K; ++k) energy[k] += static_cast<double>(x[m * K + k]) * x[m * K + k];
+    std::vector<int32_t> perm(static_cast<size_t>(K));
+    std::memcpy(perm.data(), a.planes[tp].data(), 4 * K);
+    std::vector<int32_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t j = 0; j < K; ++j) CHECK(sorted[j] == j);
+    for (int64_t j = 1; j < K; ++j) {
+        const double e0 = perm[j - 1] == 3 ? 0 : energy[perm[j - 1]], e1 = perm[j] == 3 ? 0 : energy[perm[j]];
+        if (perm[j - 1] != 3 && perm[j] != 3) CHECK(e0 >= e1);
+    }
+    // decoded through the table: the dead column is 0 where it belongs, and the layer's output
+    // error is below rtn's (and, here, where the ten-times columns lead, below plain gptq's)
+    const std::vector<float> d = decode(a, N, K);
+    for (int64_t row = 0; row < N; ++row) CHECK(d[row * K + 3] == 0.0f);
+    const double er = output_error(x, n, w, decode(r, N, K), N, K), eg = output_error(x, n, w, decode(g, N, K), N, K),
+                 ea = output_error(x, n, w, d, N, K);
+    INFO("output error rtn " << er << ", gptq " << eg << ", gptq act_order " << ea);
+    CHECK(ea < 0.8 * er);
+    CHECK(ea < eg);
+    // row blocks: the same bytes, the table written whole by each
+    auto blocks = run(quantizer("gptq"), w, N, K, ordered, 7);
+    REQUIRE(blocks.rc == RAD_OK);
+    CHECK(blocks.planes == a.planes);
 }
