@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
         std::cerr << "rad-convert: " << e.what() << "\n";
         return 2;
     }
+    if (calib.tokens > 0 && calib.text.empty()) {
+        std::cerr << "rad-convert: --calib-tokens needs --calib TEXT (the text the model is run over)\n";
+        return 2;
+    }
     if (o.src.empty() || (o.out.empty() && !o.plan_only)) {
         std::cerr << "usage: rad-convert SRC -o OUT.rad [--recipe PRESET|FILE] [--quant DESCRIPTOR] [--plan-only] [-v]\n";
         return 2;
