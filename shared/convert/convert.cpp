@@ -359,13 +359,15 @@ std::string shape_refusal(const RecipeRule& r, int64_t cols) {
 // can only go to such a quantiser.
 std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const Recipe& rc,
                                               const std::vector<std::pair<std::string, std::vector<int64_t>>>& weights,
-                                              const std::map<std::string, WeightSources>& sources, const std::string& checkpoint) {
+                                              const std::map<std::string, WeightSources>& sources, const std::string& checkpoint,
+                                              const std::string& calib_dir) {
     std::vector<std::string> errors;
     const std::map<int, const RadQuantizerInfo*> lines = check_lines(reg, rc, &errors);
     std::map<std::string, WeightPlan> plans;
     std::set<int> used_lines;
     std::map<int, std::vector<std::string>> refused;  // line -> the weights whose shape it cannot encode
     std::map<int, std::string> refused_why, bad_values;
+    std::set<int> uncalibrated;  // lines whose quantiser needs calib=DIR and got none
     for (auto& [name, shape] : weights) {
         const RecipeRule* r = match(rc, name);
         if (!r) {
@@ -394,6 +396,19 @@ std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const R
         if (reads_checkpoint && !given("checkpoint")) p.keys.push_back("checkpoint"), p.vals.push_back(checkpoint);
         if (reads_checkpoint && !given("tensors") && src != sources.end())
             p.keys.push_back("tensors"), p.vals.push_back(join(src->second.names, ","));
+        // A calibrated quantiser (an option `calib`, libquant's gptq) gets the folder rad-convert's
+        // calibration run wrote (--calib TEXT), unless the line names one.
+        if (has_option("calib") && !given("calib")) {
+            if (calib_dir.empty()) {  // said once a line, naming its first weight
+                if (uncalibrated.insert(r->line).second)
+                    errors.push_back(rc.origin + " line " + std::to_string(r->line) + " (" + r->text + "): quantiser '" + p.q->name +
+                                     "' needs calibration data (for weight '" + name +
+                                     "' and any other it matches): give rad-convert --calib TEXT (a text file the model is run "
+                                     "over) or calib=DIR on the line");
+                continue;
+            }
+            p.keys.push_back("calib"), p.vals.push_back(calib_dir);
+        }
         if (!reads_checkpoint && src != sources.end() && !src->second.quantised.empty()) {
             errors.push_back(rc.origin + " line " + std::to_string(r->line) + " (" + r->text + "): weight '" + name +
                              "' is stored quantised in the checkpoint (" + src->second.quantised + "), which quantiser '" + p.q->name +
@@ -414,7 +429,7 @@ std::map<std::string, WeightPlan> plan_recipe(const core::Registry& reg, const R
             for (int i = 0; i < p.q->n_options; ++i)
                 docs.push_back(std::string(p.q->options[i].key) + " (default " + p.q->options[i].deflt + "): " + p.q->options[i].doc);
             bad_values.try_emplace(r->line, "quantiser '" + std::string(p.q->name) + "' refuses the values " + options_str(*r) + " (" +
-                                                join(docs, "; ") + ")");
+                                                join(docs, "; ") + "; its own message above, if any, says why)");
         } else {
             plans[name] = std::move(p);
         }
@@ -452,6 +467,19 @@ struct PartialFile {
 };
 
 }  // namespace
+
+bool needs_calibration(const core::Registry& reg, const std::string& recipe) {
+    if (recipe.empty()) return false;
+    const Recipe rc = load_recipe(recipe);
+    for (const RecipeRule& r : rc.rules) {
+        const RadQuantizerInfo* q = reg.quantizer(r.quantizer);
+        bool has = false, given = false;
+        for (int i = 0; q && i < q->n_options; ++i) has = has || std::string(q->options[i].key) == "calib";
+        for (auto& [k, v] : r.options) given = given || k == "calib";
+        if (has && !given) return true;
+    }
+    return false;
+}
 
 void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream& log) {
     const fs::path src(opts.src);
@@ -543,7 +571,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
         if (opts.recipe.empty() && !gguf)
             log << "note: " << recipe->origin << " names quant_method " << cfg["quantization_config"].value("quant_method", std::string())
                 << ": the weights are imported as stored (recipe `* import`)\n";
-        plans = plan_recipe(reg, *recipe, stored, sources, opts.src);
+        plans = plan_recipe(reg, *recipe, stored, sources, opts.src, opts.calib_dir);
         quant = opts.quant ? *opts.quant : derive_quant(plans);
         arch = &reg.arch(arch_id, quant);  // the exact pair, or a refusal naming it and the known ones
         d.encoding = [&](const std::string& s, const std::vector<engine::NameMapEntry>&) -> std::optional<RadEncoding> {

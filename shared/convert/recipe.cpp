@@ -13,7 +13,8 @@ namespace {
 // Each preset keeps the embeddings (gathers, read a row a token: the tokens' and, in GPT-2, the
 // positions') and every norm and bias in bf16, as the brief for the presets has it, and quantises
 // the matrices. int4 keeps an untied head at int8: the logits are the most sensitive product
-// (llama.cpp's Q4_K_M keeps it at Q6_K).
+// (llama.cpp's Q4_K_M keeps it at Q6_K). int4-gptq is int4 with GPTQ's codes (the same planes, so
+// the same plugin serves it); it needs rad-convert --calib TEXT.
 const std::pair<const char*, const char*> kPresets[] = {
     {"int8",
      "# preset int8: round-to-nearest int8 matrices, an f16 scale per 128 columns\n"
@@ -32,6 +33,13 @@ const std::pair<const char*, const char*> kPresets[] = {
      "{token,position}_embd.weight  cast  dtype=bf16\n"
      "*{norm,bias}*                 cast  dtype=bf16\n"
      "*                             fp8   block=0\n"},
+    {"int4-gptq",
+     "# preset int4-gptq: int4's encoding (zero point, an f16 scale per 128 columns), its codes chosen by\n"
+     "# GPTQ from the model's own activations on rad-convert --calib TEXT; an untied head at int8 (rtn)\n"
+     "{token,position}_embd.weight  cast  dtype=bf16\n"
+     "*{norm,bias}*                 cast  dtype=bf16\n"
+     "output.weight                 rtn   bits=8 group=128\n"
+     "*                             gptq  bits=4 group=128 zero=1\n"},
 };
 
 std::string trim(const std::string& s) {

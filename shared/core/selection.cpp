@@ -92,6 +92,10 @@ Resolution resolve(const Registry& reg, const Geometry& g, const SelectOptions& 
         res.error = "op '" + g.op + "' is declared by no loaded kernel library";
         return res;
     }
+    if (opt.refused_ops.count(g.op)) {
+        res.error = "op '" + g.op + "' is refused by this plan (the calibration tap needs its projections unfused)";
+        return res;
+    }
     // The geometry must speak the schema: every required parameter present, nothing unknown.
     for (int i = 0; i < schema->n_params; ++i) {
         const RadParamSpec& ps = schema->params[i];

@@ -49,6 +49,13 @@ Engine::Impl::~Impl() {
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
 Engine::~Engine() {
     if (!impl_) return;
+    if (impl_->calib && !impl_->calib->done() && impl_->calib->any()) {  // a serve run that ended before the limit
+        try {
+            impl_->calib->finish();
+        } catch (const std::exception& e) {
+            log::error(e.what());
+        }
+    }
     for (auto& op : impl_->ops)
         for (auto& b : op.bands)
             if (b.instance && b.row && b.row->info->fini) b.row->info->fini(b.instance);
@@ -89,7 +96,29 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     d.ctx.act_dtype = RAD_F32;
     d.select = opts.select;
     d.select.facts[RAD_FACT_WORLD] = opts.world_size;
+    std::string calib_dir = opts.calib_dir;
+    int64_t calib_limit = opts.calib_tokens;
+    if (const char* p = std::getenv("RADIANCE_CALIB_DIR"); calib_dir.empty() && p && *p) calib_dir = p;
+    if (!calib_dir.empty()) {
+        if (const char* p = std::getenv("RADIANCE_CALIB_TOKENS"); calib_limit <= 0 && p && *p) {
+            char* end = nullptr;
+            calib_limit = std::strtoll(p, &end, 10);
+            if (*end || calib_limit <= 0) throw Error(std::string("RADIANCE_CALIB_TOKENS=") + p + " is not a positive number of tokens");
+        }
+        if (calib_limit <= 0) calib_limit = 65536;
+        if (opts.world_size != 1)
+            throw Error("the calibration tap (RADIANCE_CALIB_DIR " + calib_dir + ") runs on one rank; this plan has " +
+                        std::to_string(opts.world_size));
+        // the fusions that norm a projection's input inside the op: their unfused chains instead
+        d.select.refused_ops.insert({"rms_norm_gemm", "rms_norm_gemm_swiglu"});
+    }
     m.plan_device(reg);
+    if (!calib_dir.empty()) {
+        if (m.dev)
+            throw Error("the calibration tap (RADIANCE_CALIB_DIR " + calib_dir + ") reads activations on the host, and this plan runs on " +
+                        m.dev->name + ": run it with --placement host");
+        m.calib = std::make_unique<CalibTap>(calib_dir, calib_limit);
+    }
     if (m.dev) {
         d.select.domains = {RAD_DOMAIN_DEVICE};
         d.select.facts[RAD_FACT_GPU] = 1;
@@ -184,6 +213,10 @@ uint64_t Engine::weight_bytes() const { return impl_->weight_total; }
 std::string Engine::placement() const {
     if (!impl_->dev) return "host";
     return std::string(impl_->dev->runtime) + " " + impl_->dev->name;
+}
+
+void Engine::finish_calibration() {
+    if (impl_->calib) impl_->calib->finish();
 }
 
 std::string Engine::selection_report() const {

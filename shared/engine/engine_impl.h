@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "calib_tap.h"
 #include "radiance/engine/engine.h"
 #include "radiance/engine/model_meta.h"
 
@@ -173,6 +174,9 @@ struct Engine::Impl {
     // (the outputs are wrong): what an op costs inside a recorded decode step, launch gaps included,
     // which no per-kernel profile shows
     std::set<std::string> skip_ops;
+    // The calibration tap (EngineOptions::calib_dir), or null
+    std::unique_ptr<CalibTap> calib;
+    void calib_tap(const OpDecl& d, const RadOperandRef* opds, int n_opds, const RadTensor* tensors);  // engine_issue.cpp
     ~Impl();  // engine.cpp
     // step state
     const RadBatch* batch = nullptr;

@@ -20,7 +20,17 @@ using detail::elem_bytes;
 
 namespace {
 
+// The ops whose operand 0 is the input rows of the weight at operand 1 (docs/OPS.md): what the
+// calibration tap sums. rms_norm_gemm and rms_norm_gemm_swiglu norm their input first, so a
+// calibrating plan refuses them (engine.cpp); moe_mlp's experts read rows it gathers itself.
+bool projection_op(const std::string& op) { return op == "gemm" || op == "gemm_q" || op == "gemm_swiglu" || op == "gemm_add"; }
+
 }  // namespace
+
+void Engine::Impl::calib_tap(const OpDecl& d, const RadOperandRef* opds, int n_opds, const RadTensor* tensors) {
+    if (n_opds < 2 || !projection_op(d.geom.op) || opds[1].kind != RAD_OPND_WEIGHT) return calib->other_op();
+    calib->record(decl.weights[static_cast<size_t>(opds[1].handle)].stored_name(), tensors[0]);
+}
 
 bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string* why) {
     std::memset(t, 0, sizeof *t);
@@ -108,6 +118,13 @@ int Engine::Impl::issue(rad_op op, const RadOperandRef* opds, int n_opds, int64_
     for (int i = 0; i < n_opds; ++i) {
         std::string why;
         if (!make_tensor(opds[i], &tensors[i], &why)) return fail(where + " operand " + std::to_string(i) + ": " + why, RAD_E_ARG);
+    }
+    if (calib && !calib->done()) {  // before the launch: x as the weight reads it
+        try {
+            calib_tap(d, opds, n_opds, tensors);
+        } catch (const std::exception& e) {
+            return fail(where + ": " + e.what(), RAD_E_INTERNAL);
+        }
     }
     RadParam params[48];
     size_t np = 0;

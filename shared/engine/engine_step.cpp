@@ -155,6 +155,7 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     if (!m.dev) {
         m.arch->step(&ctx, &b);
         if (!m.step_error.empty()) throw Error("step failed: " + m.step_error);
+        if (m.calib) m.calib->end_step(static_cast<int64_t>(in.tokens.size()));
         const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
         logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
         if (b.n_hidden > 0) {  // the pooled buffer's rows, widened to f32 (the activation dtype)

@@ -4,6 +4,9 @@
 // real models (Qwen2.5-0.5B: 896 / 4864 / vocab 151936; 2048; 4096), every weight dtype, bias,
 // pitched views, and odd sizes that leave tails in every vector width and tile and cross the K
 // blocks (256, 512), w slices (288 rows) and m groups (512 rows) of the prefill kernels.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
 #include <string>
 
 #include "cases.h"
@@ -28,16 +31,17 @@ void gemm(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int w
 // gemm_q (docs/OPS.md): random codes of qtype (fp8 without its NaN codes), scales of sdt per
 // group_rows x group block, a zero point for the unsigned codes (and for signed ones when asked:
 // the encoding allows it though rtn never writes it). kquant: a GGUF K-quant's form instead, no
-// zero point and a min of the scale's dtype and grouping (operand 6, after y).
+// zero point and a min of the scale's dtype and grouping (operand 6, after y). perm: GPTQ
+// act-order's table (operand 7), a random permutation of the columns.
 void gemm_q(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int qt, int sdt, int64_t group, int64_t group_rows,
-            bool bias, int64_t x_pad = 0, int64_t y_pad = 0, bool signed_zero = false, bool kquant = false) {
+            bool bias, int64_t x_pad = 0, int64_t y_pad = 0, bool signed_zero = false, bool kquant = false, bool perm = false) {
     const bool zero = kquant ? signed_zero : qt == RAD_U8 || qt == RAD_U4 || signed_zero;
     const int64_t sr = (N + group_rows - 1) / group_rows, sc = (K + group - 1) / group;
     Case c;
     c.op = "gemm_q";
     c.label = "gemm_q M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + rad_dtype_name(qt) + " " +
               std::to_string(group_rows) + "x" + std::to_string(group) + " s=" + rad_dtype_name(sdt) + (zero ? " +zero" : "") + (kquant ? " +min" : "") +
-              (bias ? " +bias" : "") + (x_pad || y_pad ? " pitch+" + std::to_string(x_pad) + "/" + std::to_string(y_pad) : "");
+              (perm ? " +perm" : "") + (bias ? " +bias" : "") + (x_pad || y_pad ? " pitch+" + std::to_string(x_pad) + "/" + std::to_string(y_pad) : "");
     c.params = {{"M", pint(M)},       {"N", pint(N)},
                 {"K", pint(K)},       {"qtype", pstr(rad_dtype_name(qt))},
                 {"group", pint(group)}, {"group_rows", pint(group_rows)},
@@ -62,6 +66,13 @@ void gemm_q(Gen& g, std::vector<Case>& out, int64_t M, int64_t N, int64_t K, int
     c.opds.push_back(bias ? g.vector(RAD_BF16, N) : absent());
     c.opds.push_back(as_output(g.rows(M, N, y_pad)));
     if (kquant) c.opds.push_back(g.weight(sdt, sr, sc, 0.005f, 0.2f));  // about 8 steps of the scale: Q4_K's
+    if (perm) {
+        if (!kquant) c.opds.push_back(absent());
+        std::vector<int32_t> p(static_cast<size_t>(K));
+        std::iota(p.begin(), p.end(), 0);
+        std::shuffle(p.begin(), p.end(), g.rng());
+        c.opds.push_back(i32(p));
+    }
     c.tol = kDot;
     out.push_back(std::move(c));
 }
@@ -133,6 +144,18 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
     }
     gemm_q(g, out, 17, 256, 512, RAD_U4, RAD_F32, 32, 1, true, 13, 7, false, true);  // pitched views
     gemm_q(g, out, 2, 96, 256, RAD_I8, RAD_F16, 16, 1, false, 0, 0, true, true);  // a zero point and a min
+    // GPTQ act-order imports (the perm operand: x gathered by a random permutation), u4 with a
+    // zero point and i4 (sym), through decode, the row walk and packed; with a min and pitched
+    for (int64_t M : {1, 5, 9, 30}) {
+        gemm_q(g, out, M, 896, 896, RAD_U4, RAD_F16, 128, 1, M == 5, 0, 0, false, false, true);
+        gemm_q(g, out, M, 4864, 896, RAD_I4, RAD_F16, 128, 1, false, 0, 0, false, false, true);
+    }
+    gemm_q(g, out, 17, 256, 512, RAD_U4, RAD_F32, 32, 1, true, 13, 7, false, true, true);
+    // a table value outside [0, K): both libraries refuse the launch, neither reads outside x
+    gemm_q(g, out, 3, 64, 256, RAD_U4, RAD_F16, 128, 1, false, 0, 0, false, false, true);
+    std::memcpy(out.back().opds.back().bytes.data(), "\xff\xff\xff\x7f", 4);
+    out.back().label += " (out of range)";
+    out.back().expect = RAD_E_ARG;
 }
 
 }  // namespace avxcheck

@@ -126,8 +126,10 @@ void gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<i
 // gemm_q on the layer's projections in the forms rad-convert's quantisers write: int8 codes with
 // an f16 scale per 128 columns, int4 with a zero point (u4) and without (i4, groups of 32), fp8
 // per output channel and in 128 x 128 blocks, and the GGUF K-quants' imports (Q4_K: u4 with an
-// f32 scale and min per 32, the min operand 6; Q5_K: u8 so; Q6_K: i8 with an f32 scale per 16). Codes are random bytes (fp8 without its NaN codes),
-// scales around 1 / (sqrt(K) * the codes' spread), so the products are of a layer's size.
+// f32 scale and min per 32, the min operand 6; Q5_K: u8 so; Q6_K: i8 with an f32 scale per 16), and
+// GPTQ act-order's (u4 with a zero point and a random column order, the perm operand 7). Codes are
+// random bytes (fp8 without its NaN codes), scales around 1 / (sqrt(K) * the codes' spread), so
+// the products are of a layer's size.
 void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std::vector<int64_t>& ms) {
     struct Form {
         const char* name;
@@ -136,6 +138,7 @@ void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std
         bool zero;
         float spread;  // the codes' typical magnitude
         bool min = false;
+        bool perm = false;  // GPTQ act-order: a t.perm table (operand 7), x gathered by it
     };
     const Form forms[] = {{"i8 g128", RAD_I8, RAD_F16, 128, 1, false, 70},
                           {"u4 zero g128", RAD_U4, RAD_F16, 128, 1, true, 4},
@@ -144,7 +147,8 @@ void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std
                           {"fp8 128x128", RAD_FP8_E4M3, RAD_F32, 128, 128, false, 100},
                           {"u4 min g32 (Q4_K)", RAD_U4, RAD_F32, 32, 1, false, 8, true},
                           {"u8 min g32 (Q5_K)", RAD_U8, RAD_F32, 32, 1, false, 16, true},
-                          {"i8 g16 (Q6_K)", RAD_I8, RAD_F32, 16, 1, false, 70}};
+                          {"i8 g16 (Q6_K)", RAD_I8, RAD_F32, 16, 1, false, 70},
+                          {"u4 zero g128 act-order (perm)", RAD_U4, RAD_F16, 128, 1, true, 4, false, true}};
     const std::vector<std::pair<int64_t, int64_t>> nk = {
         {(d.heads + 2 * d.kv_heads) * d.head_dim, d.hidden}, {d.hidden, d.heads * d.head_dim}, {2 * d.ff, d.hidden}, {d.hidden, d.ff}};
     std::uniform_int_distribution<int> byte(0, 255);
@@ -173,6 +177,15 @@ void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std
                 opds.push_back(f32(f, {M, N}, true));
                 // a min about half the codes' range of steps: the unsigned codes centred, as Q4_K's are
                 if (fm.min) opds.push_back(wgt(f, fm.sdt, {sr, sc}, 0.5f / std::sqrt(static_cast<float>(K))));
+                if (fm.perm) {  // a random permutation of the columns, as act-order's Hessian order is
+                    if (!fm.min) opds.push_back(Operand{});
+                    std::vector<int32_t> perm(static_cast<size_t>(K));
+                    for (int64_t k = 0; k < K; ++k) perm[static_cast<size_t>(k)] = static_cast<int32_t>(k);
+                    std::shuffle(perm.begin(), perm.end(), f.rng);
+                    Operand table{RAD_I32, {K}, false, std::vector<uint8_t>(static_cast<size_t>(K) * 4)};
+                    std::memcpy(table.init.data(), perm.data(), table.init.size());
+                    opds.push_back(std::move(table));
+                }
                 Case c = make_case("gemm_q", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " " + fm.name,
                                    {pi("M", M), pi("N", N), pi("K", K), ps("qtype", rad_dtype_name(fm.qt)), pi("group", g),
                                     pi("group_rows", gr), ps("sdtype", rad_dtype_name(fm.sdt))},

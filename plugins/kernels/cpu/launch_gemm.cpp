@@ -85,6 +85,31 @@ int read_gemm_q(const RadArgs* a, GemmArgs* g, QuantW* q) {
     return RAD_OK;
 }
 
+// gemm_q's operand 7, `perm` (GPTQ act-order: stored column j is the weight's column perm[j]):
+// x gathered into `buf` (x'[m][j] = x[m][perm[j]]), which then stands for x, so every kernel sums
+// the stored columns in order as it does without one. A value outside [0, K) is refused here, so
+// nothing reads outside x (the engine checked at load that the table is a permutation).
+int gather_perm(const RadArgs* a, GemmArgs* g, std::vector<float>* buf) {
+    static thread_local std::vector<int32_t> perm_buf;
+    const RadTensor* perm = rad_arg_in(a, 7);
+    if (!perm) return RAD_OK;
+    if (perm->dtype != RAD_I32) return RAD_E_DTYPE;
+    if (rad_tensor_elems(perm) != g->K || perm->rank > 2 || (perm->rank == 2 && perm->shape[0] != 1)) return RAD_E_SHAPE;
+    std::vector<int32_t>& p = perm_buf;  // copied: the table lies in a mapping, maybe not 4-byte aligned
+    p.resize(static_cast<size_t>(g->K));
+    std::memcpy(p.data(), perm->data, p.size() * sizeof(int32_t));
+    for (int64_t j = 0; j < g->K; ++j)
+        if (p[j] < 0 || p[j] >= g->K) return RAD_E_ARG;
+    buf->resize(static_cast<size_t>(g->M * g->K));
+    for (int64_t m = 0; m < g->M; ++m) {
+        const float* xr = g->x.row(m);
+        float* o = buf->data() + m * g->K;
+        for (int64_t j = 0; j < g->K; ++j) o[j] = xr[p[j]];
+    }
+    g->x = RowsIn{reinterpret_cast<const char*>(buf->data()), static_cast<int64_t>(g->K * sizeof(float))};
+    return RAD_OK;
+}
+
 // K = 0: the sums are empty, y is the bias.
 void empty_sum(const GemmArgs& g) {
     for (int64_t m = 0; m < g.M; ++m)
@@ -195,11 +220,14 @@ int launch(const RadArgs* a, bool decode) {
 }
 
 // gemm_q: the decode kernel up to kRowWalkRows rows, the packed kernel past them (no AMX and no
-// bf16 dots: the products are the dequantised weight's f32 ones).
+// bf16 dots: the products are the dequantised weight's f32 ones), over x gathered by perm when
+// the weight has one.
 int launch_q(const RadArgs* a, bool decode) {
     GemmArgs g;
     QuantW q;
     if (int rc = read_gemm_q(a, &g, &q); rc != RAD_OK) return rc;
+    static thread_local std::vector<float> gathered;
+    if (int rc = gather_perm(a, &g, &gathered); rc != RAD_OK) return rc;
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
     if (decode || g.M <= kRowWalkRows)

@@ -29,14 +29,14 @@ float round_even(float v) {
 }  // namespace quant
 
 namespace {
-const RadQuantizerInfo* const kAll[] = {&quant::kRtn, &quant::kFp8, &quant::kCast, &quant::kGgml, &quant::kImport};
+const RadQuantizerInfo* const kAll[] = {&quant::kRtn, &quant::kFp8, &quant::kCast, &quant::kGptq, &quant::kGgml, &quant::kImport};
 }
 
 RAD_PLUGIN_ABI_VERSION_EXPORT
 RAD_PLUGIN_ABI_LAYOUT_EXPORT
 extern "C" {
 RAD_EXPORT const RadPluginInfo* rad_plugin_info(void) {
-    static const RadPluginInfo info = {RAD_PLUGIN_QUANT, "libquant", "0.1", "round-to-nearest int8/int4, fp8 e4m3, float casts, GGUF and Hugging Face quantised imports", ""};
+    static const RadPluginInfo info = {RAD_PLUGIN_QUANT, "libquant", "0.1", "round-to-nearest and GPTQ int8/int4, fp8 e4m3, float casts, GGUF and Hugging Face quantised imports", ""};
     return &info;
 }
 RAD_EXPORT int rad_quant_count(void) { return static_cast<int>(sizeof kAll / sizeof kAll[0]); }

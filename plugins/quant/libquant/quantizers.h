@@ -8,6 +8,7 @@
 namespace quant {
 
 extern const RadQuantizerInfo kRtn;
+extern const RadQuantizerInfo kGptq;
 extern const RadQuantizerInfo kFp8;
 extern const RadQuantizerInfo kCast;
 extern const RadQuantizerInfo kGgml;

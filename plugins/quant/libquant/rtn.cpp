@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "affine.h"
 #include "options.h"
 #include "quantizers.h"
 
@@ -31,47 +32,11 @@ constexpr int kNOptions = sizeof kOptions / sizeof kOptions[0];
 int encoding(const char*, int64_t rows, int64_t cols, const char* const* keys, const char* const* vals, int n, RadEncoding* out) {
     const Options o(kOptions, kNOptions, keys, vals, n);
     int64_t bits = 0, group = 0, zero = 0;
-    const int sdt = float_dtype(o.text("scale"));
     if (!o.known() || !o.integer("bits", &bits) || !o.integer("group", &group) || !o.integer("zero", &zero)) return RAD_E_ARG;
-    if ((bits != 8 && bits != 4) || group < 0 || (zero != 0 && zero != 1) || sdt == RAD_DT_NONE) return RAD_E_ARG;
-    if (rows < 0 || cols <= 0 || (group > 0 && cols % group != 0)) return RAD_E_SHAPE;
-    const int code_dt = zero ? (bits == 8 ? RAD_U8 : RAD_U4) : (bits == 8 ? RAD_I8 : RAD_I4);
-    RadEncoding e = rad_encoding_affine(code_dt);
-    rad_encoding_add_tiled(&e, "scale", sdt, 1, group);
-    if (zero) rad_encoding_add_tiled(&e, "zero", code_dt, 1, group);
-    *out = e;
-    return RAD_OK;
+    return affine_encoding(bits, group, zero, float_dtype(o.text("scale")), rows, cols, out);
 }
 
 int64_t row_block(const RadEncoding*, int64_t, int64_t cols) { return rows_per_block(cols, 1); }
-
-// One group of one row: codes (bits of code_dt) and its scale (and zero point).
-struct Group {
-    float scale = 0.0f;
-    int32_t zero = 0;
-};
-
-Group symmetric(const float* x, int64_t n, int bits, int sdt) {
-    float m = 0.0f;  // the value of largest magnitude (the first such)
-    for (int64_t k = 0; k < n; ++k)
-        if (std::fabs(x[k]) > std::fabs(m)) m = x[k];
-    Group g;
-    g.scale = round_to(sdt, m / -static_cast<float>(1 << (bits - 1)));
-    return g;
-}
-
-Group with_zero(const float* x, int64_t n, int bits, int sdt) {
-    float lo = 0.0f, hi = 0.0f;  // the range, widened to hold 0
-    for (int64_t k = 0; k < n; ++k) {
-        lo = std::min(lo, x[k]);
-        hi = std::max(hi, x[k]);
-    }
-    const float qmax = static_cast<float>((1 << bits) - 1);
-    Group g;
-    g.scale = round_to(sdt, (hi - lo) / qmax);
-    if (g.scale > 0.0f) g.zero = static_cast<int32_t>(std::clamp(round_even(-lo / g.scale), 0.0f, qmax));
-    return g;
-}
 
 int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* planes) {
     const int codes = rad_encoding_plane(enc, "codes"), scale = rad_encoding_plane(enc, "scale"), zero = rad_encoding_plane(enc, "zero");
@@ -82,8 +47,7 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     if (cols % group != 0) return RAD_E_SHAPE;
     const uint64_t cp = plane_pitch(enc->planes[codes], in->rows, cols), sp = plane_pitch(enc->planes[scale], in->rows, cols);
     const uint64_t zp = zero >= 0 ? plane_pitch(enc->planes[zero], in->rows, cols) : 0;
-    const float lo = zero >= 0 ? 0.0f : -static_cast<float>(1 << (bits - 1));
-    const float hi = zero >= 0 ? static_cast<float>((1 << bits) - 1) : static_cast<float>((1 << (bits - 1)) - 1);
+    const CodeRange range = code_range(bits, zero >= 0);
     for (int64_t i = 0; i < in->n_rows; ++i) {
         const float* x = in->data + i * cols;
         auto* crow = static_cast<uint8_t*>(planes[codes]) + i * cp;
@@ -92,15 +56,11 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
         std::memset(crow, 0, cp);  // sub-byte rows: the padding bits are zero, not left over
         if (zrow) std::memset(zrow, 0, zp);
         for (int64_t g0 = 0; g0 < cols; g0 += group) {
-            const Group g = zrow ? with_zero(x + g0, group, bits, sdt) : symmetric(x + g0, group, bits, sdt);
+            const AffineGroup g = affine_group(x + g0, group, bits, sdt, zrow != nullptr);
             rad_store_f32(sdt, srow, g0 / group, g.scale);
             if (zrow) rad_plane_store_bits(code_dt, zrow, g0 / group, static_cast<uint32_t>(g.zero));
-            for (int64_t k = g0; k < g0 + group; ++k) {
-                float q = g.scale != 0.0f ? round_even(x[k] / g.scale) : 0.0f;
-                if (q != q) q = 0.0f;  // (the converter refuses non-finite weights; no UB if one slips through)
-                q = std::clamp(q + static_cast<float>(g.zero), lo, hi);
-                rad_plane_store_bits(code_dt, crow, k, static_cast<uint32_t>(static_cast<int32_t>(q)));
-            }
+            for (int64_t k = g0; k < g0 + group; ++k)
+                rad_plane_store_bits(code_dt, crow, k, static_cast<uint32_t>(static_cast<int32_t>(affine_code(x[k], g, range))));
         }
     }
     return RAD_OK;

@@ -7,10 +7,14 @@
  *            q = q - zero                                "zero" TILED, optional
  *            v = q * scale * scale.1 * ...               every scale level, in level order
  *            v = v - min * min.1 * ...                   optional
+ *   perm:    w[perm[j]] = v[j]                           transform "perm", a TABLE "t.perm" (i32,
+ *                                                        1 x cols): stored column j is the weight's
+ *                                                        column perm[j] (GPTQ act-order)
  *
  * Each step rounds to f32 in that order (no FMA: the products are separate statements), so every
- * reader decodes to the same bits. A scheme of a quantiser's own (grids, signs, transforms) is
- * that quantiser's `decode` hook's business: rad_decode_rows answers RAD_E_UNSUPPORTED.
+ * reader decodes to the same bits; the permutation only moves values. A scheme or transform of a
+ * quantiser's own (grids, signs, rotations) is that quantiser's `decode` hook's business:
+ * rad_decode_rows answers RAD_E_UNSUPPORTED.
  *
  * Also here: element access to a plane of any dtype (sub-byte ones are a bit stream along the
  * row, lowest bits first, every row starting on a byte) and OCP fp8 conversions. */
@@ -19,6 +23,8 @@
 #define RADIANCE_RAD_DECODE_H
 
 #include "rad_plugin.h"
+
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -157,6 +163,22 @@ static inline int rad_encoding_add_tiled(RadEncoding* e, const char* role, int d
     return RAD_OK;
 }
 
+/* Gives an encoding the perm transform: its table "t.perm", i32 [1 x cols] (rad_perm_plane's
+ * form); RAD_E_ARG when the encoding is full or already has a transform. */
+static inline int rad_encoding_add_perm(RadEncoding* e, int64_t cols) {
+    RadPlaneDesc* p;
+    if (e->n_planes < 0 || e->n_planes >= RAD_MAX_PLANES || e->transform[0] != 0) return RAD_E_ARG;
+    strncpy(e->transform, "perm", RAD_ENC_NAME - 1);
+    p = &e->planes[e->n_planes++];
+    memset(p, 0, sizeof *p);
+    strncpy(p->role, "t.perm", RAD_ENC_NAME - 1);
+    p->kind = RAD_PLANE_TABLE;
+    p->dtype = RAD_I32;
+    p->rows = 1;
+    p->cols = cols;
+    return RAD_OK;
+}
+
 /* The affine encoding's start: codes of `code_dtype`, one a value; add "zero", "scale", ... */
 static inline RadEncoding rad_encoding_affine(int code_dtype) {
     RadEncoding e;
@@ -178,13 +200,47 @@ static inline int rad_role_level(const char* role, const char* base) {
     return -1;
 }
 
+/* ---- the perm transform ------------------------------------------------------------------ */
+
+/* Value j of a t.perm table (little-endian i32, read from any address: the table lies in a mapping). */
+static inline int32_t rad_perm_at(const void* perm, int64_t j) {
+    int32_t v;
+    memcpy(&v, (const uint8_t*)perm + 4 * j, 4);
+    return v;
+}
+
+/* Whether a t.perm table of n values holds each of 0..n-1 exactly once (a column read twice and
+ * another never would decode, and gemm_q would compute, a different weight): RAD_OK,
+ * RAD_E_FORMAT, or RAD_E_NOMEM. */
+static inline int rad_perm_check(const void* perm, int64_t n) {
+    uint8_t* seen;
+    int64_t j;
+    int rc = RAD_OK;
+    if (n < 0) return RAD_E_FORMAT;
+    seen = (uint8_t*)calloc((size_t)(n / 8 + 1), 1);
+    if (!seen) return RAD_E_NOMEM;
+    for (j = 0; j < n && rc == RAD_OK; ++j) {
+        const int32_t p = rad_perm_at(perm, j);
+        if (p < 0 || p >= n || (seen[p >> 3] >> (p & 7)) & 1)
+            rc = RAD_E_FORMAT;
+        else
+            seen[p >> 3] |= (uint8_t)(1u << (p & 7));
+    }
+    free(seen);
+    return rc;
+}
+
+/* ---- rows -------------------------------------------------------------------------------- */
+
 /* Decodes rows [r0, r0 + n_rows) of a [rows x cols] weight stored in `enc` into out
- * (n_rows * cols f32, row-major). planes[k] is plane k's first byte (row 0 of the whole plane).
- * RAD_OK; RAD_E_UNSUPPORTED for a scheme, transform or role the core does not decode (a
- * quantiser's own: its decode hook's); RAD_E_FORMAT for a malformed encoding. */
+ * (n_rows * cols f32, row-major). planes[k] is plane k's first byte (row 0 of the whole plane;
+ * a table whole). Under the perm transform each row is scattered, out[perm[j]] = v[j], once the
+ * table is checked (rad_perm_check). RAD_OK; RAD_E_UNSUPPORTED for a scheme, transform or role
+ * the core does not decode (a quantiser's own: its decode hook's); RAD_E_FORMAT for a malformed
+ * encoding or permutation. */
 static inline int rad_decode_rows(const RadEncoding* enc, int64_t rows, int64_t cols, int64_t r0, int64_t n_rows, const void* const* planes,
                                   float* out) {
-    int level;
+    int level, perm = -1, rc;
     int codes = -1, zero = -1, scale[8], mins[8];
     int64_t prows[RAD_MAX_PLANES], pcols[RAD_MAX_PLANES], br[RAD_MAX_PLANES], bc[RAD_MAX_PLANES];
     uint64_t pitch[RAD_MAX_PLANES];
@@ -192,13 +248,18 @@ static inline int rad_decode_rows(const RadEncoding* enc, int64_t rows, int64_t 
     int64_t i, j;
     const int plain = strncmp(enc->scheme, "plain", RAD_ENC_NAME) == 0;
     if (!plain && strncmp(enc->scheme, "affine", RAD_ENC_NAME) != 0) return RAD_E_UNSUPPORTED;
-    if (enc->transform[0] != 0) return RAD_E_UNSUPPORTED;
     if (enc->n_planes < 1 || enc->n_planes > RAD_MAX_PLANES || enc->vec != 1) return RAD_E_FORMAT;
     if (r0 < 0 || n_rows < 0 || r0 + n_rows > rows || cols < 0) return RAD_E_SHAPE;
+    if ((rc = rad_perm_plane(enc, cols, &perm)) != RAD_OK) return rc;
+    if (perm >= 0) {
+        if (plain) return RAD_E_FORMAT; /* plain is one plane */
+        if ((rc = rad_perm_check(planes[perm], cols)) != RAD_OK) return rc;
+    }
     for (k = 0; k < 8; ++k) scale[k] = mins[k] = -1;
     for (k = 0; k < enc->n_planes; ++k) {
         const RadPlaneDesc* p = &enc->planes[k];
-        if (p->kind != RAD_PLANE_TILED) return RAD_E_UNSUPPORTED; /* tables belong to a scheme of its own */
+        if (k == perm) continue;
+        if (p->kind != RAD_PLANE_TILED) return RAD_E_UNSUPPORTED; /* other tables belong to a scheme of its own */
         if (rad_dtype_bits(p->dtype) == 0 || rad_plane_extent(p, rows, cols, &prows[k], &pcols[k]) != RAD_OK) return RAD_E_FORMAT;
         br[k] = p->block_r ? p->block_r : (rows > 0 ? rows : 1);
         bc[k] = p->block_c ? p->block_c : (cols > 0 ? cols : 1);
@@ -244,7 +305,7 @@ static inline int rad_decode_rows(const RadEncoding* enc, int64_t rows, int64_t 
                 q = q - m;
             }
 #undef RAD_DEC_AT
-            o[j] = q;
+            o[perm >= 0 ? rad_perm_at(planes[perm], j) : j] = q;
         }
     }
     return RAD_OK;

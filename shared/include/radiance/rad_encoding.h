@@ -9,7 +9,8 @@
  *   q = q - zero                    zero TILED
  *   v = q * scale * scale.1 ...     every scale level
  *   v = v - min * min.1 ...         a minimum in the value's domain
- *   w = v . T^-1                    the transform, per row over columns
+ *   w = v . T^-1                    the transform, per row over columns ("perm": w[perm[j]] = v[j],
+ *                                   its TABLE "t.perm" i32 [1 x cols]; rad_decode.h decodes it)
  *
  * Fixed-size character fields keep the struct self-contained, so it is stored in a container
  * byte for byte and crosses the plugin boundary without ownership questions. */
@@ -99,6 +100,24 @@ static inline int rad_encoding_plane(const RadEncoding* e, const char* role) {
     for (int i = 0; i < e->n_planes && i < RAD_MAX_PLANES; ++i)
         if (strncmp(e->planes[i].role, role, RAD_ENC_NAME) == 0) return i;
     return -1;
+}
+
+/* Where an encoding's permutation is: *index = its t.perm plane, or -1 when the encoding has no
+ * transform. RAD_OK; RAD_E_UNSUPPORTED for another transform; RAD_E_FORMAT for a perm transform
+ * without its table or with one that is not a TABLE of i32, 1 row and `cols` values (its values:
+ * rad_decode.h's rad_perm_check). */
+static inline int rad_perm_plane(const RadEncoding* e, int64_t cols, int* index) {
+    const RadPlaneDesc* p;
+    int k;
+    *index = -1;
+    if (e->transform[0] == 0) return RAD_OK;
+    if (strncmp(e->transform, "perm", RAD_ENC_NAME) != 0) return RAD_E_UNSUPPORTED;
+    k = rad_encoding_plane(e, "t.perm");
+    if (k < 0) return RAD_E_FORMAT;
+    p = &e->planes[k];
+    if (p->kind != RAD_PLANE_TABLE || p->dtype != RAD_I32 || p->rows != 1 || p->cols != cols) return RAD_E_FORMAT;
+    *index = k;
+    return RAD_OK;
 }
 
 #ifdef __cplusplus

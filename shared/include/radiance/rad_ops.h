@@ -163,14 +163,15 @@ static const RadParamSpec rad_op_gated_add_params[] = {RAD_PI("n", RAD_REQUIRED)
 static const RadOperandSpec rad_op_gated_add_opds[] = {{"x", RAD_OPD_IN, 0}, {"g", RAD_OPD_IN, 0}, {"y", RAD_OPD_INOUT, 0}};
 
 /* A weight-only quantised projection: the planes of the affine scheme (rad_decode.h) as operands.
- * `min` (a GGUF K-quant's offset, in the value's domain) comes last, after y, so that callers
- * written before it keep their operand positions. */
+ * `min` (a GGUF K-quant's offset, in the value's domain) and `perm` (the perm transform's table,
+ * GPTQ act-order: x gathered by it) come last, after y, so that callers written before them keep
+ * their operand positions. */
 static const RadParamSpec rad_op_gemm_q_params[] = {
     RAD_PI("M", RAD_REQUIRED),     RAD_PI("N", RAD_REQUIRED),          RAD_PI("K", RAD_REQUIRED),     RAD_PS("qtype", RAD_REQUIRED),
     RAD_PI("group", RAD_REQUIRED), RAD_PI("group_rows", RAD_REQUIRED), RAD_PS("sdtype", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_gemm_q_opds[] = {{"x", RAD_OPD_IN, 0},        {"w", RAD_OPD_WEIGHT, 0},    {"scale", RAD_OPD_WEIGHT, 0},
                                                     {"zero", RAD_OPD_WEIGHT, 1}, {"bias", RAD_OPD_WEIGHT, 1}, {"y", RAD_OPD_OUT, 0},
-                                                    {"min", RAD_OPD_WEIGHT, 1}};
+                                                    {"min", RAD_OPD_WEIGHT, 1},  {"perm", RAD_OPD_WEIGHT, 1}};
 
 /* The vocabulary, in the order docs/OPS.md lists it. */
 static const RadOpSchema rad_ops_conventional[] = {
@@ -224,7 +225,8 @@ static const RadOpSchema rad_ops_conventional[] = {
     {"gated_add", rad_op_gated_add_params, RAD_N_OF(rad_op_gated_add_params), rad_op_gated_add_opds, RAD_N_OF(rad_op_gated_add_opds),
      "y = y + sigmoid(g) * x, one gate a row (a shared expert joining the routed ones)"},
     {"gemm_q", rad_op_gemm_q_params, RAD_N_OF(rad_op_gemm_q_params), rad_op_gemm_q_opds, RAD_N_OF(rad_op_gemm_q_opds),
-     "y = x . ((w - zero) * scale - min)^T + bias: gemm over a weight stored as codes, a scale per group, a zero point and a minimum"},
+     "y = x[perm] . ((w - zero) * scale - min)^T + bias: gemm over a weight stored as codes, a scale per group, a zero point, a minimum "
+     "and a column order"},
 };
 #define RAD_OPS_CONVENTIONAL_COUNT RAD_N_OF(rad_ops_conventional)
 

@@ -51,7 +51,8 @@ struct Fixture {
     ~Fixture() { fs::remove_all(dir); }
     // Converts the folder (with a recipe: a preset's name or the text of a recipe file) to out.rad;
     // returns the log.
-    std::string convert_it(const std::string& recipe = "", std::optional<std::string> quant = std::nullopt) {
+    // calib_dir: the calibration tap's folder for a recipe's gptq lines (ConvertOptions::calib_dir).
+    std::string convert_it(const std::string& recipe = "", std::optional<std::string> quant = std::nullopt, const std::string& calib_dir = "") {
         write_st(dir / "model.safetensors", tensors);
         std::ofstream(dir / "config.json") << config.dump();
         static core::Registry reg = [] {
@@ -68,6 +69,7 @@ struct Fixture {
             if (!preset) std::ofstream(o.recipe) << recipe;
         }
         o.quant = quant;
+        o.calib_dir = calib_dir;
         std::ostringstream log;
         convert::convert(reg, o, log);
         return log.str();

@@ -4,11 +4,14 @@
 // case); encoding without the round-half-even term fails "e4m3 rounds"; an I4 nibble read unsigned
 // fails "sub-byte"; the zero point added instead of subtracted, and a scale plane's row read
 // without its block of rows, fail "affine by hand"; dropping the transform check fails "what the
-// core does not decode".
+// core does not decode". The perm transform: each row written unscattered (o[j] = v[j]) fails
+// "perm by hand" (and libref's gemm_q with perm, test_gemm_q_ref.cpp); rad_perm_check testing
+// only the range (a repeated column accepted) fails "a perm table that is not a permutation".
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <radiance/rad_decode.h>
@@ -143,9 +146,12 @@ TEST_CASE("what the core does not decode is unsupported, a malformed encoding is
     RadEncoding other = e;
     std::strcpy(other.scheme, "q4k");  // a quantiser's own scheme: its decode hook's business
     CHECK(rad_decode_rows(&other, 1, 2, 0, 1, planes.data(), out) == RAD_E_UNSUPPORTED);
+    RadEncoding givens = e;
+    std::strcpy(givens.transform, "givens");  // a transform of a quantiser's own
+    CHECK(rad_decode_rows(&givens, 1, 2, 0, 1, planes.data(), out) == RAD_E_UNSUPPORTED);
     RadEncoding perm = e;
-    std::strcpy(perm.transform, "perm");
-    CHECK(rad_decode_rows(&perm, 1, 2, 0, 1, planes.data(), out) == RAD_E_UNSUPPORTED);
+    std::strcpy(perm.transform, "perm");  // the core's transform, without its table
+    CHECK(rad_decode_rows(&perm, 1, 2, 0, 1, planes.data(), out) == RAD_E_FORMAT);
     RadEncoding signs = e;
     rad_encoding_add_tiled(&signs, "signs", RAD_U1, 1, 1);
     CHECK(rad_decode_rows(&signs, 1, 2, 0, 1, planes.data(), out) == RAD_E_UNSUPPORTED);
@@ -157,4 +163,55 @@ TEST_CASE("what the core does not decode is unsupported, a malformed encoding is
     grouped_codes.planes[0].block_c = 2;  // a code covers one value
     CHECK(rad_decode_rows(&grouped_codes, 1, 2, 0, 1, planes.data(), out) == RAD_E_FORMAT);
     CHECK(rad_decode_rows(&e, 1, 2, 1, 1, planes.data(), out) == RAD_E_SHAPE);  // rows past the weight
+}
+
+// The perm transform (GPTQ act-order): stored column j is the weight's column perm[j], so each
+// decoded row is scattered, w[perm[j]] = v[j], v decoded in the stored order (its groups are of
+// stored columns).
+TEST_CASE("perm by hand: each row scattered by the table, the groups those of the stored columns", "[decode]") {
+    const int8_t codes[] = {1, -2, 3, -4, 5, 6, -7, 8};
+    const auto scale = f16_plane({0.5f, 2.0f, 1.0f, 0.25f});  // per 2 stored columns
+    const int32_t table[] = {2, 0, 3, 1};
+    RadEncoding e = rad_encoding_affine(RAD_I8);
+    rad_encoding_add_tiled(&e, "scale", RAD_F16, 1, 2);
+    REQUIRE(rad_encoding_add_perm(&e, 4) == RAD_OK);
+    CHECK(std::string(e.transform) == "perm");
+    // v = [0.5 -1 6 -8 ; 5 6 -1.75 2] (as without the transform), w[perm[j]] = v[j]
+    CHECK(decode(e, 2, 4, {codes, scale.data(), table}) == std::vector<float>{-1, -8, 0.5f, 6, 6, 2, 5, -1.75f});
+    CHECK(decode(e, 2, 4, {codes, scale.data(), table}, 1, 1) == std::vector<float>{6, 2, 5, -1.75f});  // rows from r0
+    CHECK(rad_encoding_add_perm(&e, 4) == RAD_E_ARG);                                                   // one transform
+}
+
+TEST_CASE("a perm table that is not a permutation of the columns, or not i32 [1 x cols], is a format error", "[decode]") {
+    const int8_t codes[] = {1, 2, 3};
+    const float s[] = {1.0f};
+    float out[3];
+    RadEncoding e = rad_encoding_affine(RAD_I8);
+    rad_encoding_add_tiled(&e, "scale", RAD_F32, 1, 0);
+    rad_encoding_add_perm(&e, 3);
+    auto rc = [&](const RadEncoding& enc, const int32_t* table) {
+        const std::vector<const void*> planes = {codes, s, table};
+        return rad_decode_rows(&enc, 1, 3, 0, 1, planes.data(), out);
+    };
+    const int32_t good[] = {1, 2, 0}, repeated[] = {1, 1, 0}, negative[] = {0, -1, 2}, past[] = {0, 1, 3};
+    CHECK(rc(e, good) == RAD_OK);
+    CHECK(rc(e, repeated) == RAD_E_FORMAT);  // column 2 never written, column 1 twice
+    CHECK(rc(e, negative) == RAD_E_FORMAT);
+    CHECK(rc(e, past) == RAD_E_FORMAT);
+    CHECK(rad_perm_check(good, 3) == RAD_OK);
+    CHECK(rad_perm_check(repeated, 3) == RAD_E_FORMAT);
+    RadEncoding u32 = e;
+    u32.planes[2].dtype = RAD_U32;
+    CHECK(rc(u32, good) == RAD_E_FORMAT);
+    RadEncoding wide = e;
+    wide.planes[2].cols = 4;  // a table of another width than the weight's columns
+    CHECK(rc(wide, good) == RAD_E_FORMAT);
+    RadEncoding tiled = e;
+    tiled.planes[2].kind = RAD_PLANE_TILED;
+    CHECK(rc(tiled, good) == RAD_E_FORMAT);
+    RadEncoding stray = rad_encoding_affine(RAD_I8);  // a t.perm table without the transform: not the affine scheme's
+    rad_encoding_add_tiled(&stray, "scale", RAD_F32, 1, 0);
+    stray.planes[stray.n_planes] = e.planes[2];
+    ++stray.n_planes;
+    CHECK(rc(stray, good) == RAD_E_UNSUPPORTED);
 }

@@ -6,9 +6,12 @@
 // the zero point's plane given the codes' grouping [1x1] fails both the hand case and "the same
 // bytes"; group_rows ignored (a scale row per weight row) fails "the same bytes" (the 4 x 8 fp8
 // blocks); the bias left out fails the hand case; the min added instead of subtracted, or
-// subtracted before the scale, fails "a min" (both its cases).
+// subtracted before the scale, fails "a min" (both its cases); the perm operand read but not
+// given to the decoder fails "gemm_q with perm" (both its cases) and the repeated and out-of-range
+// tables of "refuses a perm".
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -41,6 +44,8 @@ struct QWeight {
     std::vector<uint8_t> mins;                // of sdtype, the scale's shape; empty: absent (operand 6)
     const char* qtype_param = nullptr;        // a `qtype` other than the codes' dtype
     int64_t scale_cols = 0;                   // a scale plane's width other than the grouping's
+    std::vector<int32_t> perm;                // act-order's table, [K]; empty: absent (operand 7)
+    int perm_dtype = RAD_I32;                 // a table of another dtype
 };
 
 int gemm_q(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const QWeight& q, const float* bias, std::vector<float>& y) {
@@ -51,9 +56,12 @@ int gemm_q(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const Q
                                 tensor(q.zero.empty() ? nullptr : q.zero.data(), q.qtype, sr, sc),
                                 tensor(bias, RAD_F32, 1, N),
                                 tensor(y.data(), RAD_F32, M, N),
-                                tensor(q.mins.empty() ? nullptr : q.mins.data(), q.sdtype, sr, sc)};
+                                tensor(q.mins.empty() ? nullptr : q.mins.data(), q.sdtype, sr, sc),
+                                tensor(q.perm.empty() ? nullptr : q.perm.data(), q.perm_dtype, 1, static_cast<int64_t>(q.perm.size()))};
     t[4].rank = 1;
     t[4].shape[0] = N;
+    t[7].rank = 1;  // [K], as docs/OPS.md writes it (the engine's view of a t.perm table is [1, K])
+    t[7].shape[0] = static_cast<int64_t>(q.perm.size());
     const RadParam p[] = {pint("M", M),
                           pint("N", N),
                           pint("K", K),
@@ -63,7 +71,7 @@ int gemm_q(const std::vector<float>& x, int64_t M, int64_t N, int64_t K, const Q
                           pstr("sdtype", rad_dtype_name(q.sdtype))};
     RadArgs a{};
     a.t = t.data();
-    a.n_t = q.mins.empty() ? 6 : 7;  // callers written before `min` pass six operands
+    a.n_t = !q.perm.empty() ? 8 : q.mins.empty() ? 6 : 7;  // callers written before `min` pass six operands
     a.p = p;
     a.n_p = 7;
     return ref_gemm_q(&a);
@@ -122,7 +130,11 @@ std::vector<float> decode_here(const QWeight& q, int64_t N, int64_t K) {
             w[n * K + k] = c * scale_at(q, sc, n / q.group_rows, k / q.group);
             if (!q.mins.empty()) w[n * K + k] = w[n * K + k] - float_at(q.sdtype, q.mins, sc, n / q.group_rows, k / q.group);
         }
-    return w;
+    if (q.perm.empty()) return w;
+    std::vector<float> scattered(w.size());  // stored column k is the weight's column perm[k]
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) scattered[n * K + q.perm[k]] = w[n * K + k];
+    return scattered;
 }
 
 std::vector<uint8_t> random_bytes(size_t n, std::mt19937& g) {
@@ -254,4 +266,71 @@ TEST_CASE("gemm_q with a min: w' = c * s - m, by hand and as gemm over the decod
     REQUIRE(gemm_q(xr, M, N, K, r, nullptr, yq) == RAD_OK);
     gemm(xr, M, N, K, decode_here(r, N, K), yd);
     CHECK(std::memcmp(yq.data(), yd.data(), yq.size() * 4) == 0);
+}
+
+// GPTQ act-order's form: u4 codes with a zero point per group of stored columns and a table
+// (operand 7) saying which of the weight's columns each stored one is: w'[n][perm[j]] = v[n][j].
+TEST_CASE("gemm_q with perm: x gathered by the table, by hand and as gemm over the scattered weight", "[gemm_q]") {
+    QWeight q;
+    q.qtype = RAD_U4;
+    q.group = 2;
+    q.codes = {0x30, 0xf9, 0x21, 0x43};  // row 0: 0 3 9 15, row 1: 1 2 3 4
+    q.zero = {0x23, 0x10};               // row 0: 3 2, row 1: 0 1
+    for (float s : {0.5f, 2.0f, 1.0f, 0.25f}) {
+        const uint16_t h = rad_f32_to_f16(s);
+        q.scale.push_back(static_cast<uint8_t>(h & 0xff));
+        q.scale.push_back(static_cast<uint8_t>(h >> 8));
+    }
+    q.perm = {3, 1, 0, 2};
+    // v = [-1.5 0 14 26 ; 1 2 0.5 0.75], w' = [14 0 26 -1.5 ; 0.5 2 0.75 1]
+    const std::vector<float> x = {1, 2, 3, 4, -1, 0.5f, 2, 0};
+    std::vector<float> y(4, NAN);
+    REQUIRE(gemm_q(x, 2, 2, 4, q, nullptr, y) == RAD_OK);
+    CHECK(y == std::vector<float>{86, 10.75f, 38, 2});
+
+    std::mt19937 g(13);
+    const int64_t M = 3, N = 10, K = 64;
+    QWeight r;
+    r.qtype = RAD_U4;
+    r.sdtype = RAD_F16;
+    r.group = 16;
+    r.codes = random_bytes(static_cast<size_t>(N * K / 2), g);
+    r.zero = random_bytes(static_cast<size_t>(N * 2), g);
+    for (int64_t i = 0; i < N * 4; ++i) {
+        const uint16_t h = rad_f32_to_f16(0.01f * (1 + static_cast<float>(i % 7)));
+        r.scale.push_back(static_cast<uint8_t>(h & 0xff));
+        r.scale.push_back(static_cast<uint8_t>(h >> 8));
+    }
+    r.perm.resize(static_cast<size_t>(K));
+    for (int64_t k = 0; k < K; ++k) r.perm[static_cast<size_t>(k)] = static_cast<int32_t>(k);
+    std::shuffle(r.perm.begin(), r.perm.end(), g);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xr(static_cast<size_t>(M * K));
+    for (auto& v : xr) v = normal(g);
+    std::vector<float> yq(static_cast<size_t>(M * N), NAN), yd(yq.size(), NAN);
+    REQUIRE(gemm_q(xr, M, N, K, r, nullptr, yq) == RAD_OK);
+    gemm(xr, M, N, K, decode_here(r, N, K), yd);
+    CHECK(std::memcmp(yq.data(), yd.data(), yq.size() * 4) == 0);  // the weight's own column order: gemm's bits
+}
+
+TEST_CASE("gemm_q refuses a perm that is not an i32 permutation of K columns", "[gemm_q]") {
+    QWeight q;
+    q.group = 4;
+    q.codes.assign(8, 1);
+    q.scale.assign(8, 0);
+    std::vector<float> x(4, 1.0f), y(2);
+    q.perm = {2, 0, 3, 1};
+    CHECK(gemm_q(x, 1, 2, 4, q, nullptr, y) == RAD_OK);
+    QWeight repeated = q;
+    repeated.perm = {2, 0, 2, 1};
+    CHECK(gemm_q(x, 1, 2, 4, repeated, nullptr, y) == RAD_E_ARG);
+    QWeight past = q;
+    past.perm = {2, 0, 4, 1};
+    CHECK(gemm_q(x, 1, 2, 4, past, nullptr, y) == RAD_E_ARG);
+    QWeight u32 = q;
+    u32.perm_dtype = RAD_U32;
+    CHECK(gemm_q(x, 1, 2, 4, u32, nullptr, y) == RAD_E_DTYPE);
+    QWeight short_table = q;
+    short_table.perm = {1, 0, 2};
+    CHECK(gemm_q(x, 1, 2, 4, short_table, nullptr, y) == RAD_E_SHAPE);
 }

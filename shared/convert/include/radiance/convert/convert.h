@@ -26,7 +26,15 @@ struct ConvertOptions {
     // The quant descriptor of the plugin to serve the result ((arch id, quant) selects it); unset:
     // derived from what the recipe's quantisers wrote (fp8_e4m3, w8a16, w4a16, or "").
     std::optional<std::string> quant;
+    // The calibration tap's folder (radiance/engine/gram_files.h) for every recipe line whose
+    // quantiser has a `calib` option it does not set (libquant's gptq); without it such a line is
+    // an error naming --calib. rad-convert --calib TEXT makes one (tools/rad-convert/calibrate.h).
+    std::string calib_dir;
 };
+
+// Whether the recipe (a preset's name or a file) has a line whose quantiser needs calibration data
+// it does not name (an option `calib` left unset). Throws as load_recipe does.
+bool needs_calibration(const core::Registry& reg, const std::string& recipe);
 
 // Throws radiance::Error on any problem. Progress and -v detail go to `log`.
 void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream& log);

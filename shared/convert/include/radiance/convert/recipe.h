@@ -5,7 +5,7 @@
 // PATTERN is a glob over the container's weight names (blk.3.ffn_down.weight, token_embd.weight,
 // output.weight): `*` any run of characters, `?` one, `{a,b}` either word. The first line whose
 // pattern matches a weight says which quantiser plugin encodes it, with which options. A named
-// preset (int8, int4, fp8) stands for a recipe written for every model of the llama family.
+// preset (int8, int4, int4-gptq, fp8) stands for a recipe written for every model of the llama family.
 #pragma once
 #include <string>
 #include <utility>
@@ -32,7 +32,7 @@ struct Recipe {
 
 // Parses recipe text; throws radiance::Error naming `origin` and the line.
 Recipe parse_recipe(const std::string& text, const std::string& origin);
-// A preset's name (int8, int4, fp8) or a recipe file's path; throws naming either.
+// A preset's name (int8, int4, int4-gptq, fp8) or a recipe file's path; throws naming either.
 Recipe load_recipe(const std::string& name_or_path);
 // The presets' names, for messages and --help.
 std::vector<std::string> recipe_presets();

@@ -8,6 +8,7 @@
 // --debug-accept-reference-kernels flag).
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct SelectOptions {
     std::vector<int> domains{RAD_DOMAIN_HOST};  // domains this process can run
     std::map<std::string, int64_t> facts;       // device.* facts
     bool accept_reference = false;
+    // Ops no row may serve, whatever the libraries declare (the op then fails to resolve, and an
+    // architecture that asked rad_op_resolved takes its unfused path): the calibration tap's plan
+    // refuses the fusions that hide a projection's input (EngineOptions::calib_dir).
+    std::set<std::string> refused_ops;
 };
 
 struct Candidate {

@@ -37,6 +37,12 @@ struct EngineOptions {
     bool graphs = true;       // on a card: replay decode steps as graphs after their first run
     int kv_dtype = 0;         // RadDType of the KV cache (0: f32 on the host, bf16 on a card)
     RadComm* comm = nullptr;  // the rank group's communicator for collective rows (owned by the caller)
+    // The GPTQ calibration tap (radiance/engine/gram_files.h): each projection's input X^T X summed
+    // into this folder's files for `calib_tokens` tokens (0: RADIANCE_CALIB_TOKENS, else 65536).
+    // Empty: RADIANCE_CALIB_DIR, else off. Host plans of one rank only; the plan refuses the
+    // fusions that hide a projection's input (rms_norm_gemm, rms_norm_gemm_swiglu).
+    std::string calib_dir;
+    int64_t calib_tokens = 0;
 };
 
 // One step's batch: the step contract's (radiance/step/step_batch.h).
@@ -126,6 +132,10 @@ public:
     };
     HostTimes host_times() const;
     void reset_host_times();
+
+    // With the calibration tap on: writes what it has summed now, if it has not written yet (it
+    // writes by itself once calib_tokens tokens have run). Throws naming the file it cannot write.
+    void finish_calibration();
 
 private:
     struct Impl;  // shared/engine/engine_impl.h
