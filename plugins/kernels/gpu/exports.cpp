@@ -16,10 +16,6 @@ const RadDeviceApi* device_api();
 
 namespace {
 
-// gemm_q's operand 7, `perm` (GPTQ act-order, docs/OPS.md), is not read by k_gemm_q.cu yet: the
-// launch fails rather than compute the weight with its columns in the wrong order.
-int gemm_q_without_perm(const RadArgs* a) { return rad_arg_in(a, 7) ? RAD_E_UNSUPPORTED : gpu::gemm_q(a); }
-
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
 const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
@@ -104,8 +100,8 @@ const RadKernelInfo rows[] = {
         "routed rows only: gemvs per (row, pick) for few pairs, else pairs sorted by expert and grouped tiles; ordered combine", "k <= 16",
         0, c_moe, 2, nullptr, gpu::moe_mlp_scratch),
     {"gpu_gemm_q", "gemm_q", "gemm_q",
-     "codes streamed 16 bytes a thread, each chunk's products summed then scaled (M <= 8); bf16 slabs and cuBLASLt for more rows",
-     "any", "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_DEVICE, 0, c_quant, 2, 0, gemm_q_without_perm, nullptr, nullptr,
+     "codes streamed 8 a thread step, each unit's products summed then scaled (M <= 8); bf16 slabs and cuBLASLt for more rows; x gathered by perm",
+     "any", "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_DEVICE, 0, c_quant, 2, 0, gpu::gemm_q, nullptr, nullptr,
      gpu::gemm_q_scratch},
     ROW("gpu_gated_add", "gated_add", gpu::gated_add, "block per row", "any", 0, nullptr, 0, nullptr, nullptr),
 };

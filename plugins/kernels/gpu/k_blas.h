@@ -14,7 +14,8 @@ constexpr uint64_t kBlasWorkspace = 32ull << 20;
 void narrow_to_bf16(const float* x, int64_t px, gpu_bf16* out, int64_t M, int64_t K, gpuStream_t s);
 
 // y[:, 0..N) = x . w^T for a dense bf16 w ([N, K]): cuBLASLt on xb (x narrowed) with a
-// kBlasWorkspace workspace where it runs, else the portable tiled kernel on x.
+// kBlasWorkspace workspace where it runs, else the portable tiled kernel on x (RAD_E_UNSUPPORTED
+// where x is null).
 int slab_product_bf16(const float* x, int64_t px, const gpu_bf16* xb, const gpu_bf16* w, float* y, int64_t py, int64_t M, int64_t N,
                       int64_t K, void* workspace, gpuStream_t s);
 

@@ -226,6 +226,7 @@ int slab_product_bf16(const float* x, int64_t px, const gpu_bf16* xb, const gpu_
     (void)xb;
     (void)workspace;
 #endif
+    if (rc != RAD_OK && !x) return RAD_E_UNSUPPORTED;  // the caller has only xb (gemm_q's gathered x)
     if (rc != RAD_OK)
         gpu_launch(k_gemm_tiled<gpu_bf16>, dim3(static_cast<unsigned>(ceil_div(N, 64)), static_cast<unsigned>(ceil_div(M, 64))), 256, 0, s, x,
                    px, w, y, py, M, N, K);

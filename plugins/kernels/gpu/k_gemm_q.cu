@@ -4,11 +4,12 @@
 // of the codes' dtype per block, and an optional minimum m (operand 6, a GGUF K-quant's offset) of
 // the scale's dtype and grouping: w' = (code - zero) * scale - m.
 //
-// Few rows (decode, M <= 8): the codes stream once at memory speed, 16 bytes of a row per thread
-// step (16 or 32 codes), a block per 4 weight rows whose threads split K and sum through shared
-// memory (k_gemm.cu's block gemv for bf16). A 16-byte chunk never straddles a group (the vector
-// path needs group % codes-a-chunk == 0), so each chunk's products are summed, then scaled once
-// (a minimum, then, times the chunk's sum of x).
+// Few rows (decode, M <= 8): the codes stream once, 8 codes of a row per thread step (two 32-bit
+// words of 8-bit codes, one of 4-bit codes), a block per 4 weight rows whose threads split K, each
+// holding several steps of loads in flight, and sum through shared memory (k_gemm.cu's block gemv
+// for bf16). A unit of 8 codes never straddles a group (the vector path needs group % 8 == 0), so
+// each unit's products are summed, then scaled once (a minimum, then, times the unit's sum of x).
+// A weight with the perm transform (operand 7) reads x gathered into the stored column order.
 // Integer codes widen without an int-to-float conversion, whose quarter rate would cap a 4-bit
 // stream below memory speed: a code ORed into the low bits of 2^23's mantissa is the float 2^23 + c,
 // and subtracting the constant 2^23 + z leaves c - z exactly (i8 and i4 first flip their sign bit,
@@ -151,29 +152,92 @@ __device__ __forceinline__ void widen(const uint4& raw, float (&out)[kPerChunk<C
     }
 }
 
-constexpr int kThreads = 256, kRows = 4;
+constexpr int kThreads = 256;
 
-// M rows of x (compile time, at most 8) against kRows weight rows a block; the block's threads
-// split the row's chunks (blockDim.x of them, a multiple of 32, at most kThreads).
-template <int C, int M>
+// The decode kernel's unit: 8 codes, two 32-bit words of 8-bit codes or one of 4-bit codes. With
+// 8 codes a lane reads 32 bytes of x a step (two 16-byte loads), so a warp's x loads touch 8
+// cache lines each, as the bf16 gemv's do; 16-byte chunks of codes (16 or 32 codes, 64 or 128
+// bytes of x a lane) made every x load touch 16 or 32 lines, and the L1 wavefronts for x, not the
+// codes' bytes, set the speed (H100, 2026-12-07: 0.6-1.5 TB/s, a 4-bit row as slow as an 8-bit one).
+template <int C>
+constexpr int kWords = (C == kI4 || C == kU4) ? 1 : 2;
+
+template <int C>
+struct Codes {
+    uint32_t w[kWords<C>];
+};
+
+template <int C>
+__device__ __forceinline__ Codes<C> load_codes(const uint8_t* row, int64_t c) {
+    Codes<C> k;
+    if constexpr (kWords<C> == 2) {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(row) + c);
+        k.w[0] = v.x, k.w[1] = v.y;
+    } else {
+        k.w[0] = __ldg(reinterpret_cast<const unsigned int*>(row) + c);
+    }
+    return k;
+}
+
+// A unit's 8 codes as floats, in order: integer codes as 2^23 + their biased value, fp8 codes as
+// their values (widen's rules, 8 codes at a time).
+template <int C>
+__device__ __forceinline__ void widen8(const Codes<C>& k, float (&out)[8]) {
+    if constexpr (C == kI4 || C == kU4) {
+        const uint32_t w = C == kI4 ? k.w[0] ^ 0x88888888u : k.w[0];
+        const uint32_t lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;  // nibbles 0,2,4,6 and 1,3,5,7
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+            out[2 * b] = magic_byte(lo, b);
+            out[2 * b + 1] = magic_byte(hi, b);
+        }
+    } else {
+        const uint4 raw = make_uint4(k.w[0], k.w[1], 0, 0);
+        float wide[16];
+        widen<C>(raw, wide);  // the first 8 of 16: the compiler drops the rest
+#pragma unroll
+        for (int e = 0; e < 8; ++e) out[e] = wide[e];
+    }
+}
+
+// M rows of x (compile time, at most 8) against R weight rows a block; the block's threads split
+// the row's units (blockDim.x of them, a multiple of 32, at most kThreads), each holding U unit
+// steps of all R rows in flight (codes and scales: weights, so the first steps load before the
+// previous kernel ends). Each unit's 8 products are summed, then scaled once (a minimum, then,
+// times the unit's sum of x); x is read once a unit and x row, for every weight row.
+template <int C, int M, int R, int U>
 __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
                                                      int64_t N, int64_t K) {
-    constexpr int P = kPerChunk<C>, R = kRows, WARPS = kThreads / kWarpSize;
+    constexpr int WARPS = kThreads / kWarpSize;
     const int T = static_cast<int>(blockDim.x);
-    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, chunks = K / P, per_group = q.group / P;
-    const uint4* wrow[R];
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, units = K / 8, per_group = q.group / 8;
+    const uint8_t* wrow[R];
     int64_t srow[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int64_t row = min(n0 + r, N - 1);
-        wrow[r] = reinterpret_cast<const uint4*>(q.w + row * q.wpitch);
+        wrow[r] = q.w + row * q.wpitch;
         srow[r] = row / q.group_rows;
     }
-    // Codes are no earlier kernel's output: the first step's loads go out before the wait.
-    int64_t c = threadIdx.x;
-    uint4 cur[R];
+    Codes<C> raw[U][R];
+    float sc[U][R];
+    auto load = [&](int64_t c0) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) cur[r] = c < chunks ? __ldg(wrow[r] + c) : make_uint4(0, 0, 0, 0);
+        for (int u = 0; u < U; ++u) {
+            const int64_t c = c0 + static_cast<int64_t>(u) * T;
+            const bool in = c < units;
+            const int64_t g = in ? c / per_group : 0;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                if (in) {
+                    raw[u][r] = load_codes<C>(wrow[r], c);
+                    sc[u][r] = load_float(q.scale, q.sdt, srow[r] * q.scols + g);
+                }
+            }
+        }
+    };
+    int64_t c0 = threadIdx.x;
+    load(c0);
     gpu_grid_wait();
     gpu_grid_release();
     float acc[M][R];
@@ -181,67 +245,40 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
     for (int m = 0; m < M; ++m)
 #pragma unroll
         for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
-    for (; c < chunks; c += T) {
-        uint4 nxt[R];
-        const bool more = c + T < chunks;
+    for (;;) {
 #pragma unroll
-        for (int r = 0; r < R; ++r) nxt[r] = more ? __ldg(wrow[r] + c + T) : make_uint4(0, 0, 0, 0);
-        const int64_t g = c / per_group;
-        // One or two x rows stay in registers across the weight rows; more are read per row (L1).
-        constexpr int MX = M <= 2 ? M : 1;
-        float xv[MX][P];
-        if constexpr (M <= 2) {
+        for (int u = 0; u < U; ++u) {
+            const int64_t c = c0 + static_cast<int64_t>(u) * T;
+            if (c >= units) break;
+            const int64_t g = c / per_group;
+            float wv[R][8], mn[R];
 #pragma unroll
-            for (int m = 0; m < M; ++m)
+            for (int r = 0; r < R; ++r) {
+                widen8<C>(raw[u][r], wv[r]);
+                const float base = chunk_base<C>(q, srow[r], g);
 #pragma unroll
-                for (int e = 0; e < P; e += 4) {
-                    const float4 t = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
-                    xv[m][e] = t.x, xv[m][e + 1] = t.y, xv[m][e + 2] = t.z, xv[m][e + 3] = t.w;
-                }
-        }
-        // With minima: each x row's sum over the chunk, which the chunk's minimum multiplies.
-        float xsum[M];
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-            xsum[m] = 0.0f;
-            if (q.mins) {
-#pragma unroll
-                for (int e = 0; e < P; e += 4) {
-                    if constexpr (M <= 2) {
-                        xsum[m] += xv[m][e] + xv[m][e + 1] + xv[m][e + 2] + xv[m][e + 3];
-                    } else {
-                        const float4 u = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
-                        xsum[m] += u.x + u.y + u.z + u.w;
-                    }
-                }
+                for (int e = 0; e < 8; ++e) wv[r][e] -= base;
+                mn[r] = q.mins ? load_float(q.mins, q.sdt, srow[r] * q.scols + g) : 0.0f;
             }
-        }
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const float s = load_float(q.scale, q.sdt, srow[r] * q.scols + g), base = chunk_base<C>(q, srow[r], g);
-            const float mn = q.mins ? load_float(q.mins, q.sdt, srow[r] * q.scols + g) : 0.0f;
-            float wv[P];
-            widen<C>(cur[r], wv);
-#pragma unroll
-            for (int e = 0; e < P; ++e) wv[e] -= base;
 #pragma unroll
             for (int m = 0; m < M; ++m) {
-                float t = 0.0f;
-                if constexpr (M <= 2) {
+                const float4 a = __ldg(reinterpret_cast<const float4*>(x + m * px + c * 8));
+                const float4 b = __ldg(reinterpret_cast<const float4*>(x + m * px + c * 8 + 4));
+                const float xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+                // with minima: the unit's sum of x, which its minimum multiplies
+                const float xs = q.mins ? ((a.x + a.y) + (a.z + a.w)) + ((b.x + b.y) + (b.z + b.w)) : 0.0f;
 #pragma unroll
-                    for (int e = 0; e < P; ++e) t += xv[m][e] * wv[e];
-                } else {
+                for (int r = 0; r < R; ++r) {
+                    float t = 0.0f;
 #pragma unroll
-                    for (int e = 0; e < P; e += 4) {
-                        const float4 u = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
-                        t += u.x * wv[e] + u.y * wv[e + 1] + u.z * wv[e + 2] + u.w * wv[e + 3];
-                    }
+                    for (int e = 0; e < 8; ++e) t += xv[e] * wv[r][e];
+                    acc[m][r] += t * sc[u][r] - mn[r] * xs;
                 }
-                acc[m][r] += t * s - mn * xsum[m];
             }
         }
-#pragma unroll
-        for (int r = 0; r < R; ++r) cur[r] = nxt[r];
+        c0 += static_cast<int64_t>(U) * T;
+        if (c0 >= units) break;
+        load(c0);
     }
     __shared__ float part[WARPS][M * R];
     const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = T / kWarpSize;
@@ -314,6 +351,25 @@ __global__ void k_dequant_q_scalar(QPlanes q, int qt, int64_t n0, int64_t rows, 
     out[i] = gpu_f32_to_bf16((code_value(qt, q.w + row * q.wpitch, k) - z) * load_float(q.scale, q.sdt, sr * q.scols + g) - mn);
 }
 
+// x's columns in the stored order of a weight with the perm transform (operand 7, docs/OPS.md):
+// out[m][j] = x[m][perm[j]], f32 (few rows: the gemv's x) ...
+__global__ void k_gather_cols(const float* x, int64_t px, const int32_t* perm, float* out, int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t m = blockIdx.y;
+    for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < K; j += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        out[m * K + j] = x[m * px + perm[j]];
+}
+
+// ... or rounded to bf16 (many rows: the slabs' product reads x narrowed).
+__global__ void k_gather_cols_bf16(const float* x, int64_t px, const int32_t* perm, gpu_bf16* out, int64_t K) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t m = blockIdx.y;
+    for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < K; j += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        out[m * K + j] = gpu_f32_to_bf16(x[m * px + perm[j]]);
+}
+
 template <typename F>
 int with_code_kind(int qt, F&& f) {
     switch (qt) {
@@ -326,11 +382,32 @@ int with_code_kind(int qt, F&& f) {
     }
 }
 
+// A measurement aid (docs/SETTINGS.md): RADIANCE_GPU_GEMVQ = 10 * R + U picks the block's weight
+// rows R and its unit steps in flight U among the instantiated pairs; unset, the default.
+inline int gemvq_shape() {
+    static const int v = env_int("RADIANCE_GPU_GEMVQ", 44);
+    return v;
+}
+
+template <int C, int M, int R, int U>
+void launch_gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
+    const int64_t per_thread = (K / 8 + U - 1) / U;
+    const int threads = static_cast<int>(std::min<int64_t>(kThreads, (per_thread + kWarpSize - 1) / kWarpSize * kWarpSize));
+    gpu_launch(k_gemv_q<C, M, R, U>, static_cast<unsigned>((N + R - 1) / R), threads, 0, s, x, px, q, y, py, N, K);
+}
+
 template <int C, int M>
 void launch_gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
-    const int64_t chunks = K / kPerChunk<C>;
-    const int threads = static_cast<int>(std::min<int64_t>(kThreads, (chunks + kWarpSize - 1) / kWarpSize * kWarpSize));
-    gpu_launch(k_gemv_q<C, M>, static_cast<unsigned>((N + kRows - 1) / kRows), threads, 0, s, x, px, q, y, py, N, K);
+    // (swept for one and eight rows, the rad-kbench cases; other row counts take the default)
+    if constexpr (M == 1 || M == 8) {
+        switch (gemvq_shape()) {
+        case 42: return launch_gemv<C, M, 4, 2>(x, px, q, y, py, N, K, s);
+        case 82: return launch_gemv<C, M, 8, 2>(x, px, q, y, py, N, K, s);
+        case 28: return launch_gemv<C, M, 2, 8>(x, px, q, y, py, N, K, s);
+        default: break;
+        }
+    }
+    launch_gemv<C, M, 4, 4>(x, px, q, y, py, N, K, s);
 }
 
 template <int C>
@@ -368,7 +445,8 @@ __global__ void k_add_bias_q(float* y, int64_t py, QPlanes q, int64_t N) {
 
 uint64_t gemm_q_scratch(const RadArgs* geom) {
     const int64_t M = rad_args_geti(geom, "M"), N = rad_args_geti(geom, "N"), K = rad_args_geti(geom, "K");
-    if (M <= 8) return 0;
+    // few rows: room for x gathered by a perm transform (operand 7), whether or not a weight has one
+    if (M <= 8) return round256(static_cast<uint64_t>(M * K) * 4);
     return kBlasWorkspace + round256(static_cast<uint64_t>(M * K) * 2) + round256(static_cast<uint64_t>(slab_rows(N, K) * K) * 2);
 }
 
@@ -377,6 +455,7 @@ int gemm_q(const RadArgs* a) {
                     *bias = rad_arg_in(a, 4);
     RadTensor* y = rad_arg_out(a, 5);
     const RadTensor* mins = rad_arg_in(a, 6);  // after y (docs/OPS.md)
+    const RadTensor* perm = rad_arg_in(a, 7);  // the perm transform: x's columns in the stored order
     const int qt = rad_dtype_from_name(rad_args_gets_or(a, "qtype", "")), sdt = rad_dtype_from_name(rad_args_gets_or(a, "sdtype", ""));
     if (mins && mins->dtype != sdt) return RAD_E_DTYPE;
     if (!x || !w || !scale || !y || x->dtype != RAD_F32 || y->dtype != RAD_F32 || w->dtype != qt || scale->dtype != sdt) return RAD_E_DTYPE;
@@ -385,6 +464,11 @@ int gemm_q(const RadArgs* a) {
     const int64_t M = rad_args_geti(a, "M"), N = rad_args_geti(a, "N"), K = rad_args_geti(a, "K");
     const int64_t group = rad_args_geti(a, "group"), group_rows = rad_args_geti(a, "group_rows");
     if (M <= 0 || N <= 0 || K <= 0 || group <= 0 || group_rows <= 0) return RAD_E_SHAPE;
+    if (perm) {  // i32, K entries (a [1, K] table)
+        int64_t n = 1;
+        for (int d = 0; d < perm->rank; ++d) n *= perm->shape[d];
+        if (perm->dtype != RAD_I32 || n != K) return RAD_E_SHAPE;
+    }
     const int64_t scols = (K + group - 1) / group;
     const QPlanes q{static_cast<const uint8_t*>(w->data),
                     static_cast<int64_t>(rad_row_bytes(qt, static_cast<uint64_t>(K))),
@@ -400,16 +484,30 @@ int gemm_q(const RadArgs* a) {
                     mins ? mins->data : nullptr};
     const auto* xp = static_cast<const float*>(x->data);
     auto* yp = static_cast<float*>(y->data);
-    const int64_t px = pitch_elems(x), py = pitch_elems(y);
+    int64_t px = pitch_elems(x);
+    const int64_t py = pitch_elems(y);
     gpuStream_t s = stream_of(a);
+    const auto* pp = perm ? static_cast<const int32_t*>(perm->data) : nullptr;
+    if (pp && M <= 8) {  // the gemvs read x gathered into the scratch gemm_q_scratch keeps for it
+        if (!a->scratch || a->scratch_bytes < static_cast<uint64_t>(M * K) * 4) return RAD_E_ARG;
+        auto* xg = static_cast<float*>(a->scratch);
+        gpu_launch(k_gather_cols, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, pp, xg, K);
+        xp = xg;
+        px = K;
+    }
     const int per = (qt == RAD_I4 || qt == RAD_U4) ? 32 : 16;
-    // The chunk kernels' shapes: whole chunks a row and a group, 16-byte aligned rows and x.
-    const bool vec = K % per == 0 && group % per == 0 && q.wpitch % 16 == 0 && reinterpret_cast<uintptr_t>(q.w) % 16 == 0 &&
-                     px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0;
+    // The chunk kernels' shapes (the slabs' dequantiser): whole 16-byte chunks a row and a group,
+    // 16-byte aligned rows and x; the gemv's: whole units of 8 codes, rows aligned to a unit.
+    const bool aligned_x = px % 4 == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0;
+    const bool vec = K % per == 0 && group % per == 0 && q.wpitch % 16 == 0 && reinterpret_cast<uintptr_t>(q.w) % 16 == 0 && aligned_x;
+    const int unit_bytes = per / 4;  // 8 codes: 8 bytes, or 4 of 4-bit codes
+    const bool gemv_vec = K % 8 == 0 && group % 8 == 0 && q.wpitch % unit_bytes == 0 && reinterpret_cast<uintptr_t>(q.w) % unit_bytes == 0 &&
+                          aligned_x;
     const uint64_t xb_bytes = round256(static_cast<uint64_t>(M * K) * 2), slab = static_cast<uint64_t>(slab_rows(N, K));
     const bool room = a->scratch && a->scratch_bytes >= kBlasWorkspace + xb_bytes + round256(slab * static_cast<uint64_t>(K) * 2);
+    if (pp && M > 8 && !room) return RAD_E_ARG;  // no scalar path reads a gathered x
     if (M <= 8 || !room) {
-        if (vec && M <= 8)
+        if (gemv_vec && M <= 8)
             with_code_kind(qt, [&](auto kind) {
                 gemv<decltype(kind)::value>(xp, px, q, yp, py, M, N, K, s);
                 return RAD_OK;
@@ -422,7 +520,10 @@ int gemm_q(const RadArgs* a) {
     auto* ws = static_cast<uint8_t*>(a->scratch);
     auto* xb = reinterpret_cast<gpu_bf16*>(ws + kBlasWorkspace);
     auto* wb = reinterpret_cast<gpu_bf16*>(ws + kBlasWorkspace + xb_bytes);
-    narrow_to_bf16(xp, px, xb, M, K, s);
+    if (pp)
+        gpu_launch(k_gather_cols_bf16, dim3(static_cast<unsigned>(ceil_div(K, 1024)), static_cast<unsigned>(M)), 256, 0, s, xp, px, pp, xb, K);
+    else
+        narrow_to_bf16(xp, px, xb, M, K, s);
     QPlanes slab_q = q;
     slab_q.bias = nullptr;  // added once, after every slab
     for (int64_t n0 = 0; n0 < N; n0 += static_cast<int64_t>(slab)) {
@@ -437,7 +538,8 @@ int gemm_q(const RadArgs* a) {
         } else {
             gpu_launch(k_dequant_q_scalar, static_cast<unsigned>((rows * K + 255) / 256), 256, 0, s, slab_q, qt, n0, rows, K, wb);
         }
-        const int rc = slab_product_bf16(xp, px, xb, wb, yp + n0, py, M, rows, K, ws, s);
+        // (with a perm no f32 x in the stored order exists: a product that needs one fails, never reads x unpermuted)
+        const int rc = slab_product_bf16(pp ? nullptr : xp, px, xb, wb, yp + n0, py, M, rows, K, ws, s);
         if (rc != RAD_OK) return rc;
     }
     if (bias)
