@@ -29,6 +29,21 @@ std::string encoding_str(const RadEncoding& e) {
     return out + ")";
 }
 
+// Why a view of the perm transform's table (GPTQ act-order: stored column j is the weight's column
+// perm[j]) cannot be served, or "": it must be the table rad_encoding.h describes, hold each column
+// once (the kernels only check a value's range, so a repeated column would compute another weight
+// silently), and not be split by columns (a rank's slice of x is in the weight's order, while the
+// table orders the whole stored row; rad_block_linear.h refuses that at declare too).
+std::string perm_problem(const RadEncoding& enc, int64_t cols, const void* table, bool col_split) {
+    int k = -1;
+    if (rad_perm_plane(&enc, cols, &k) != RAD_OK || k < 0)
+        return "its table 't.perm' is not the perm transform's i32 [1 x " + std::to_string(cols) + "]";
+    if (rad_perm_check(table, cols) != RAD_OK)
+        return "its table 't.perm' is not a permutation of its " + std::to_string(cols) + " columns (a value out of range or repeated)";
+    if (col_split) return "its columns are stored permuted (the perm transform), which a split by columns over ranks cannot serve";
+    return "";
+}
+
 }  // namespace
 
 // A weight declared with `planes` (a view: one plane of a stored weight, as a quantised gemm takes
@@ -81,6 +96,13 @@ void Engine::Impl::plan_weights() {
         const int stored = pd.dtype;
         t.dtype = stored;
         t.data = const_cast<uint8_t*>(model->plane_data(*ti, static_cast<size_t>(plane)));  // read in place from the mapping
+        if (w.planes == "t.perm") {
+            const std::string why = perm_problem(enc, ti->cols(), t.data, opts.world_size > 1 && w.d.shard == RAD_SHARD_COL);
+            if (!why.empty()) {
+                errors.push_back("weight '" + w.stored_name() + "' in " + model->path() + ": " + why);
+                continue;
+            }
+        }
         if (plain) {
             t.rank = w.d.rank;
             for (int d = 0; d < w.d.rank; ++d) t.shape[d] = w.d.shape[d];

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""quantise_hf.py SRC_DIR OUT_DIR --format FORMAT [--group G] [--sym] [--damage KIND]
+"""quantise_hf.py SRC_DIR OUT_DIR --format FORMAT [--group G] [--sym] [--act] [--damage KIND]
 
 Writes a Hugging Face folder whose linear projections (every *_proj.weight but the head) are stored
 quantised the way a checkpoint from the Hub stores them, with config.json's quantization_config;
@@ -11,7 +11,9 @@ compressed-tensors), sharing nothing with radiance nor with dequant_hf.py (the r
                             qzeros i32 [K/G, N/8]: z(g, n) in bits 4*(n%8) of word [g][n/8], stored
                             as z - 1 by "gptq" (AutoGPTQ's original format), as z by "gptq_v2"
                             scales f16 [K/G, N]; g_idx i32 [K]
-                            gptq_act: desc_act, the columns quantised in a permuted order, so
+                            gptq_act (or --act with gptq / gptq_v2): desc_act, the columns
+                            quantised in a random order (seeded by K, so the linears that read
+                            one input share it, as GPTQ's Hessian order does), so
                             g_idx[k] = (position of k in that order) // G
   awq                       qweight i32 [K, N/8]: nibble j of word [k][n/8] holds column
                             8*(n/8) + [0,2,4,6,1,3,5,7][j]; qzeros i32 [K/G, N/8] likewise;
@@ -32,12 +34,16 @@ checkpoints are (a linear's tensors may then lie in different files).
 
 --damage makes a folder the import must refuse: drop_qzeros (no .qzeros tensors), short_scales
 (layer 0's q_proj scales lose their last group), zero_nibble_15 (gptq: layer 0's q_proj first zero
-point 0, stored as nibble 15).
+point 0, stored as nibble 15), act_uneven_group (act-order: layer 0's q_proj g_idx puts one
+column of group 1 in group 0), act_parts_differ (act-order: layer 0's q_proj quantised in another
+order than k_proj and v_proj), stray_g_idx (awq: layer 0's q_proj gets a g_idx; compressed-tensors:
+a weight_g_idx, as its actorder "group" writes).
 """
 import argparse
 import bisect
 import json
 import os
+import random
 import shutil
 import struct
 
@@ -80,12 +86,14 @@ def i32_bytes(words):
 
 def pack_gptq(w, n_rows, k_cols, group, sym, v1, act, damage):
     order = list(range(k_cols))
-    if act:  # a fixed scramble of the columns stands in for the Hessian's descending order
-        order = sorted(range(k_cols), key=lambda k: (k * 37 + 11) % k_cols)
+    if act:  # a random order stands in for the Hessian's descending one (the same for one input)
+        random.Random(1000 + k_cols + (7 if damage == "act_parts_differ" else 0)).shuffle(order)
     scales, zeros, codes = int4_groups(w, n_rows, k_cols, group, sym, order)
     g_idx = [0] * k_cols
     for pos, k in enumerate(order):
         g_idx[k] = pos // group
+    if damage == "act_uneven_group":
+        g_idx[order[group]] = 0
     n_groups = k_cols // group
     if damage == "zero_nibble_15":
         zeros[0, 0] = 0
@@ -191,9 +199,9 @@ def pack_fp8(w, n_rows, k_cols, mode, int8=False, ct=False):
     return {"weight": (dtype, [n_rows, k_cols], codes), "weight_scale": ("F32", shape, raw)}
 
 
-def quant_config(fmt, group, sym):
+def quant_config(fmt, group, sym, act):
     if fmt.startswith("gptq"):
-        return {"quant_method": "gptq", "bits": 4, "group_size": group, "desc_act": fmt == "gptq_act", "sym": sym,
+        return {"quant_method": "gptq", "bits": 4, "group_size": group, "desc_act": act, "sym": sym,
                 "true_sequential": True, "checkpoint_format": "gptq_v2" if fmt == "gptq_v2" else "gptq"}
     if fmt == "awq":
         return {"quant_method": "awq", "bits": 4, "group_size": group, "zero_point": True, "version": "gemm"}
@@ -218,9 +226,12 @@ def main():
                              "ct_int8_channel"])
     ap.add_argument("--group", type=int, default=32)
     ap.add_argument("--sym", action="store_true")
-    ap.add_argument("--damage", choices=["drop_qzeros", "short_scales", "zero_nibble_15"])
+    ap.add_argument("--act", action="store_true")
+    ap.add_argument("--damage", choices=["drop_qzeros", "short_scales", "zero_nibble_15", "act_uneven_group", "act_parts_differ",
+                                         "stray_g_idx"])
     ap.add_argument("--shards", type=int, default=1)
     a = ap.parse_args()
+    a.act = a.act or a.format == "gptq_act"
     src = st_io.read(os.path.join(a.src, "model.safetensors"))
     out = {}
     for name, (dtype, shape, raw) in src.items():
@@ -230,13 +241,16 @@ def main():
         prefix, (n_rows, k_cols) = name[:-len(".weight")], shape
         w = st_io.floats(dtype, raw)
         if a.format.startswith("gptq"):
-            parts = pack_gptq(w, n_rows, k_cols, a.group, a.sym, a.format != "gptq_v2", a.format == "gptq_act",
+            parts = pack_gptq(w, n_rows, k_cols, a.group, a.sym, a.format != "gptq_v2", a.act,
                               a.damage if ".layers.0.self_attn.q_proj" in name else None)
         elif a.format == "awq":
             parts = pack_awq(w, n_rows, k_cols, a.group)
         else:
             mode = "block" if a.format.endswith("block") or a.format == "fp8" else a.format.rsplit("_", 1)[1]
             parts = pack_fp8(w, n_rows, k_cols, mode, int8="int8" in a.format, ct=a.format.startswith("ct_"))
+        if a.damage == "stray_g_idx" and ".layers.0.self_attn.q_proj" in name:
+            g_idx = struct.pack(f"<{k_cols}i", *[k // a.group for k in range(k_cols)])
+            parts["g_idx" if a.format == "awq" else "weight_g_idx"] = ("I32", [k_cols], g_idx)
         if a.damage == "drop_qzeros":
             parts.pop("qzeros", None)
         if a.damage == "short_scales" and ".layers.0.self_attn.q_proj" in name:
@@ -259,7 +273,7 @@ def main():
             json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=2)
     with open(os.path.join(a.src, "config.json")) as f:
         cfg = json.load(f)
-    cfg["quantization_config"] = quant_config(a.format, a.group, a.sym)
+    cfg["quantization_config"] = quant_config(a.format, a.group, a.sym, a.act)
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     for extra in ("generation_config.json", "tokenizer.json", "tokenizer_config.json"):

@@ -151,6 +151,7 @@ void gemm_cases(Gen& g, std::vector<Case>& out) {
         gemm_q(g, out, M, 4864, 896, RAD_I4, RAD_F16, 128, 1, false, 0, 0, false, false, true);
     }
     gemm_q(g, out, 17, 256, 512, RAD_U4, RAD_F32, 32, 1, true, 13, 7, false, true, true);
+    gemm_q(g, out, 1100, 37, 256, RAD_U4, RAD_F16, 128, 1, true, 0, 0, false, false, true);  // x gathered in blocks of 512 rows
     // a table value outside [0, K): both libraries refuse the launch, neither reads outside x
     gemm_q(g, out, 3, 64, 256, RAD_U4, RAD_F16, 128, 1, false, 0, 0, false, false, true);
     std::memcpy(out.back().opds.back().bytes.data(), "\xff\xff\xff\x7f", 4);

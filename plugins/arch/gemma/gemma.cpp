@@ -282,7 +282,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     // as the embedding must be; a quantised table would be refused above, not dequantised).
     RadWeightDecl wo = weight(m.n_vocab, m.n_embd, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
     wo.source = "token_embd.weight";
-    if (!m.head.declare(b, "output.weight", wo, ARCH_CODES)) return RAD_E_UNSUPPORTED;
+    if (!m.head.declare(b, "output.weight", wo, ARCH_CODES, world)) return RAD_E_UNSUPPORTED;
     m.op_head = m.head.declare_op(b, m.max_out, m.n_vocab, m.n_embd);
     uses(b, m.op_head, {m.b_xo, m.b_x}, {m.b_logits});
     if (m.final_softcap > 0) {  // Gemma 2: logits = cap * tanh(logits / cap)

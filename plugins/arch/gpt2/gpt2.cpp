@@ -63,9 +63,9 @@ rad_weight decl(RadBuilder* b, const std::string& name, A... a) {
 
 // A projection, at the container's encoding: the code dtypes this build reads (ARCH_CODES), else
 // refused by name.
-void linear(RadBuilder* b, Linear& lin, const std::string& name, int map_kind, const std::string& source, int64_t rows, int64_t cols,
-            int shard, int group, const int64_t* parts = nullptr, int n_parts = 0, int64_t unit = 0) {
-    lin.declare(b, name, mapped(b, name, map_kind, source, rows, cols, shard, group, parts, n_parts, unit), ARCH_CODES);
+void linear(RadBuilder* b, int world, Linear& lin, const std::string& name, int map_kind, const std::string& source, int64_t rows,
+            int64_t cols, int shard, int group, const int64_t* parts = nullptr, int n_parts = 0, int64_t unit = 0) {
+    lin.declare(b, name, mapped(b, name, map_kind, source, rows, cols, shard, group, parts, n_parts, unit), ARCH_CODES, world);
 }
 
 rad_op layer_norm(RadBuilder* b, rad_weight w, int64_t rows) {
@@ -177,16 +177,16 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         const std::string hf = "transformer.h." + std::to_string(l) + ".", n = "blk." + std::to_string(l) + ".";
         L.ln1_w = decl(b, n + "attn_norm.weight", RAD_MAP_COPY, hf + "ln_1.weight", d, 0, RAD_SHARD_NONE, l);
         L.ln1_b = decl(b, n + "attn_norm.bias", RAD_MAP_COPY, hf + "ln_1.bias", d, 0, RAD_SHARD_NONE, l);
-        linear(b, L.qkv, n + "attn_qkv.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_attn.weight", 3 * d, d, RAD_SHARD_ROW, l, qkv_parts, 3,
-               m.hd);
+        linear(b, m.world, L.qkv, n + "attn_qkv.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_attn.weight", 3 * d, d, RAD_SHARD_ROW, l,
+               qkv_parts, 3, m.hd);
         L.b_qkv = decl(b, n + "attn_qkv.bias", RAD_MAP_COPY, hf + "attn.c_attn.bias", 3 * d, 0, RAD_SHARD_ROW, l, qkv_parts, 3, m.hd);
-        linear(b, L.o, n + "attn_output.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_proj.weight", d, d, RAD_SHARD_COL, l);
+        linear(b, m.world, L.o, n + "attn_output.weight", RAD_MAP_TRANSPOSE, hf + "attn.c_proj.weight", d, d, RAD_SHARD_COL, l);
         L.b_o = decl(b, n + "attn_output.bias", RAD_MAP_COPY, hf + "attn.c_proj.bias", d, 0, RAD_SHARD_NONE, l);
         L.ln2_w = decl(b, n + "ffn_norm.weight", RAD_MAP_COPY, hf + "ln_2.weight", d, 0, RAD_SHARD_NONE, l);
         L.ln2_b = decl(b, n + "ffn_norm.bias", RAD_MAP_COPY, hf + "ln_2.bias", d, 0, RAD_SHARD_NONE, l);
-        linear(b, L.fc, n + "ffn_up.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_fc.weight", m.ff, d, RAD_SHARD_ROW, l, ff_parts, 1);
+        linear(b, m.world, L.fc, n + "ffn_up.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_fc.weight", m.ff, d, RAD_SHARD_ROW, l, ff_parts, 1);
         L.b_fc = decl(b, n + "ffn_up.bias", RAD_MAP_COPY, hf + "mlp.c_fc.bias", m.ff, 0, RAD_SHARD_ROW, l, ff_parts, 1);
-        linear(b, L.proj, n + "ffn_down.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_proj.weight", d, m.ff, RAD_SHARD_COL, l);
+        linear(b, m.world, L.proj, n + "ffn_down.weight", RAD_MAP_TRANSPOSE, hf + "mlp.c_proj.weight", d, m.ff, RAD_SHARD_COL, l);
         L.b_proj = decl(b, n + "ffn_down.bias", RAD_MAP_COPY, hf + "mlp.c_proj.bias", d, 0, RAD_SHARD_NONE, l);
 
         L.op_ln1 = layer_norm(b, L.ln1_w, m.max_tok);
@@ -228,7 +228,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     // the embedding must be).
     RadWeightDecl wo = weight(m.n_vocab, d, RAD_SHARD_NONE, -1, RAD_ACCESS_VOCAB);
     wo.source = "token_embd.weight";
-    m.head.declare(b, "output.weight", wo, ARCH_CODES);
+    m.head.declare(b, "output.weight", wo, ARCH_CODES, m.world);
     m.op_head = m.head.declare_op(b, m.max_out, m.n_vocab, d);
     uses(b, m.op_head, {m.b_xo, m.b_x}, {m.b_logits});
     rad_declare_logits(b, m.b_logits);

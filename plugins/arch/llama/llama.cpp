@@ -431,7 +431,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     } else {
         map(b, "output.weight", RAD_MAP_COPY, {"lm_head.weight"});
     }
-    if (!m.head.declare(b, "output.weight", wo, kCodes)) return RAD_E_UNSUPPORTED;  // a tied head views the embedding's codes
+    if (!m.head.declare(b, "output.weight", wo, kCodes, world)) return RAD_E_UNSUPPORTED;  // a tied head views the embedding's codes
     m.w_out = m.head.w;
     rad_buf head_out = m.b_logits;
     if (m.op_vgather != RAD_NULL_HANDLE) {

@@ -85,28 +85,20 @@ int read_gemm_q(const RadArgs* a, GemmArgs* g, QuantW* q) {
     return RAD_OK;
 }
 
-// gemm_q's operand 7, `perm` (GPTQ act-order: stored column j is the weight's column perm[j]):
-// x gathered into `buf` (x'[m][j] = x[m][perm[j]]), which then stands for x, so every kernel sums
-// the stored columns in order as it does without one. A value outside [0, K) is refused here, so
-// nothing reads outside x (the engine checked at load that the table is a permutation).
-int gather_perm(const RadArgs* a, GemmArgs* g, std::vector<float>* buf) {
-    static thread_local std::vector<int32_t> perm_buf;
-    const RadTensor* perm = rad_arg_in(a, 7);
-    if (!perm) return RAD_OK;
-    if (perm->dtype != RAD_I32) return RAD_E_DTYPE;
-    if (rad_tensor_elems(perm) != g->K || perm->rank > 2 || (perm->rank == 2 && perm->shape[0] != 1)) return RAD_E_SHAPE;
-    std::vector<int32_t>& p = perm_buf;  // copied: the table lies in a mapping, maybe not 4-byte aligned
-    p.resize(static_cast<size_t>(g->K));
-    std::memcpy(p.data(), perm->data, p.size() * sizeof(int32_t));
-    for (int64_t j = 0; j < g->K; ++j)
-        if (p[j] < 0 || p[j] >= g->K) return RAD_E_ARG;
-    buf->resize(static_cast<size_t>(g->M * g->K));
-    for (int64_t m = 0; m < g->M; ++m) {
-        const float* xr = g->x.row(m);
-        float* o = buf->data() + m * g->K;
-        for (int64_t j = 0; j < g->K; ++j) o[j] = xr[p[j]];
-    }
-    g->x = RowsIn{reinterpret_cast<const char*>(buf->data()), static_cast<int64_t>(g->K * sizeof(float))};
+// gemm_q's operand 7, `perm` (GPTQ act-order: stored column j is the weight's column perm[j]),
+// copied into `perm` (empty: none; copied because the table lies in a mapping, maybe not 4-byte
+// aligned). A value outside [0, K) is refused here, so nothing reads outside x (the engine checked
+// at load that the table is a permutation).
+int read_perm(const RadArgs* a, int64_t K, std::vector<int32_t>* perm) {
+    const RadTensor* t = rad_arg_in(a, 7);
+    perm->clear();
+    if (!t) return RAD_OK;
+    if (t->dtype != RAD_I32) return RAD_E_DTYPE;
+    if (rad_tensor_elems(t) != K || t->rank > 2 || (t->rank == 2 && t->shape[0] != 1)) return RAD_E_SHAPE;
+    perm->resize(static_cast<size_t>(K));
+    std::memcpy(perm->data(), t->data, perm->size() * sizeof(int32_t));
+    for (const int32_t p : *perm)
+        if (p < 0 || p >= K) return RAD_E_ARG;
     return RAD_OK;
 }
 
@@ -222,18 +214,40 @@ int launch(const RadArgs* a, bool decode) {
 // gemm_q: the decode kernel up to kRowWalkRows rows, the packed kernel past them (no AMX and no
 // bf16 dots: the products are the dequantised weight's f32 ones), over x gathered by perm when
 // the weight has one.
-int launch_q(const RadArgs* a, bool decode) {
-    GemmArgs g;
-    QuantW q;
-    if (int rc = read_gemm_q(a, &g, &q); rc != RAD_OK) return rc;
-    static thread_local std::vector<float> gathered;
-    if (int rc = gather_perm(a, &g, &gathered); rc != RAD_OK) return rc;
-    if (g.M == 0 || g.N == 0) return RAD_OK;
-    if (g.K == 0) return empty_sum(g), RAD_OK;
-    if (decode || g.M <= kRowWalkRows)
+void run_q(const GemmArgs& g, bool walk) {
+    if (walk)
         run_blocks(g, kernels().gemm_q, g.M);
     else
         run_packed(g);
+}
+
+int launch_q(const RadArgs* a, bool decode) {
+    GemmArgs g;
+    QuantW q;
+    static thread_local std::vector<int32_t> perm;
+    if (int rc = read_gemm_q(a, &g, &q); rc != RAD_OK) return rc;
+    if (int rc = read_perm(a, g.K, &perm); rc != RAD_OK) return rc;
+    if (g.M == 0 || g.N == 0) return RAD_OK;
+    if (g.K == 0) return empty_sum(g), RAD_OK;
+    const bool walk = decode || g.M <= kRowWalkRows;
+    if (perm.empty()) return run_q(g, walk), RAD_OK;
+    // x gathered by perm (x'[m][j] = x[m][perm[j]]), which then stands for x, so both kernels sum
+    // the stored columns in order as they do without one; kMaxGroupRows rows at a time, so the
+    // buffer stays small however long a prefill is (the rows of y are independent).
+    static thread_local std::vector<float> xg;
+    for (int64_t m0 = 0; m0 < g.M; m0 += kMaxGroupRows) {
+        GemmArgs b = g;
+        b.M = std::min(kMaxGroupRows, g.M - m0);
+        xg.resize(static_cast<size_t>(b.M * g.K));
+        for (int64_t m = 0; m < b.M; ++m) {
+            const float* xr = g.x.row(m0 + m);
+            float* o = xg.data() + m * g.K;
+            for (int64_t j = 0; j < g.K; ++j) o[j] = xr[perm[static_cast<size_t>(j)]];
+        }
+        b.x = RowsIn{reinterpret_cast<const char*>(xg.data()), static_cast<int64_t>(g.K * sizeof(float))};
+        b.y = RowsOut{g.y.base + m0 * g.y.pitch, g.y.pitch};
+        run_q(b, walk);
+    }
     return RAD_OK;
 }
 

@@ -5,9 +5,10 @@
 // config.json has a quantization_config, and gives two options the recipe does not: `checkpoint`
 // (the folder) and `tensors` (the checkpoint tensors whose rows make the weight, from the
 // architecture's name map: q_proj, k_proj and v_proj for a fused attn_qkv). The formats' layouts
-// are in import_int4.cpp and import_fp8.cpp; everything they refuse (other bit widths, packings,
-// act-order, a missing tensor, a shape that does not fit) is refused here at encoding time, before
-// the converter writes anything, naming the weight, the field or tensor and the file on stderr.
+// are in import_int4.cpp and import_fp8.cpp (GPTQ act-order as the perm transform); everything
+// they refuse (other bit widths, packings, an act-order whose groups are not whole, a missing
+// tensor, a shape that does not fit) is refused here at encoding time, before the converter
+// writes anything, naming the weight, the field or tensor and the file on stderr.
 // The checkpoint's values the converter passes are used only for plain weights (it has none for a
 // weight stored quantised).
 #include <cstdio>
@@ -103,6 +104,9 @@ bool plan_of(int64_t rows, int64_t cols, std::vector<Source> parts, Plan* out, s
             return *why = p.what + " has " + std::to_string(p.cols) + " input columns, the weight " + std::to_string(cols), false;
         if (p.code_dtype != a.code_dtype || p.scale_dtype != a.scale_dtype || p.group != a.group)
             return *why = "its parts " + a.what + " and " + p.what + " differ in code or scale dtype or group size", false;
+        if (p.perm != a.perm)  // one table orders every row (GPTQ gives parts that read one input one order)
+            return *why = "its parts " + a.what + " and " + p.what + " differ in act-order (g_idx), which one perm table cannot hold",
+                   false;
         const bool pb = p.block_r > 0 && p.block_c > 0, ab = a.block_r > 0 && a.block_c > 0;
         if (pb != ab || (pb && (p.block_r != a.block_r || p.block_c != a.block_c)))
             return *why = "its parts " + a.what + " and " + p.what + " have scales of different blocks", false;
@@ -128,6 +132,7 @@ bool plan_of(int64_t rows, int64_t cols, std::vector<Source> parts, Plan* out, s
         if (symmetric) out->enc = rad_encoding_affine(RAD_I4);
         rad_encoding_add_tiled(&out->enc, "scale", a.scale_dtype, 1, a.group);
         if (!symmetric) rad_encoding_add_tiled(&out->enc, "zero", RAD_U4, 1, a.group);
+        if (!a.perm.empty()) rad_encoding_add_perm(&out->enc, cols);  // act-order: the codes' columns in perm's order
     }
     out->parts = std::move(parts);
     return true;
@@ -177,6 +182,9 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
         return RAD_OK;
     }
     const int codes = 0, scale = rad_encoding_plane(enc, "scale"), zero = rad_encoding_plane(enc, "zero");
+    const int perm = rad_encoding_plane(enc, "t.perm");
+    if (perm >= 0)  // the table, whole at every call (the converter decodes each block with it)
+        std::memcpy(planes[perm], p.parts[0].perm.data(), static_cast<size_t>(cols) * sizeof(int32_t));
     const RadPlaneDesc& sd = enc->planes[scale];
     const int64_t br = sd.block_r > 0 ? sd.block_r : in->rows, bc = sd.block_c > 0 ? sd.block_c : cols;
     if (in->r0 % br != 0) return RAD_E_SHAPE;  // a block of rows never straddles two calls

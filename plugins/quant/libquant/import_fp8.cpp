@@ -76,6 +76,8 @@ bool describe_fp8(const HfCheckpoint& ck, const std::string& prefix, Source* out
     if (w->shape.size() != 2) return *why = prefix + ".weight in " + w->file + " is " + st_shape(*w) + ", not [N, K]", false;
     if (ck.find(prefix + ".weight_zero_point"))
         return *why = prefix + ".weight_zero_point is in " + w->file + ": asymmetric 8-bit weights are not imported", false;
+    if (const HfTensor* gi = ck.find(prefix + ".weight_g_idx"))  // compressed-tensors' actorder "group"
+        return *why = prefix + ".weight_g_idx is in " + gi->file + ": act-order compressed-tensors weights are not imported", false;
     if (!s) return *why = scale_name + " is missing from " + w->file, false;
     const int sdt = scale_dtype_of(s->dtype);
     if (sdt == RAD_DT_NONE) return *why = scale_name + " in " + s->file + " is " + s->dtype + ", not a float", false;

@@ -12,9 +12,18 @@
 //
 // Both become codes u4 [1x1], a zero point u4 and a scale of the stored dtype per [1 x group], the
 // affine scheme's w = (code - zero) * scale; where every zero point is 8 (GPTQ's sym=True), codes
-// i4 (the nibble minus 8) and no zero point: the same numbers in less space. GPTQ's act-order (a
-// g_idx that is not k / group) would need the `perm` transform, which neither the core's decoder
-// nor gemm_q reads yet: it is refused, naming the weight's g_idx and its file.
+// i4 (the nibble minus 8) and no zero point: the same numbers in less space.
+//
+// GPTQ's act-order (desc_act: a g_idx that is not k / group) is the `perm` transform
+// (docs/container.md): perm = the columns stably sorted by g_idx, the codes stored in that order
+// (stored column j is the checkpoint's column perm[j]) and the table written as the plane
+// `t.perm`, so every group's columns are contiguous and the scale and zero planes keep their
+// [N, K/group] form. Each group must then hold exactly group_size columns (else a stored group of
+// group_size columns would straddle two of the checkpoint's groups): anything else is refused,
+// naming the g_idx and its file. The parts of a fused weight (q, k, v; gate, up) read one input,
+// so GPTQ gives them one order; parts whose orders differ are refused (import.cpp). AWQ has no
+// g_idx (a stray one is refused), nor do the 8-bit formats (compressed-tensors' weight_g_idx is
+// refused in import_fp8.cpp).
 #include <algorithm>
 #include <cctype>
 
@@ -83,6 +92,31 @@ bool int4_tensors(const HfCheckpoint& ck, const std::string& prefix, int64_t K, 
     return true;
 }
 
+// GPTQ act-order: the stable argsort of g_idx into out->perm, each group holding exactly `group`
+// columns (then stored column j lies in group j / group), or why not.
+bool act_order(const HfTensor& gi, int64_t K, int64_t group, const std::string& name, Source* out, std::string* why) {
+    const int64_t groups = K / group;
+    std::vector<int64_t> count(static_cast<size_t>(groups), 0);
+    for (int64_t k = 0; k < K; ++k) {
+        const int32_t g = st_i32(gi, k);
+        if (g < 0 || g >= groups)
+            return *why = name + " in " + gi.file + " puts column " + std::to_string(k) + " in group " + std::to_string(g) + " of " +
+                          std::to_string(groups),
+                   false;
+        ++count[static_cast<size_t>(g)];
+    }
+    for (int64_t g = 0; g < groups; ++g)
+        if (count[static_cast<size_t>(g)] != group)
+            return *why = name + " in " + gi.file + " puts " + std::to_string(count[static_cast<size_t>(g)]) + " columns in group " +
+                          std::to_string(g) + ", not group_size " + std::to_string(group) +
+                          " (act-order is stored as the columns sorted by group, each group whole)",
+                   false;
+    out->perm.resize(static_cast<size_t>(K));
+    for (int64_t k = 0; k < K; ++k) out->perm[static_cast<size_t>(k)] = static_cast<int32_t>(k);
+    std::stable_sort(out->perm.begin(), out->perm.end(), [&](int32_t a, int32_t b) { return st_i32(gi, a) < st_i32(gi, b); });
+    return true;
+}
+
 // Whether every zero point of `s` is 8: a symmetric checkpoint, whose codes minus 8 are i4.
 bool every_zero_8(const Source& s) {
     for (int64_t g = 0; g < s.cols / s.group; ++g)
@@ -134,13 +168,12 @@ bool describe_gptq(const HfCheckpoint& ck, const std::string& prefix, Source* ou
             return *why = prefix + ".g_idx in " + gi->file + " is " + gi->dtype + " " + st_shape(*gi) + ", not I32 [" + std::to_string(K) +
                           "]",
                    false;
-        for (int64_t k = 0; k < K; ++k)
-            if (st_i32(*gi, k) != k / out->group)
-                return *why = prefix + ".g_idx in " + gi->file + " puts column " + std::to_string(k) + " in group " +
-                              std::to_string(st_i32(*gi, k)) + ", not " + std::to_string(k / out->group) +
-                              ": act-order (desc_act) needs the perm transform, which the affine planes served today do not read",
-                       false;
         out->g_idx = gi;
+        for (int64_t k = 0; k < K; ++k)
+            if (st_i32(*gi, k) != k / out->group) {
+                if (!act_order(*gi, K, out->group, prefix + ".g_idx", out, why)) return false;
+                break;
+            }
     }
     // The original format's zero - 1 wraps a zero point of 0 to nibble 15 (read back as 16), which
     // no u4 zero point holds.
@@ -168,6 +201,8 @@ bool describe_awq(const HfCheckpoint& ck, const std::string& prefix, Source* out
     const HfTensor* qw = ck.find(prefix + ".qweight");
     if (qw->dtype != "I32" || qw->shape.size() != 2)
         return *why = prefix + ".qweight in " + qw->file + " is " + qw->dtype + " " + st_shape(*qw) + ", not I32 [K, N/8]", false;
+    if (const HfTensor* gi = ck.find(prefix + ".g_idx"))  // AWQ groups columns in order; a g_idx is not its format
+        return *why = prefix + ".g_idx is in " + gi->file + ": AWQ weights with a g_idx are not imported", false;
     const int64_t K = qw->shape[0], N = qw->shape[1] * 8;
     if (!int4_tensors(ck, prefix, K, N, int_field(qc, {"group_size", "q_group_size"}, -1), out, why)) return false;
     out->format = SourceFormat::Awq;
@@ -177,7 +212,9 @@ bool describe_awq(const HfCheckpoint& ck, const std::string& prefix, Source* out
 
 uint32_t Source::code(int64_t n, int64_t k) const {
     switch (format) {
-    case SourceFormat::Gptq: return nibble(st_i32(*codes, (k / 8) * rows + n), static_cast<int>(k % 8));
+    case SourceFormat::Gptq:
+        if (!perm.empty()) k = perm[static_cast<size_t>(k)];  // stored column k is the checkpoint's perm[k]
+        return nibble(st_i32(*codes, (k / 8) * rows + n), static_cast<int>(k % 8));
     case SourceFormat::Awq: return nibble(st_i32(*codes, k * (rows / 8) + n / 8), kAwqNibble[n % 8]);
     case SourceFormat::Fp8: return codes->data[n * cols + k];
     case SourceFormat::Plain: break;
@@ -186,7 +223,7 @@ uint32_t Source::code(int64_t n, int64_t k) const {
 }
 
 uint32_t Source::zero(int64_t n, int64_t k) const {
-    const int64_t g = k / group;
+    const int64_t g = k / group;  // under act-order too: stored columns are sorted by group, each group whole
     const int32_t word = st_i32(*zeros, g * (rows / 8) + n / 8);
     if (format == SourceFormat::Awq) return nibble(word, kAwqNibble[n % 8]);
     return nibble(word, static_cast<int>(n % 8)) + (zero_plus_one ? 1u : 0u);

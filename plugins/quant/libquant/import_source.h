@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hf_checkpoint.h"
 
@@ -32,8 +33,12 @@ struct Source {
     int64_t block_r = 0, block_c = 0;  // fp8: the rows / columns one stored scale covers (0: all)
     bool zero_plus_one = false;        // GPTQ's original format stores each zero point minus one
     bool zero_is_8 = false;            // int4: every zero point is 8 (a symmetric checkpoint)
+    // GPTQ act-order: stored column j is the checkpoint's column perm[j] (a stable sort of the
+    // columns by g_idx, so each group's columns are contiguous); empty when g_idx is k / group
+    std::vector<int32_t> perm;
 
-    // Element (n, k) of the weight as this source stores it, n relative to row0.
+    // Element (n, k) of the weight as this source stores it, n relative to row0, k a stored column
+    // (the checkpoint's column perm[k] under act-order).
     uint32_t code(int64_t n, int64_t k) const;
     uint32_t zero(int64_t n, int64_t k) const;  // int4 only
     float scale(int64_t n, int64_t k) const;    // exactly the stored value, widened to f32

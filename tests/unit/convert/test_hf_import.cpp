@@ -1,9 +1,9 @@
 // Hugging Face checkpoints already quantised (libquant's `import`): the llama fixture written as a
 // GPTQ, AWQ or fp8 folder by tools/quant_import/quantise_hf.py (the formats' published packings),
-// converted with no recipe (config.json's quantization_config makes rad-convert import it). The
-// reference is independent of radiance's code and of the packer: tools/quant_import/dequant_hf.py
-// reads the same folder as AutoGPTQ / AutoAWQ / transformers dequantise it, into f32 safetensors,
-// converted plainly. Every weight decodes to the reference's bits, and on libref, whose gemm_q is
+// converted with no recipe (config.json's quantization_config makes rad-convert import it); GPTQ
+// act-order (a random g_idx) as the perm transform. The reference is independent of radiance's
+// code and of the packer: tools/quant_import/dequant_hf.py reads the same folder as AutoGPTQ /
+// AutoAWQ / transformers dequantise it (g_idx honoured), into f32 safetensors, converted plainly. Every weight decodes to the reference's bits, and on libref, whose gemm_q is
 // "the core's decode, then gemm's arithmetic", the two containers' logits are equal bit for bit;
 // libcpu's gemm_q rows serve the import within their summation-order tolerance.
 //
@@ -11,7 +11,14 @@
 //   - AWQ nibbles read in the packing order [0,2,4,6,1,3,5,7] instead of its inverse: "AWQ" fails
 //   - GPTQ zeros without the +1 of checkpoint_format "gptq": the three gptq-format cases fail (gptq_v2 passes)
 //   - the +1 applied to gptq_v2 too: "GPTQ (gptq_v2, symmetric: i4 codes)" fails
-//   - g_idx not checked (act-order imported as k / group): "act-order" is no longer refused
+//   - act-order's perm left the identity (the codes not reordered, no stable sort of g_idx): both
+//     act-order imports fail (decoded bits and logits), "fused parts in different orders" is no
+//     longer refused
+//   - act-order's groups not counted: "groups are not group_size columns" no longer names them
+//   - a fused weight's parts not compared for one order: "fused parts in different orders" passes
+//     through the import
+//   - no look for a stray g_idx (AWQ) or weight_g_idx (compressed-tensors): both import, their
+//     order ignored, and their sections fail
 //   - int4 scales indexed [n][g] instead of [g][n]: the four GPTQ cases and AWQ fail
 //   - fp8 block scales' rows not split at the fused parts (gcd dropped): "fine-grained fp8" fails
 //   - a per-channel (and block) scale read as the tensor's one: "per channel" and "fine-grained fp8" fail
@@ -137,7 +144,7 @@ std::map<std::string, std::vector<float>> decoded(const container::Reader& r) {
 // every projection stored with codes of `codes`, the descriptor `want_quant`, every weight's
 // decoded bits the reference's, libref's logits bit for bit, libcpu's within its tolerance.
 void import_matches_reference(const std::string& args, const char* codes, const char* want_quant,
-                              const std::function<void(const fs::path&)>& edit = nullptr) {
+                              const std::function<void(const fs::path&)>& edit = nullptr, const char* transform = "") {
     TempDir t;
     const fs::path q = quantised(t.dir, args), ref = t.dir / "ref";
     if (edit) edit(q);
@@ -157,6 +164,7 @@ void import_matches_reference(const std::string& args, const char* codes, const 
             INFO(ti.name);
             CHECK(std::string(e.scheme) == "affine");
             CHECK(std::string(rad_dtype_name(e.planes[0].dtype)) == codes);
+            CHECK(std::string(e.transform) == transform);
             ++n_quantised;
         } else {
             CHECK(std::string(e.scheme) == "plain");  // embedding, norms, head: as stored
@@ -215,6 +223,18 @@ TEST_CASE("GPTQ with desc_act whose g_idx is the plain k / group imports", "[hfi
     });
 }
 
+// Act-order: g_idx a random order of the columns cut into groups (quantise_hf.py --act), imported
+// as the perm transform. The reference honours g_idx as AutoGPTQ does, so every weight decodes to
+// its bits, and libref (whose gemm_q decodes in the weight's own column order) serves the
+// reference's logits bit for bit; libcpu gathers x by the table and sums in stored order.
+TEST_CASE("GPTQ act-order (desc_act, a random g_idx) imports as the perm transform, as AutoGPTQ dequantises it", "[hfimport]") {
+    import_matches_reference("--format gptq_act", "u4", "w4a16", nullptr, "perm");
+}
+
+TEST_CASE("GPTQ act-order in the gptq_v2 format, symmetric (i4 codes), imports as the perm transform", "[hfimport]") {
+    import_matches_reference("--format gptq_v2 --act --sym", "i4", "w4a16", nullptr, "perm");
+}
+
 TEST_CASE("GPTQ in two shards with an index (a linear's tensors in different files) imports", "[hfimport]") {
     import_matches_reference("--format gptq --shards 2", "u4", "w4a16");
 }
@@ -263,8 +283,21 @@ TEST_CASE("an explicit recipe line `PATTERN import` imports the same numbers", "
 
 TEST_CASE("what is not imported is refused before anything is written, naming the weight, field and file", "[hfimport]") {
     auto config = [](std::function<void(nlohmann::json&)> f) { return [f](const fs::path& q) { edit_config(q, f); }; };
-    SECTION("act-order: a g_idx that is not k / group") {
-        refused("--format gptq_act", {"blk.0.attn_qkv.weight", "model.layers.0.self_attn.q_proj.g_idx", "model.safetensors", "perm"});
+    SECTION("act-order whose groups are not group_size columns each") {
+        refused("--format gptq_act --damage act_uneven_group", {"blk.0.attn_qkv.weight", "model.layers.0.self_attn.q_proj.g_idx",
+                                                                "model.safetensors", "33 columns in group 0", "not group_size 32"});
+    }
+    SECTION("act-order fused parts (q, k, v) in different orders") {
+        refused("--format gptq_act --damage act_parts_differ",
+                {"blk.0.attn_qkv.weight", "model.layers.0.self_attn.q_proj and model.layers.0.self_attn.k_proj", "act-order"});
+    }
+    SECTION("an AWQ linear with a g_idx (AWQ has no act-order)") {
+        refused("--format awq --damage stray_g_idx",
+                {"blk.0.attn_qkv.weight", "model.layers.0.self_attn.q_proj.g_idx", "model.safetensors", "AWQ"});
+    }
+    SECTION("compressed-tensors act-order (a weight_g_idx)") {
+        refused("--format ct_int8_channel --damage stray_g_idx",
+                {"blk.0.attn_qkv.weight", "model.layers.0.self_attn.q_proj.weight_g_idx", "model.safetensors", "act-order"});
     }
     SECTION("3-bit GPTQ") {
         refused("--format gptq", {"blk.0.attn_qkv.weight", "quantization_config.bits is 3", "config.json"},

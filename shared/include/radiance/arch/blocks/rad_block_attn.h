@@ -92,7 +92,7 @@ struct AttnBlock {
         wq.n_row_parts = 3;
         wq.row_parts = parts;
         wq.row_unit = static_cast<int32_t>(c.head_dim);  // heads stay whole; kv heads replicate under wide TP
-        if (!qkv.declare(b, n + "attn_qkv.weight", wq, c.quant_codes)) return;
+        if (!qkv.declare(b, n + "attn_qkv.weight", wq, c.quant_codes, c.world)) return;
         w_qkv = qkv.w;
         if (c.qkv_bias) {
             map(b, n + "attn_qkv.bias", RAD_MAP_CONCAT, {p + "q_proj.bias", p + "k_proj.bias", p + "v_proj.bias"});
@@ -150,7 +150,7 @@ struct AttnBlock {
         rad_bind_layer_kv(b, kv, c.layer);
         map(b, n + "attn_output.weight", RAD_MAP_COPY, {p + "o_proj.weight"});
         RadWeightDecl wo = weight(c.n_embd, full_q, RAD_SHARD_COL, c.layer);
-        if (!o.declare(b, n + "attn_output.weight", wo, c.quant_codes)) return;
+        if (!o.declare(b, n + "attn_output.weight", wo, c.quant_codes, c.world)) return;
         w_o = o.w;
         op_o = out_projection(b, c.residual_out, c.max_tok, c.n_embd, q_width(), o, bufs.attn, bufs.out, n + "attn_output");
         if (c.world > 1) {  // each rank holds a partial sum of the output projection

@@ -2,7 +2,8 @@
 //
 // Plain: one plane, the conventional `gemm` (and the fusions that read a plain weight). Quantised
 // by the affine scheme (rad_decode.h: codes, a scale per group, an optional zero point, an optional
-// minimum grouped as the scale, as a GGUF K-quant import writes): `gemm_q`,
+// minimum grouped as the scale, as a GGUF K-quant import writes; under the perm transform, GPTQ
+// act-order's column order, its table): `gemm_q`,
 // whose operands are the planes themselves, declared as views of the stored weight (`planes`), so
 // a kernel library reads them in place and nothing is dequantised on the way. Which code dtypes
 // a plugin serves is its build's (its quant descriptor's): a weight in any other encoding fails the
@@ -16,33 +17,42 @@ namespace radblk {
 
 struct Linear {
     rad_weight w = RAD_NULL_HANDLE;  // the codes (or the plain weight): operand `w`
-    rad_weight scale = RAD_NULL_HANDLE, zero = RAD_NULL_HANDLE, min_plane = RAD_NULL_HANDLE;
+    rad_weight scale = RAD_NULL_HANDLE, zero = RAD_NULL_HANDLE, min_plane = RAD_NULL_HANDLE, perm = RAD_NULL_HANDLE;
     bool quantised = false;
     std::string qtype, sdtype;         // the codes' and scales' dtypes, as gemm_q's parameters name them
     int64_t block_r = 1, block_c = 0;  // what one scale covers (0: the whole extent)
     int64_t rows = 0, cols = 0;        // the full logical shape
 
     // Declares weight `name` by `d` and, when it is stored quantised, views of its scale, zero and
-    // min planes (`name`.scale, `name`.zero, `name`.min, sharded as the weight is). `served` lists the code dtypes
-    // this plugin reads quantised ("" for an unquantised plugin). False (and the declaration
-    // failed, naming why) for an encoding the plugin does not serve.
-    bool declare(RadBuilder* b, const std::string& name, RadWeightDecl d, const char* served) {
+    // min planes (`name`.scale, `name`.zero, `name`.min, sharded as the weight is) and of its perm
+    // table (`name`.perm, whole on every rank). `served` lists the code dtypes this plugin reads
+    // quantised ("" for an unquantised plugin); `world` is the tensor-parallel ranks. False (and the
+    // declaration failed, naming why) for an encoding the plugin does not serve.
+    bool declare(RadBuilder* b, const std::string& name, RadWeightDecl d, const char* served, int world) {
         rows = d.shape[0];
         cols = d.rank > 1 ? d.shape[1] : 1;
         d.planes = "codes";  // the whole weight when plain: its one plane is its codes
         w = rad_decl_weight(b, name.c_str(), &d);
         RadEncoding e;
-        if (rad_weight_encoding(b, w, &e) != RAD_OK || std::string(e.scheme) == "plain") return true;
+        if (rad_weight_encoding(b, w, &e) != RAD_OK || (std::string(e.scheme) == "plain" && e.transform[0] == 0)) return true;
         const std::string what = "weight '" + name + "' is stored in encoding '" + e.scheme + "' (" + describe(e) + ")";
-        if (std::string(e.scheme) != "affine" || e.transform[0] != 0) return refuse(b, what + ", which this plugin does not read");
+        int pm = -1;
+        const int prc = rad_perm_plane(&e, cols, &pm);
+        if (std::string(e.scheme) != "affine" || prc == RAD_E_UNSUPPORTED) return refuse(b, what + ", which this plugin does not read");
+        if (prc != RAD_OK) return refuse(b, what + ": the perm transform needs a table 't.perm' of i32 [1 x " + std::to_string(cols) + "]");
+        // A split by columns gives each rank a slice of x in the weight's column order, while the
+        // table orders the whole stored row: no slice of the codes pairs with that slice of x.
+        if (pm >= 0 && d.shard == RAD_SHARD_COL && world > 1)
+            return refuse(b, what + ": its columns are stored permuted (GPTQ act-order), which a split by columns over " +
+                                 std::to_string(world) + " tensor-parallel ranks cannot serve (serve it on one rank)");
         qtype = rad_dtype_name(e.planes[0].dtype);
         if (!word_in(qtype, served))
             return refuse(b, what + ": this plugin reads " +
                                  (*served ? std::string("codes ") + served : std::string("plain weights only")) +
                                  " (convert with the recipe its quant descriptor names, or serve the container with the plugin of its)");
         const int s = rad_encoding_plane(&e, "scale"), z = rad_encoding_plane(&e, "zero"), mn = rad_encoding_plane(&e, "min");
-        if (s < 0 || e.n_planes != 2 + (z >= 0) + (mn >= 0))
-            return refuse(b, what + ": gemm_q takes codes, one scale level, a zero point and one min level");
+        if (s < 0 || e.n_planes != 2 + (z >= 0) + (mn >= 0) + (pm >= 0))
+            return refuse(b, what + ": gemm_q takes codes, one scale level, a zero point, one min level and a perm table");
         for (const int k : {z, mn})
             if (k >= 0 && (e.planes[k].block_r != e.planes[s].block_r || e.planes[k].block_c != e.planes[s].block_c))
                 return refuse(b, what + ": its " + e.planes[k].role + " and scale planes are grouped differently");
@@ -65,6 +75,11 @@ struct Linear {
             v.planes = "min";
             min_plane = rad_decl_weight(b, mname.c_str(), &v);
         }
+        if (pm >= 0) {  // a table: every rank's slice carries it whole
+            const std::string pname = name + ".perm";
+            v.planes = "t.perm";
+            perm = rad_decl_weight(b, pname.c_str(), &v);
+        }
         return true;
     }
 
@@ -80,9 +95,9 @@ struct Linear {
                                   RAD_INT("group", block_c ? block_c : K),
                                   RAD_INT("group_rows", block_r ? block_r : N),
                                   RAD_STR("sdtype", sdtype.c_str())};
-        rad_weight ws[4] = {w, scale};
+        rad_weight ws[5] = {w, scale};
         int nw = 2;
-        for (rad_weight x : {zero, min_plane})
+        for (rad_weight x : {zero, min_plane, perm})
             if (x != RAD_NULL_HANDLE) ws[nw++] = x;
         return rad_decl_op(b, "gemm_q", p, 7, ws, nw);
     }
@@ -94,8 +109,11 @@ struct Linear {
             return;
         }
         const RadOperandRef z = zero != RAD_NULL_HANDLE ? rad_w(zero) : rad_none();
-        if (min_plane != RAD_NULL_HANDLE)  // operand 6, after y (rad_ops.h)
-            RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), z, bias, y, rad_w(min_plane));
+        const RadOperandRef mn = min_plane != RAD_NULL_HANDLE ? rad_w(min_plane) : rad_none();
+        if (perm != RAD_NULL_HANDLE)  // operands 6 and 7, after y (rad_ops.h)
+            RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), z, bias, y, mn, rad_w(perm));
+        else if (min_plane != RAD_NULL_HANDLE)
+            RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), z, bias, y, mn);
         else
             RAD_ISSUE_N(ctx, h, n, x, rad_w(w), rad_w(scale), z, bias, y);
     }

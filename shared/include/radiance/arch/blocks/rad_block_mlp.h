@@ -59,11 +59,11 @@ struct MlpBlock {
         RadWeightDecl wg = weight(2 * c.n_ff, c.n_embd, RAD_SHARD_ROW, c.layer);
         wg.n_row_parts = 2;
         wg.row_parts = parts;
-        if (!gu.declare(b, n + "ffn_gate_up.weight", wg, c.quant_codes)) return;
+        if (!gu.declare(b, n + "ffn_gate_up.weight", wg, c.quant_codes, c.world)) return;
         w_gu = gu.w;
         map(b, n + "ffn_down.weight", RAD_MAP_COPY, {p + "down_proj.weight"});
         RadWeightDecl wd = weight(c.n_embd, c.n_ff, RAD_SHARD_COL, c.layer);
-        if (!down.declare(b, n + "ffn_down.weight", wd, c.quant_codes)) return;
+        if (!down.declare(b, n + "ffn_down.weight", wd, c.quant_codes, c.world)) return;
         w_down = down.w;
         // SwiGLU fused into its projection where a loaded library serves it (one launch, and the
         // [gate|up] product never leaves the kernel on a card); the pair otherwise.
