@@ -87,16 +87,11 @@ void run_tap(std::shared_ptr<const core::Registry> reg, const std::string& rad, 
     std::vector<float> lg;
     for (size_t start = 0; start < ids.size() && ran < budget; start += per, ++done) {
         const size_t n = std::min({ids.size() - start, per, static_cast<size_t>(budget - ran)});
-        engine::StepBatch b;
-        if (bos) b.tokens.push_back(*bos);
-        b.tokens.insert(b.tokens.end(), ids.begin() + static_cast<long>(start), ids.begin() + static_cast<long>(start + n));
-        for (size_t i = 0; i < b.tokens.size(); ++i) b.positions.push_back(static_cast<int32_t>(i));
+        std::vector<int32_t> chunk;
+        if (bos) chunk.push_back(*bos);
+        chunk.insert(chunk.end(), ids.begin() + static_cast<long>(start), ids.begin() + static_cast<long>(start + n));
+        engine::StepBatch b = step::one_sequence(std::move(chunk), static_cast<int32_t>(block));
         b.out_ids = {static_cast<int32_t>(b.tokens.size() - 1)};
-        b.cu_seqlens = {0, static_cast<int32_t>(b.tokens.size())};
-        b.seq_ids = {0};
-        const int32_t stride = static_cast<int32_t>((b.tokens.size() + block - 1) / block);
-        for (int32_t k = 0; k < stride; ++k) b.block_tables.push_back(k);
-        b.block_table_stride = stride;
         eng->step(b, lg);
         ran += static_cast<int64_t>(b.tokens.size());
         if (done % 8 == 0) log << "calibration: chunk " << done + 1 << "/" << chunks << " (" << ran << " of at most " << budget << " tokens)\n";

@@ -101,16 +101,10 @@ int main(int argc, char** argv) {
         std::vector<float> lg;
         for (size_t start = 0; start < ids.size(); start += static_cast<size_t>(ctx - 1)) {
             const size_t n = std::min(ids.size() - start, static_cast<size_t>(ctx - 1));
-            engine::StepBatch b;
-            b.tokens.push_back(*bos);
-            b.tokens.insert(b.tokens.end(), ids.begin() + static_cast<long>(start), ids.begin() + static_cast<long>(start + n));
-            for (size_t i = 0; i < b.tokens.size(); ++i) b.positions.push_back(static_cast<int32_t>(i));
+            std::vector<int32_t> chunk{*bos};
+            chunk.insert(chunk.end(), ids.begin() + static_cast<long>(start), ids.begin() + static_cast<long>(start + n));
+            engine::StepBatch b = step::one_sequence(std::move(chunk), static_cast<int32_t>(block));
             for (size_t i = 0; i < n; ++i) b.out_ids.push_back(static_cast<int32_t>(i));  // position i predicts chunk[i]
-            b.cu_seqlens = {0, static_cast<int32_t>(b.tokens.size())};
-            b.seq_ids = {0};
-            const int32_t stride = static_cast<int32_t>((b.tokens.size() + block - 1) / block);
-            for (int32_t k = 0; k < stride; ++k) b.block_tables.push_back(k);
-            b.block_table_stride = stride;
             eng->step(b, lg);
             for (size_t i = 0; i < n; ++i) {
                 const float* row = &lg[i * static_cast<size_t>(V)];
