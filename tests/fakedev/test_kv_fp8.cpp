@@ -5,9 +5,10 @@
 // cannot read fp8 (libfakedev declines it as libgpu does) refuses the plan at startup, naming
 // attention and the cache's dtype.
 //
-// Mutations seen failing (2026-12-07): plan_kv counting only the K and V planes (the scales left
-// out of a block's bytes: the fp8 engine "holds" 2x and allocates past its budget); libfakedev's
-// attention row without its kv_dtype constraint (the card plan succeeds).
+// Mutations seen failing (2026-12-07): plan_kv counting only the K and V planes in a block's bytes
+// (the fp8 engine "holds" 2x and allocates past its budget: 3 checks); kv_plane_count answering 2
+// for fp8 (no scale planes: 3 checks); libfakedev's attention row without its kv_dtype constraint
+// (the card plans fp8).
 #include <catch2/catch.hpp>
 
 #include <memory>

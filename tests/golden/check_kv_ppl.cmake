@@ -10,9 +10,14 @@
 # included, is one the step wrote into the cache and read back quantised: what a prompt and every
 # decode step see alike. Measured (2026-12-07, the 2-core build VM): libcpu 20,000 tokens f32 KV
 # 106.0649, bf16 KV 106.0633, fp8 KV 106.1143 (+0.047%); libref 1,022 tokens f32 120.6914, fp8
-# 120.8327 (+0.117%; libcpu's fp8 120.8324). Mutations (each made, watched fail, undone): the
-# scale from amax / 224 (half the range saturated), both libraries' V scale skipped (v read as its
-# bare codes), the step's own rows read unquantised; see the report of each in the commit.
+# 120.8327 (+0.117%; libcpu's fp8 120.8324).
+# Mutations (each made, watched, undone): the scale from amax / 896 (the top half of every row
+# saturated) failed both (libcpu 119.71, +12.9%; libref 139.95, +16%); the V scale skipped (v read
+# as its bare codes) failed libcpu's (18,059) and libref's (8,933). Not caught here, as expected:
+# amax / 224 (106.1152: a float format scaled by 2 only moves where its subnormals start;
+# kv_fp8_test catches it), and libref reading the step's own rows unquantised (exactly the f32
+# cache's 120.6914: rad-ppl's chunks are whole prompts, every key one of the step's own;
+# golden_bitwise_kv_fp8_llama catches it).
 set(max_args "")
 if(DEFINED MAX_TOKENS)
   set(max_args --max-tokens ${MAX_TOKENS})

@@ -3,8 +3,10 @@
 # (--kv-cache-dtype fp8) on libref and on libcpu gives the same tokens: both store the step's
 # rows with rad_kv_fp8.h and read back the same values (libcpu's sums differ in order only).
 # 3 sequences of 12-token prompts, 10 decode steps each, and 2 sequences across 256 positions.
-# Mutations (2026-12-07, made in libcpu only, watched fail, undone): its V scale skipped (v read as
-# bare codes); its store writing the step's rows with amax / 224.
+# Mutations (2026-12-07, each made in one library, watched fail, undone): libcpu's V scale skipped
+# (v read as bare codes); libref's V scale skipped; libref reading the step's own rows unquantised.
+# Not caught, as expected: a change both libraries share (rad_kv_fp8.h's scale from amax / 896:
+# the tokens change alike; check_kv_ppl.cmake catches it).
 set -euo pipefail
 bench=$1 convert=$2 fixture=$3 homes=$4
 tmp=$(mktemp -d)
