@@ -1,6 +1,8 @@
 // builder.cpp: RadBuilderApi over a Declaration.
 #include "radiance/engine/builder.h"
 
+#include <string_view>
+
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 
@@ -109,6 +111,14 @@ rad_op decl_op(RadBuilder* b, const char* op, const RadParamDecl* params, int n_
         }
     }
     for (int i = 0; i < n_weights; ++i) d.weights.push_back(weights[i]);
+    // An architecture written before attention had `kv_dtype` does not pass it; its cache is the
+    // deployment's (RadBuildCtx.kv_dtype), so that is what its rows will read. Filling it in keeps
+    // such a plugin resolving on rows that constrain it (a card's, which decline fp8).
+    const RadOpSchema* schema = s.reg->schema(d.geom.op);
+    if (schema && s.opts->ctx.kv_dtype && !d.geom.params.count("kv_dtype"))
+        for (int i = 0; i < schema->n_params; ++i)
+            if (std::string_view(schema->params[i].name) == "kv_dtype")
+                d.geom.params["kv_dtype"] = core::ParamValue::of_str(rad_dtype_name(s.opts->ctx.kv_dtype));
     d.res = core::resolve(*s.reg, d.geom, s.opts->select);
     s.decl.ops.push_back(std::move(d));
     return static_cast<rad_op>(s.decl.ops.size() - 1);
