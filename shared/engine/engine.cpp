@@ -166,7 +166,7 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (m.dev) m.device_check(m.dev->sync(m.stream), "finishing the plan");
     log::info("planned ", m.arch->plugin->name, " on ", e->placement(), ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(),
               " weights (", m.weight_total, " bytes), arena ", m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks, " blocks of ",
-              m.block, ")");
+              m.block, m.decl.kv_groups.empty() ? "" : std::string(", ") + rad_dtype_name(m.decl.kv_groups[0].d.dtype), ")");
     return e;
 }
 

@@ -3,11 +3,12 @@
 // with a scale a token and kv head by rad_kv_fp8.h, as libref stores it), then runs one task per
 // (row, kv head) on the pool; the tasks read every key and value, the step's own too, back from
 // the cache.
+#include <radiance/rad_kv_fp8.h>
+
 #include <cstring>
 #include <vector>
 
 #include "launch_util.h"
-#include <radiance/rad_kv_fp8.h>
 
 namespace {
 
