@@ -5,10 +5,14 @@
 // cannot read fp8 (libfakedev declines it as libgpu does) refuses the plan at startup, naming
 // attention and the cache's dtype.
 //
+// And an architecture written before attention's kv_dtype (which passes neither it nor the scale
+// planes): the engine fills in the deployment's cache dtype, and under fp8 refuses it by name.
+//
 // Mutations seen failing (2026-12-07): plan_kv counting only the K and V planes in a block's bytes
 // (the fp8 engine "holds" 2x and allocates past its budget: 3 checks); kv_plane_count answering 2
 // for fp8 (no scale planes: 3 checks); libfakedev's attention row without its kv_dtype constraint
-// (the card plans fp8).
+// (the card plans fp8); the builder not filling in kv_dtype (the REQUIRE); the builder filling it in
+// under fp8 instead of refusing (the FAIL).
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -17,6 +21,7 @@
 #include "../integration/converted_llama.h"
 #include "radiance/container/container.h"
 #include "radiance/core/registry.h"
+#include "radiance/engine/builder.h"
 #include "radiance/engine/engine.h"
 #include "radiance/util/error.h"
 
@@ -40,7 +45,52 @@ std::unique_ptr<engine::Engine> engine_with(const std::string& homes, const std:
     return engine::Engine::create(reg, model, eo);
 }
 
+// The attention of a plugin built before kv_dtype: a group of the deployment's dtype, an op without it.
+int old_declare(RadBuilder* b, const RadModelMeta*, const RadBuildCtx* ctx) {
+    RadKvGroupDecl kvd{};
+    kvd.kind = RAD_KV_FULL;
+    kvd.dtype = ctx->kv_dtype;
+    kvd.n_head_kv = 2;
+    kvd.head_dim = 16;
+    kvd.n_planes = 2;
+    const rad_kv kv = rad_decl_kv_group(b, "attn", &kvd);
+    const RadParamDecl p[] = {RAD_RANGE("n", 1, 16), RAD_INT("n_head", 4), RAD_INT("n_head_kv", 2), RAD_INT("head_dim", 16),
+                              RAD_F64("scale", 0.25)};
+    rad_decl_op(b, "attention", p, 5, nullptr, 0);
+    rad_bind_layer_kv(b, kv, 0);
+    return RAD_OK;
+}
+
+engine::Declaration declare_old(int kv_dtype) {
+    core::LoadOptions lo = core::load_options(RAD_BUILD_HOME_DIR, "libref");
+    static const core::Registry reg = core::Registry::load(lo);
+    core::ArchPlugin arch;
+    arch.plugin = std::make_shared<core::Plugin>("old_arch", nullptr);
+    arch.plugin->name = "old_arch";
+    arch.declare = old_declare;
+    engine::ModelMeta meta({});
+    engine::DeclareOptions o;
+    o.ctx.kv_dtype = kv_dtype;
+    o.select.accept_reference = true;
+    return engine::declare(arch, reg, meta, o);
+}
+
 }  // namespace
+
+TEST_CASE("kv fp8: an architecture without kv_dtype gets the deployment's, and is refused under fp8", "[engine][kv][fp8]") {
+    const engine::Declaration d = declare_old(RAD_BF16);
+    REQUIRE(d.ops.size() == 1);
+    REQUIRE(d.ops[0].geom.params.count("kv_dtype"));
+    CHECK(d.ops[0].geom.params.at("kv_dtype").s == "bf16");
+    CHECK(d.ops[0].res.ok());
+    try {
+        declare_old(RAD_FP8_E4M3);
+        FAIL("an architecture passing no scale planes was declared under an fp8 cache");
+    } catch (const Error& e) {
+        INFO(e.what());
+        CHECK(std::string(e.what()).find("op 'attention' is declared without kv_dtype") != std::string::npos);
+    }
+}
 
 TEST_CASE("kv fp8: a fixed budget holds 2 hd / (hd + 4) times the bf16 blocks", "[engine][kv][fp8]") {
     const uint64_t budget = 1 << 20;
