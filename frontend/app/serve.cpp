@@ -138,6 +138,7 @@ int serve(const ServeOptions& o) {
     go.max_out_rows = o.max_seqs;
     go.kv_blocks = o.kv_blocks;
     go.memory_utilization = o.memory_utilization;
+    go.kv_cache_dtype = o.kv_cache_dtype;
     go.kernels = o.kernels;
     go.radiance_home = o.homes;
     go.accept_reference = o.accept_reference;

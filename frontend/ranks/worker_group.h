@@ -31,6 +31,9 @@ struct GroupOptions {
     int max_tok = 256, max_seqs = 16, max_ctx = 2048, max_out_rows = 16;
     int64_t kv_blocks = 0;
     double memory_utilization = 0.9;  // a card's share the plan may take (KV sizing when kv_blocks is 0)
+    // The KV cache's dtype as parse_kv_cache_dtype names it ("": f32 on the host, bf16 on a card).
+    // The scheduler counts blocks as the workers report them, whatever a block's bytes.
+    std::string kv_cache_dtype;
     std::string kernels, radiance_home;
     bool accept_reference = false;
     bool return_logits = false;

@@ -180,9 +180,17 @@ Resolution resolve(const Registry& reg, const Geometry& g, const SelectOptions& 
         if (win) mismatch(*win, g, band.lo, band.hi, opt, schema, &band.derived);
         std::string where =
             g.ranged.empty() ? "" : " for " + g.ranged + " in [" + std::to_string(band.lo) + ", " + std::to_string(band.hi) + "]";
-        if (!win && res.error.empty())
-            res.error = "no kernel row serves op '" + g.op + "'" + where +
+        if (!win && res.error.empty()) {
+            // Why the rows of the domains in use declined (a constraint, such as a KV cache dtype a
+            // card's attention cannot read): the startup error then says what to change.
+            std::string why;
+            int shown = 0;
+            for (auto& [r, reason] : verdicts)
+                if (std::find(opt.domains.begin(), opt.domains.end(), r->info->domain) != opt.domains.end() && shown++ < 3)
+                    why += (why.empty() ? ": " : "; ") + row_label(*r) + ": " + reason;
+            res.error = "no kernel row serves op '" + g.op + "'" + where + why +
                         (rows.empty() ? " (no library has a row for it)" : " (see --debug-selection)");
+        }
         if (win && win->reference && !opt.accept_reference && res.error.empty())
             res.error = "op '" + g.op + "'" + where + " is served only by reference row " + row_label(*win) +
                         "; reference kernels do not serve without --debug-accept-reference-kernels";

@@ -1,6 +1,10 @@
 // builder.cpp: RadBuilderApi over a Declaration.
 #include "radiance/engine/builder.h"
 
+#include <string_view>
+
+#include "radiance/rad_kv_fp8.h"
+
 #include "radiance/util/error.h"
 #include "radiance/util/log.h"
 
@@ -109,6 +113,24 @@ rad_op decl_op(RadBuilder* b, const char* op, const RadParamDecl* params, int n_
         }
     }
     for (int i = 0; i < n_weights; ++i) d.weights.push_back(weights[i]);
+    // An architecture written before attention had `kv_dtype` does not pass it; its cache is the
+    // deployment's (RadBuildCtx.kv_dtype), so that is what its rows will read. Filling it in keeps
+    // such a plugin resolving on rows that constrain it (a card's, which decline fp8). With an fp8
+    // cache it would not pass the scale planes either: that is refused here, by name, rather than
+    // by every step's launch.
+    const RadOpSchema* schema = s.reg->schema(d.geom.op);
+    const int kv_dt = s.opts->ctx.kv_dtype;
+    if (schema && kv_dt && !d.geom.params.count("kv_dtype"))
+        for (int i = 0; i < schema->n_params; ++i) {
+            if (std::string_view(schema->params[i].name) != "kv_dtype") continue;
+            if (rad_kv_has_scales(kv_dt)) {
+                fail(b, ("op '" + d.geom.op + "' is declared without kv_dtype: the architecture predates the " + rad_dtype_name(kv_dt) +
+                         " KV cache and passes no scale planes (rebuild it against this release, or serve another --kv-cache-dtype)")
+                            .c_str());
+                return RAD_NULL_HANDLE;
+            }
+            d.geom.params["kv_dtype"] = core::ParamValue::of_str(rad_dtype_name(kv_dt));
+        }
     d.res = core::resolve(*s.reg, d.geom, s.opts->select);
     s.decl.ops.push_back(std::move(d));
     return static_cast<rad_op>(s.decl.ops.size() - 1);

@@ -131,7 +131,12 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
         }
         d.ctx.kv_dtype = RAD_BF16;
     }
-    if (opts.kv_dtype) d.ctx.kv_dtype = opts.kv_dtype;
+    if (opts.kv_dtype) {
+        // The caches the kernel libraries may read; an fp8 one is e4m3 with scales (rad_kv_fp8.h).
+        if (opts.kv_dtype != RAD_F32 && opts.kv_dtype != RAD_BF16 && opts.kv_dtype != RAD_F16 && opts.kv_dtype != RAD_FP8_E4M3)
+            throw Error(std::string("a KV cache of ") + rad_dtype_name(opts.kv_dtype) + " is not served (f32, bf16, f16, fp8_e4m3)");
+        d.ctx.kv_dtype = opts.kv_dtype;
+    }
     const container::Reader* r = m.model.get();
     d.encoding = [r](const std::string& name, const std::vector<NameMapEntry>&) -> std::optional<RadEncoding> {
         const container::TensorInfo* t = r->find(name);
@@ -190,12 +195,20 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
     if (m.dev) m.device_check(m.dev->sync(m.stream), "finishing the plan");
     log::info("planned ", m.arch->plugin->name, " on ", e->placement(), ": ", m.decl.ops.size(), " ops, ", m.decl.weights.size(),
               " weights (", m.weight_total, " bytes), arena ", m.arena.size, " bytes, KV ", m.kv_total, " bytes (", m.blocks, " blocks of ",
-              m.block, ")");
+              m.block, m.decl.kv_groups.empty() ? "" : std::string(", ") + rad_dtype_name(m.decl.kv_groups[0].d.dtype), ")");
     return e;
 }
 
 int Engine::kv_block_size() const { return impl_->block; }
 int64_t Engine::kv_blocks() const { return impl_->blocks; }
+
+int kv_dtype_of(const std::string& name) {
+    if (name.empty()) return 0;
+    if (name == "f32") return RAD_F32;
+    if (name == "bf16") return RAD_BF16;
+    if (name == "fp8_e4m3") return RAD_FP8_E4M3;
+    throw Error("KV cache dtype '" + name + "' is not one of f32, bf16, fp8_e4m3");
+}
 int64_t Engine::vocab() const { return impl_->vocab; }
 bool Engine::sample_on_card() const { return impl_->sample_op >= 0; }
 bool Engine::greedy_on_card() const { return impl_->argmax_op >= 0 || impl_->sample_op >= 0; }

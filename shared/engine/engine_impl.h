@@ -24,6 +24,7 @@
 #include "calib_tap.h"
 #include "radiance/engine/engine.h"
 #include "radiance/engine/model_meta.h"
+#include "kv_planes.h"
 
 namespace radiance::engine {
 
@@ -107,10 +108,11 @@ struct Engine::Impl {
     // buffers
     Bytes arena, persist, scratch;
     std::vector<uint8_t*> buf_base;
-    // KV: per group, per bound layer, K and V
+    // KV: per group, per bound layer, its planes (K, V and, for an fp8 cache, their scales:
+    // kv_planes.h)
     int block = 0;
     int64_t blocks = 0;
-    std::vector<std::vector<std::array<Bytes, 2>>> kv;
+    std::vector<std::vector<std::array<Bytes, kMaxKvPlanes>>> kv;
     uint64_t kv_total = 0;
     int64_t max_out = 0;
     int64_t vocab = 0;

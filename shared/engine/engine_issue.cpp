@@ -76,16 +76,20 @@ bool Engine::Impl::make_tensor(const RadOperandRef& r, RadTensor* t, std::string
         if (r.handle < 0 || static_cast<size_t>(r.handle) >= decl.kv_groups.size()) return *why = "bad KV group", false;
         const KvGroupDecl& g = decl.kv_groups[r.handle];
         auto it = std::find(g.layers.begin(), g.layers.end(), r.layer);
-        if (it == g.layers.end() || r.col0 < 0 || r.col0 > 1)
+        if (it == g.layers.end())
             return *why = "layer " + std::to_string(r.layer) + " is not bound to KV group '" + g.name + "'", false;
+        if (r.col0 < 0 || r.col0 >= kv_plane_count(g.d))
+            return *why = "KV group '" + g.name + "' (" + rad_dtype_name(g.d.dtype) + ") has no plane " + std::to_string(r.col0) +
+                          (r.col0 >= 2 && r.col0 < kMaxKvPlanes ? " (scale planes are an 8-bit cache's)" : ""),
+                   false;
         Bytes& p = kv[r.handle][static_cast<size_t>(it - g.layers.begin())][static_cast<size_t>(r.col0)];
         t->data = p.data;
-        t->dtype = g.d.dtype;
-        t->rank = 4;
+        t->dtype = kv_plane_dtype(g.d, static_cast<int>(r.col0));
+        t->rank = r.col0 < 2 ? 4 : 3;  // the codes [blocks, block, heads, head_dim]; a scale a (token, head)
         t->shape[0] = blocks;
         t->shape[1] = block;
         t->shape[2] = g.d.n_head_kv;
-        t->shape[3] = g.d.head_dim;
+        if (r.col0 < 2) t->shape[3] = g.d.head_dim;
         return true;
     }
     }

@@ -99,11 +99,13 @@ void Engine::Impl::plan_buffers() {
         if (decl.buffers[i].d.kind == RAD_BUF_PERSIST) buf_base[i] = persist.data + persist_off[i];
 }
 
-// Memory the KV cache may take when --kv-blocks is not given. On a card: what is free now (weights
+// Memory the KV cache may take when --kv-blocks is not given: EngineOptions::kv_memory_bytes when
+// set (a fixed budget, the same on any machine). Otherwise, on a card: what is free now (weights
 // and buffers are placed), less the share memory_utilization leaves to other processes and a
 // reserve for what is allocated after the cache (kernel scratch, staging, decode graphs: 5% of
 // the card, at most 1 GiB). On the host: half of MemAvailable.
 uint64_t Engine::Impl::kv_budget() const {
+    if (opts.kv_memory_bytes > 0) return opts.kv_memory_bytes;
     if (dev) {
         const uint64_t kReserve = std::min<uint64_t>(1ull << 30, dev->memory_bytes / 20);
         uint64_t free_bytes = 0;
@@ -126,9 +128,8 @@ uint64_t Engine::Impl::kv_budget() const {
 void Engine::Impl::plan_kv() {
     if (decl.kv_groups.empty()) return;
     if (block <= 0) throw Error("the model declares KV groups but no attention kernel fixed a block size");
-    uint64_t block_bytes = 0;  // one block in every layer of every group, K and V
-    for (const auto& g : decl.kv_groups)
-        block_bytes += 2 * g.layers.size() * static_cast<uint64_t>(block) * g.d.n_head_kv * g.d.head_dim * elem_bytes(g.d.dtype);
+    uint64_t block_bytes = 0;  // one block in every layer of every group, every plane (scales too)
+    for (const auto& g : decl.kv_groups) block_bytes += g.layers.size() * kv_layer_block_bytes(g.d, block);
     const int64_t per_seq = (opts.max_ctx + block - 1) / block;
     const int64_t wanted = per_seq * opts.max_seqs;
     blocks = opts.kv_blocks;
@@ -143,11 +144,11 @@ void Engine::Impl::plan_kv() {
     kv.resize(decl.kv_groups.size());
     for (size_t g = 0; g < decl.kv_groups.size(); ++g) {
         const RadKvGroupDecl& d = decl.kv_groups[g].d;
-        uint64_t bytes = static_cast<uint64_t>(blocks) * block * d.n_head_kv * d.head_dim * elem_bytes(d.dtype);
         kv[g].resize(decl.kv_groups[g].layers.size());
         for (auto& planes : kv[g])
-            for (auto& p : planes) {
-                p.alloc_on(dev, bytes, "KV cache");
+            for (int p = 0; p < kv_plane_count(d); ++p) {
+                const uint64_t bytes = static_cast<uint64_t>(blocks) * block * kv_plane_token_bytes(d, p);
+                planes[static_cast<size_t>(p)].alloc_on(dev, bytes, p < 2 ? "KV cache" : "KV cache scales");
                 kv_total += bytes;
             }
     }

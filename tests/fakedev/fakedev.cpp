@@ -27,7 +27,9 @@ int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_ge
 using radiance::pretend_card::row;
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
-const RadConstraint c_block16[] = {RAD_CEQ("block", 16)};
+// The caches libgpu's attention reads (no fp8 yet): libref's row could serve an fp8 cache, but the
+// pretend card declines it as the card does, so fp8_refused_on_card.sh sees a card's refusal.
+const RadConstraint c_attn[] = {RAD_CEQ("block", 16), RAD_CIN("kv_dtype", "f32 bf16")};
 const RadConstraint c_int_codes[] = {RAD_CIN("qtype", "i8 u8 i4 u4")};
 
 #define ROW(name, op, fn, cons, ncons) \
@@ -41,7 +43,7 @@ const RadKernelInfo rows[] = {
     // no fp8: quantised_on_card.sh checks that an encoding a card has no row for is refused by name
     ROW("fake_gemm_q", "gemm_q", ref_gemm_q, c_int_codes, 1),
     ROW("fake_rope", "rope", ref_rope, nullptr, 0),
-    ROW("fake_attention", "attention", ref_attention, c_block16, 1),
+    ROW("fake_attention", "attention", ref_attention, c_attn, 2),
     ROW("fake_swiglu", "swiglu", ref_swiglu, nullptr, 0),
     ROW("fake_geglu", "geglu", ref_geglu, nullptr, 0),
     ROW("fake_gelu", "gelu", ref_gelu, nullptr, 0),

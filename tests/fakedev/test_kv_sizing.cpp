@@ -57,7 +57,8 @@ TEST_CASE("kv sizing: a context memory cannot hold for every sequence gets what 
     CHECK(half->kv_blocks() < e->kv_blocks());
 }
 
-TEST_CASE("kv sizing: a memory utilization outside (0, 1] is refused by name", "[engine][kv]") {
+// (no "]" in a test name: catch_discover_tests then merges it with the names after it)
+TEST_CASE("kv sizing: a memory utilization outside 0 < u <= 1 is refused by name", "[engine][kv]") {
     CHECK_THROWS_WITH(card_engine(1 << 20, 16, 0.0), Catch::Matchers::Contains("memory utilization"));
     CHECK_THROWS_WITH(card_engine(1 << 20, 16, 1.5), Catch::Matchers::Contains("memory utilization"));
 }

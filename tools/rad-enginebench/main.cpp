@@ -1,5 +1,6 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
 //                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32] [--tp N]
+//                 [--kv-cache-dtype auto|fp8|fp8_e4m3|bf16|f32] (--kv-f32 is --kv-cache-dtype f32)
 //                 [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
@@ -39,6 +40,7 @@
 #include "radiance/sampling/sampler.h"
 #include "radiance/util/args.h"
 #include "radiance/util/error.h"
+#include "radiance/util/kv_cache_dtype.h"
 #include "radiance/util/strings.h"
 
 using namespace radiance;
@@ -95,7 +97,8 @@ int main(int argc, char** argv) {
     std::string model, kernels, homes, placement = "auto";
     std::vector<int> prefills{512, 4096}, decodes{1};
     int in = 128, out = 128, chunk = 4096, tp = 1, mixed = 0;
-    bool graphs = true, print_tokens = false, kv_f32 = false, lockstep = false;
+    bool graphs = true, print_tokens = false, lockstep = false;
+    std::string kv_cache;  // parse_kv_cache_dtype's name: "" the placement's default
     std::optional<sampling::SamplingParams> sample;  // --sample: decode draws instead of greedy
     try {
         util::Args args(argc, argv);
@@ -121,7 +124,9 @@ int main(int argc, char** argv) {
             else if (args.is("--tokens"))
                 print_tokens = true;
             else if (args.is("--kv-f32"))
-                kv_f32 = true;
+                kv_cache = "f32";
+            else if (args.is("--kv-cache-dtype"))
+                kv_cache = parse_kv_cache_dtype(args.value());
             else if (args.is("--lockstep"))
                 lockstep = true;
             else if (args.is("--tp"))
@@ -200,7 +205,7 @@ int main(int argc, char** argv) {
         eo.placement = placement;
         eo.graphs = graphs;
         eo.select.accept_reference = true;  // a measuring tool: --kernels libref may be the point
-        if (kv_f32) eo.kv_dtype = RAD_F32;
+        eo.kv_dtype = engine::kv_dtype_of(kv_cache);
         if (tp > 1) {
             eo.rank = rank;
             eo.world_size = tp;

@@ -41,6 +41,7 @@
 #include "radiance/engine/engine.h"
 #include "radiance/util/args.h"
 #include "radiance/util/error.h"
+#include "radiance/util/kv_cache_dtype.h"
 #include "radiance/util/log.h"
 #include "bitwise.h"
 #include "runs.h"
@@ -102,6 +103,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 
 struct Options {
     std::string dir, kernels, homes, transport = "shm", placement = "auto", model_file, decode_ref;
+    std::string kv_cache;  // --kv-cache-dtype as parse_kv_cache_dtype names it ("": the placement's default)
     double tol = 1e-4, top1 = -1;
     int tp = 1;
     bool in_process = false, debug_selection = false, graphs = true;
@@ -111,7 +113,8 @@ struct Options {
 [[noreturn]] void usage() {
     std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--top1 FRAC] [--in-process] [--placement P]\n"
                  "                  [--transport shm|grpc] [--no-graphs] [--model FILE.rad] [--decode-ref FILE] [--radiance-home H]\n"
-                 "                  [--bitwise]   (the same positions computed every way a server does, compared bit for bit)\n";
+                 "                  [--bitwise]   (the same positions computed every way a server does, compared bit for bit)\n"
+                 "                  [--kv-cache-dtype auto|fp8|fp8_e4m3|bf16|f32]\n";
     std::exit(2);
 }
 
@@ -146,12 +149,14 @@ Options parse(int argc, char** argv) {
                 o.decode_ref = args.value();
             else if (args.is("--bitwise"))
                 o.bitwise = true;
+            else if (args.is("--kv-cache-dtype"))
+                o.kv_cache = parse_kv_cache_dtype(args.value());
             else if (o.dir.empty() && args.positional())
                 o.dir = args.current();
             else
                 usage();
         }
-    } catch (const util::ArgsError& e) {
+    } catch (const std::exception& e) {  // ArgsError, or a --kv-cache-dtype word not known
         std::cerr << "rad-golden: " << e.what() << "\n";
         std::exit(2);
     }
@@ -285,6 +290,7 @@ int main(int argc, char** argv) {
         eo.select.accept_reference = true;  // this tool exists to check against the reference
         eo.placement = o.placement;
         eo.graphs = o.graphs;
+        eo.kv_dtype = engine::kv_dtype_of(o.kv_cache);
         Stepper st;
         std::unique_ptr<engine::Engine> local;
         std::unique_ptr<frontend::WorkerGroup> group;
@@ -318,6 +324,7 @@ int main(int argc, char** argv) {
             go.return_logits = true;
             go.placement = o.placement;
             go.graphs = o.graphs;
+            go.kv_cache_dtype = o.kv_cache;
             go.force_grpc = o.transport == "grpc";
             if (o.debug_selection) go.worker_args.push_back("--debug-selection");
             auto meta = container::Reader::open(tmp)->meta();

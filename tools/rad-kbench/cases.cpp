@@ -9,6 +9,8 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <tuple>
+#include <utility>
 
 namespace radiance::kbench {
 namespace {
@@ -196,12 +198,29 @@ void quantised_gemms(std::vector<Case>& out, Filler& f, const Dims& d, const std
             }
 }
 
+// An fp8 cache plane as attention finds it: random e4m3 codes (never NaN) and a positive scale a
+// (token, kv head) in the scale plane, so the cached values are about 1 in magnitude.
+std::pair<Operand, Operand> fp8_cache(Filler& f, int64_t blocks, int64_t block, int64_t heads, int64_t hd) {
+    Operand codes{RAD_FP8_E4M3, {blocks, block, heads, hd}, true, std::vector<uint8_t>(static_cast<size_t>(blocks * block * heads * hd))};
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : codes.init) {
+        b = static_cast<uint8_t>(byte(f.rng));
+        if ((b & 0x7f) == 0x7f) b ^= 0x08;  // not NaN
+    }
+    const int64_t n = blocks * block * heads;
+    Operand scale{RAD_F32, {blocks, block, heads}, true, std::vector<uint8_t>(static_cast<size_t>(n) * 4)};
+    std::uniform_real_distribution<float> s(0.5f / 448.0f, 4.0f / 448.0f);
+    for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(scale.init.data())[i] = s(f.rng);
+    return {std::move(codes), std::move(scale)};
+}
+
 // n_seq sequences of q_len rows each at the end of a ctx-long context; with n_decode > 0 that
 // many one-row sequences come first, as in a server's mixed step (decode rows and a prompt chunk).
 // With `rope` ("neox" with llama3 scaling, as Llama 3.1; "gptj" plain) the case is rope_attention,
-// q and k compared too (turned in place).
+// q and k compared too (turned in place). The cache is bf16, or with kv = RAD_FP8_E4M3 e4m3 codes
+// and their scale planes (operands 9 and 10, compared too: the step's rows quantised alike).
 void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int q_len, int ctx, int n_decode = 0,
-               const char* rope = nullptr) {
+               const char* rope = nullptr, int kv = RAD_BF16) {
     const int block = 16, per_seq = (ctx + block - 1) / block;
     const int64_t n = static_cast<int64_t>(n_seq) * q_len + n_decode;
     std::vector<int32_t> pos, cu{0}, tables(static_cast<size_t>((n_seq + n_decode) * per_seq));
@@ -218,22 +237,36 @@ void attention(std::vector<Case>& out, Filler& f, const Dims& d, int n_seq, int 
     c.op = "attention";
     c.label = n_decode ? std::to_string(n_decode) + " x 1 + " + std::to_string(n_seq - n_decode) + " x " + std::to_string(q_len) +
                              " rows, ctx " + std::to_string(ctx)
-                       : std::to_string(n_seq) + " seq x " + std::to_string(q_len) + " rows, ctx " + std::to_string(ctx) + ", bf16 KV";
+                       : std::to_string(n_seq) + " seq x " + std::to_string(q_len) + " rows, ctx " + std::to_string(ctx) + ", " +
+                             rad_dtype_name(kv) + " KV";
+    if (n_decode && kv != RAD_BF16) c.label += std::string(", ") + rad_dtype_name(kv) + " KV";
     c.params = {pi("n", n),
                 pi("n_head", d.heads),
                 pi("n_head_kv", d.kv_heads),
                 pi("head_dim", d.head_dim),
                 pf("scale", 1.0 / std::sqrt(static_cast<double>(d.head_dim))),
                 pi("block", block)};
-    Operand kc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f),
-            vc = wgt(f, RAD_BF16, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
-    kc.output = vc.output = true;
+    const bool fp8 = kv == RAD_FP8_E4M3;
+    c.params.push_back(ps("kv_dtype", rad_dtype_name(kv)));
+    Operand kc, vc, ks, vs;  // the scales absent but for fp8
+    if (fp8) {
+        std::tie(kc, ks) = fp8_cache(f, blocks, block, d.kv_heads, d.head_dim);
+        std::tie(vc, vs) = fp8_cache(f, blocks, block, d.kv_heads, d.head_dim);
+    } else {
+        kc = wgt(f, kv, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
+        vc = wgt(f, kv, {blocks, block, d.kv_heads, d.head_dim}, 1.0f);
+        kc.output = vc.output = true;
+    }
     Operand bt = i32(f, tables);
     bt.shape = {n_seq, per_seq};
     const bool turned = rope != nullptr;
     c.operands = {
         f32(f, {n, d.heads * d.head_dim}, turned), f32(f, {n, kv_w}, turned), f32(f, {n, kv_w}), kc, vc, i32(f, pos), i32(f, cu), bt,
         f32(f, {n, d.heads * d.head_dim}, true)};
+    if (fp8) {
+        c.operands.push_back(std::move(ks));
+        c.operands.push_back(std::move(vs));
+    }
     if (turned) {
         const bool neox = rope[0] == 'n';
         c.op = "rope_attention";
@@ -430,6 +463,12 @@ std::vector<Case> make_cases(const std::string& family, uint64_t seed, const std
     attention(out, f, d, small ? 300 : 80, 1, small ? 40 : 64, 0, "neox");
     attention(out, f, d, 2, 1, small ? 90 : 300, 0, "gptj");
     attention(out, f, d, 1, small ? 32 : 128, small ? 100 : 256, 0, "neox");
+    // an fp8 cache: a decode row, a batch, a prefill chunk after a prefix, a mixed step, rope_attention
+    attention(out, f, d, 1, 1, small ? 200 : 1000, 0, nullptr, RAD_FP8_E4M3);
+    attention(out, f, d, 8, 1, small ? 100 : 700, 0, nullptr, RAD_FP8_E4M3);
+    attention(out, f, d, 1, small ? 64 : 256, small ? 300 : 512, 0, nullptr, RAD_FP8_E4M3);
+    attention(out, f, d, 1, small ? 40 : 64, small ? 120 : 160, small ? 12 : 256, nullptr, RAD_FP8_E4M3);
+    attention(out, f, d, 1, small ? 32 : 128, small ? 100 : 256, 0, "neox", RAD_FP8_E4M3);
     return out;
 }
 

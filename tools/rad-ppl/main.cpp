@@ -1,4 +1,5 @@
 // rad-ppl MODEL TEXT [--ctx N] [--max-tokens N] [--kernels LIST] [--radiance-home HOMES]
+//                    [--kv-cache-dtype auto|fp8|fp8_e4m3|bf16|f32]
 //
 // Perplexity of a text file, by the definition models/demo/ppl_reference.json records (the one
 // tools/train_demo computes with transformers): tokenize the whole text without special tokens,
@@ -19,6 +20,7 @@
 #include "radiance/text/tokenizer.h"
 #include "radiance/util/args.h"
 #include "radiance/util/error.h"
+#include "radiance/util/kv_cache_dtype.h"
 #include "radiance/util/log.h"
 #include "radiance/util/strings.h"
 
@@ -26,7 +28,7 @@ using namespace radiance;
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
-    std::string model, text_path, kernels, homes;
+    std::string model, text_path, kernels, homes, kv_cache;
     int ctx = 512;
     int64_t max_tokens = 20000;
     try {
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
                 kernels = args.value();
             else if (args.is("--radiance-home"))
                 homes = args.value();
+            else if (args.is("--kv-cache-dtype"))
+                kv_cache = parse_kv_cache_dtype(args.value());
             else if (!args.positional())
                 args.unknown();
             else if (model.empty())
@@ -49,12 +53,12 @@ int main(int argc, char** argv) {
             else
                 throw util::ArgsError("unexpected argument " + args.current());
         }
-    } catch (const util::ArgsError& e) {
+    } catch (const std::exception& e) {  // ArgsError, or a --kv-cache-dtype word not known
         std::cerr << "rad-ppl: " << e.what() << "\n";
         return 2;
     }
     if (model.empty() || text_path.empty() || ctx < 2) {
-        std::cerr << "usage: rad-ppl MODEL TEXT [--ctx N] [--max-tokens N] [--kernels LIST]\n";
+        std::cerr << "usage: rad-ppl MODEL TEXT [--ctx N] [--max-tokens N] [--kernels LIST] [--kv-cache-dtype auto|fp8|bf16|f32]\n";
         return 2;
     }
     std::string tmp;
@@ -94,6 +98,7 @@ int main(int argc, char** argv) {
         eo.max_ctx = ctx;
         eo.max_out_rows = ctx;
         eo.select.accept_reference = true;  // a measuring tool: the reference may fill gaps
+        eo.kv_dtype = engine::kv_dtype_of(kv_cache);
         auto eng = engine::Engine::create(reg, c, eo);
         const int64_t V = eng->vocab();
         const int block = eng->kv_block_size();

@@ -184,13 +184,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     d = buf2(act, m.max_tok, ff_l);
     m.b_act = rad_decl_buffer(b, "act", &d);
 
-    RadKvGroupDecl kvd{};
-    kvd.kind = RAD_KV_FULL;
-    kvd.dtype = ctx->kv_dtype ? ctx->kv_dtype : RAD_F32;
-    kvd.n_head_kv = static_cast<int32_t>(hkv_l);
-    kvd.head_dim = static_cast<int32_t>(hd);
-    kvd.n_planes = 2;
-    m.kv = rad_decl_kv_group(b, "attn", &kvd);
+    m.kv = decl_attn_kv(b, "attn", ctx, hkv_l, hd);
 
     // x = table[id] * sqrt(hidden), the normaliser rounded to f32 (the activations' type; a
     // transformers model run in bf16 rounds it to bf16 instead)
@@ -239,6 +233,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.hf_prefix = pre + hf + "self_attn.";
         ac.name = name;
         ac.rope_in_attention = true;
+        ac.kv_dtype = kv_dtype(ctx);
         ac.quant_codes = ARCH_CODES;
         L.attn.declare(b, ac, AttnBuffers{m.b_h, m.b_qkv, m.b_attn, m.b_tmp}, m.kv);
         L.op_post_attn = post_norm(b, L.w_post_attn_norm);

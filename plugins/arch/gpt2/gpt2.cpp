@@ -7,6 +7,7 @@
 // once per quant descriptor (CMakeLists.txt): the four projections are read at the container's
 // encoding (Linear: gemm_q over the planes, with their biases, where the build's ARCH_CODES reads
 // them); embeddings, LayerNorms and biases stay plain.
+#include <radiance/arch/blocks/rad_block_kv.h>
 #include <radiance/arch/blocks/rad_block_linear.h>
 #include <radiance/arch/blocks/rad_block_quant.h>
 
@@ -33,6 +34,7 @@ struct Model {
     Linear head;  // a view of the token embeddings (GPT-2 ties them)
     rad_buf b_x, b_h, b_tmp, b_qkv, b_attn, b_fc, b_xo, b_logits;
     rad_kv kv = RAD_NULL_HANDLE;
+    int kv_dtype = RAD_F32;  // the cache's (rad_block_kv.h)
     rad_op op_embed, op_pos, op_add_pos, op_gather, op_lnf, op_head;
     std::vector<Layer> layers;
 };
@@ -151,13 +153,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     bd = buf2(act, m.max_tok, ff_l);
     m.b_fc = rad_decl_buffer(b, "fc", &bd);
 
-    RadKvGroupDecl kvd{};
-    kvd.kind = RAD_KV_FULL;
-    kvd.dtype = ctx->kv_dtype ? ctx->kv_dtype : RAD_F32;
-    kvd.n_head_kv = static_cast<int32_t>(m.heads);
-    kvd.head_dim = static_cast<int32_t>(m.hd);
-    kvd.n_planes = 2;
-    m.kv = rad_decl_kv_group(b, "attn", &kvd);
+    m.kv = decl_attn_kv(b, "attn", ctx, m.heads, m.hd);
+    m.kv_dtype = kv_dtype(ctx);
 
     // x = wte[id] + wpe[position]
     m.op_embed = op(b, "embed",
@@ -194,7 +191,8 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         L.op_qkv = L.qkv.declare_op(b, m.max_tok, 3 * q_w, d);
         uses(b, L.op_qkv, {m.b_h}, {m.b_qkv});
         std::vector<RadParamDecl> ap = {RAD_RANGE("n", 1, m.max_tok), RAD_INT("n_head", m.heads), RAD_INT("n_head_kv", m.heads),
-                                        RAD_INT("head_dim", m.hd), RAD_F64("scale", 1.0 / std::sqrt(static_cast<double>(m.hd)))};
+                                        RAD_INT("head_dim", m.hd), RAD_F64("scale", 1.0 / std::sqrt(static_cast<double>(m.hd))),
+                                        kv_dtype_param(m.kv_dtype)};
         L.op_attn = rad_decl_op(b, "attention", ap.data(), static_cast<int>(ap.size()), nullptr, 0);
         uses(b, L.op_attn, {m.b_qkv}, {m.b_attn});
         rad_bind_layer_kv(b, m.kv, l);
@@ -245,10 +243,11 @@ void step(RadCtx* c, const RadBatch* bt) {
     for (const Layer& L : m.layers) {
         RAD_ISSUE_N(c, L.op_ln1, n, rad_brows(m.b_x, n), rad_w(L.ln1_w), rad_w(L.ln1_b), rad_brows(m.b_h, n));
         L.qkv.issue(c, L.op_qkv, n, rad_brows(m.b_h, n), rad_w(L.b_qkv), rad_brows(m.b_qkv, n));
+        const int l = static_cast<int>(&L - m.layers.data());
         RAD_ISSUE_N(c, L.op_attn, n, rad_bview(m.b_qkv, n, 0, qw), rad_bview(m.b_qkv, n, qw, qw), rad_bview(m.b_qkv, n, 2 * qw, qw),
-                    rad_kvref(m.kv, static_cast<int>(&L - m.layers.data()), 0), rad_kvref(m.kv, static_cast<int>(&L - m.layers.data()), 1),
-                    rad_raw(bt->positions, RAD_I32, n), rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1),
-                    rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride), rad_brows(m.b_attn, n));
+                    rad_kvref(m.kv, l, 0), rad_kvref(m.kv, l, 1), rad_raw(bt->positions, RAD_I32, n),
+                    rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1), rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride),
+                    rad_brows(m.b_attn, n), kv_scale_ref(m.kv, l, m.kv_dtype, 0), kv_scale_ref(m.kv, l, m.kv_dtype, 1));
         L.o.issue(c, L.op_o, n, rad_brows(m.b_attn, n), col_bias(L.b_o), rad_brows(m.b_tmp, n));
         if (L.op_reduce_o != RAD_NULL_HANDLE) RAD_ISSUE_N(c, L.op_reduce_o, n, rad_brows(m.b_tmp, n));
         RAD_ISSUE_N(c, L.op_add_attn, n, rad_brows(m.b_x, n), rad_brows(m.b_tmp, n), rad_brows(m.b_x, n));

@@ -315,13 +315,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
     d = buf2(act, m.max_tok, ff_l);
     m.b_act = rad_decl_buffer(b, "act", &d);
 
-    RadKvGroupDecl kvd{};
-    kvd.kind = RAD_KV_FULL;
-    kvd.dtype = ctx->kv_dtype ? ctx->kv_dtype : RAD_F32;
-    kvd.n_head_kv = static_cast<int32_t>(hkv_l);
-    kvd.head_dim = static_cast<int32_t>(hd);
-    kvd.n_planes = 2;
-    m.kv = rad_decl_kv_group(b, "attn", &kvd);
+    m.kv = decl_attn_kv(b, "attn", ctx, hkv_l, hd);
 
     m.op_embed =
         op(b, "embed",
@@ -364,6 +358,7 @@ int declare(RadBuilder* b, const RadModelMeta* meta, const RadBuildCtx* ctx) {
         ac.name = name;
         // rope_attention where a library serves it (docs/PERFORMANCE.md, session 14)
         ac.rope_in_attention = true;
+        ac.kv_dtype = kv_dtype(ctx);
         ac.quant_codes = kCodes;
         if (m.decode_fusions) {  // x in and out: the residual stream
             ac.norm_w = L.w_attn_norm;

@@ -122,6 +122,9 @@ struct AttnArgs {
     int64_t n_head, n_head_kv, head_dim, block;
     int64_t window;
     float scale, softcap;
+    // An fp8 cache (cdt RAD_FP8_E4M3): the K and V scales, f32 [blocks, block, Hkv] (rad_kv_fp8.h).
+    const float* kscale = nullptr;
+    const float* vscale = nullptr;
 };
 
 // One instruction set's kernels. A null entry means "not available at this level".

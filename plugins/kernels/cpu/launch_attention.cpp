@@ -1,6 +1,10 @@
 // launch_attention.cpp: the attention row (block size 16, as libref, so both read one cache
-// layout). Checks the batch, stores this step's k/v in their cache slots, then runs one task per
-// (row, kv head) on the pool.
+// layout). Checks the batch, stores this step's k/v in their cache slots (an fp8 cache quantised
+// with a scale a token and kv head by rad_kv_fp8.h, as libref stores it), then runs one task per
+// (row, kv head) on the pool; the tasks read every key and value, the step's own too, back from
+// the cache.
+#include <radiance/rad_kv_fp8.h>
+
 #include <cstring>
 #include <vector>
 
@@ -14,6 +18,7 @@ struct StoreJob {
     RowsIn k, v;
     void *kc, *vc;
     int cdt;
+    float *kscale, *vscale;  // an fp8 cache's, else null
     const int32_t *pos, *tables, *row_seq;
     int64_t stride, block, hkv, hd;
     int64_t row0;  // the batch's first row (cu_seqlens[0])
@@ -27,15 +32,34 @@ void put(void* cache, int dt, int64_t at, const float* src, int64_t n) {
     for (int64_t d = 0; d < n; ++d) rad_store_f32(dt, cache, at + d, src[d]);
 }
 
+// Each kv head's row quantised with its own scale: the scale's index is the row's slot * hkv + head.
+void put_fp8(void* cache, float* scales, int64_t slot, const float* src, int64_t hkv, int64_t hd) {
+    uint8_t* codes = static_cast<uint8_t*>(cache) + slot * hkv * hd;
+    for (int64_t h = 0; h < hkv; ++h) scales[slot * hkv + h] = rad_kv_fp8_store(src + h * hd, hd, codes + h * hd);
+}
+
 // Rows row0 + [i0, i1): k and v of all kv heads into the slot of their position.
 void store_rows(const StoreJob& s, int64_t i0, int64_t i1) {
     for (int64_t i = s.row0 + i0; i < s.row0 + i1; ++i) {
         const int64_t p = s.pos[i];
         const int32_t* tab = s.tables + static_cast<int64_t>(s.row_seq[i]) * s.stride;
-        const int64_t at = (static_cast<int64_t>(tab[p / s.block]) * s.block + p % s.block) * s.hkv * s.hd;
-        put(s.kc, s.cdt, at, s.k.row(i), s.hkv * s.hd);
-        put(s.vc, s.cdt, at, s.v.row(i), s.hkv * s.hd);
+        const int64_t slot = static_cast<int64_t>(tab[p / s.block]) * s.block + p % s.block;
+        if (s.kscale) {
+            put_fp8(s.kc, s.kscale, slot, s.k.row(i), s.hkv, s.hd);
+            put_fp8(s.vc, s.vscale, slot, s.v.row(i), s.hkv, s.hd);
+            continue;
+        }
+        put(s.kc, s.cdt, slot * s.hkv * s.hd, s.k.row(i), s.hkv * s.hd);
+        put(s.vc, s.cdt, slot * s.hkv * s.hd, s.v.row(i), s.hkv * s.hd);
     }
+}
+
+// An fp8 cache's scale plane: f32 [blocks, block, hkv] beside codes [blocks, block, hkv, hd].
+bool scales_fit(const RadTensor* sc, const RadTensor* codes) {
+    if (!sc || sc->dtype != RAD_F32 || sc->rank != 3 || codes->rank != 4) return false;
+    for (int d = 0; d < 3; ++d)
+        if (sc->shape[d] != codes->shape[d]) return false;
+    return true;
 }
 
 }  // namespace
@@ -45,9 +69,13 @@ int cpu_attention(const RadArgs* a) {
     RadTensor *kc = rad_arg_out(a, 3), *vc = rad_arg_out(a, 4);
     const RadTensor *pos = rad_arg_in(a, 5), *cu = rad_arg_in(a, 6), *bt = rad_arg_in(a, 7);
     RadTensor* y = rad_arg_out(a, 8);
+    RadTensor *ks = rad_arg_out(a, 9), *vs = rad_arg_out(a, 10);
     if (!is_f32(q) || !is_f32(k) || !is_f32(v) || !is_f32(y) || !kc || !vc || !is_i32(pos) || !is_i32(cu) || !is_i32(bt))
         return RAD_E_DTYPE;
-    if (kc->dtype != vc->dtype || !is_float_dtype(kc->dtype)) return RAD_E_DTYPE;
+    // An 8-bit cache is e4m3 read through both scale planes; any other cache takes none.
+    const bool fp8 = rad_kv_has_scales(kc->dtype);
+    if (kc->dtype != vc->dtype || !(is_float_dtype(kc->dtype) || kc->dtype == RAD_FP8_E4M3)) return RAD_E_DTYPE;
+    if (fp8 ? !scales_fit(ks, kc) || !scales_fit(vs, vc) : ks || vs) return RAD_E_ARG;
     const int64_t n = rad_args_geti(a, "n"), H = rad_args_geti(a, "n_head"), Hkv = rad_args_geti(a, "n_head_kv");
     const int64_t hd = rad_args_geti(a, "head_dim"), block = rad_args_geti(a, "block");
     if (Hkv <= 0 || H <= 0 || H % Hkv || hd <= 0 || block <= 0 || bt->rank != 2) return RAD_E_SHAPE;
@@ -75,7 +103,9 @@ int cpu_attention(const RadArgs* a) {
         }
     }
 
-    StoreJob st{rows_in(k), rows_in(v), kc->data, vc->data, kc->dtype, ps, tables, row_seq.data(), stride, block, Hkv, hd, r0};
+    float* kscale = fp8 ? static_cast<float*>(ks->data) : nullptr;
+    float* vscale = fp8 ? static_cast<float*>(vs->data) : nullptr;
+    StoreJob st{rows_in(k), rows_in(v), kc->data, vc->data, kc->dtype, kscale, vscale, ps, tables, row_seq.data(), stride, block, Hkv, hd, r0};
     for_rows(r1 - r0, 2.0 * static_cast<double>(Hkv * hd), store_rows, st);
 
     AttnArgs at{rows_in(q),
@@ -93,7 +123,9 @@ int cpu_attention(const RadArgs* a) {
                 block,
                 window,
                 static_cast<float>(rad_args_getf(a, "scale")),
-                static_cast<float>(rad_args_getf_or(a, "softcap", 0.0))};
+                static_cast<float>(rad_args_getf_or(a, "softcap", 0.0)),
+                kscale,
+                vscale};
     const int64_t tasks = (r1 - r0) * Hkv;
     const int threads = threads_for(work * 4.0 * static_cast<double>(H * hd), kMinWorkPerThread);
     const auto fn = kernels().attention;

@@ -18,7 +18,11 @@ namespace {
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
-const RadConstraint c_block16[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256)};
+// The caches attention and rope_attention read: bf16 and f32 (rope_attention's fused decode kernel
+// bf16 only; with f32 it runs its chain). No fp8 cache yet (its scales, rad_kv_fp8.h): the plan
+// refuses it at startup naming the op rather than a launch failing. The architectures always pass
+// kv_dtype.
+const RadConstraint c_attn[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256), RAD_CIN("kv_dtype", "f32 bf16")};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
 const RadConstraint c_route[] = {RAD_CLE("k", 32)};  // a lane per pick's weight
 const RadConstraint c_moe[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("k", 16)};
@@ -47,11 +51,11 @@ const RadKernelInfo rows[] = {
     ROW("gpu_gemm_blas", "gemm", gpu::gemm_blas, "cuBLASLt (x narrowed to the weight type), f32 accumulation", "any M", 0, c_float_weights,
         1, nullptr, gpu::gemm_blas_scratch),
     ROW("gpu_rope", "rope", gpu::rope, "libref's frequencies by value, rotation in place", "rot_dim <= 256", 0, c_rot, 1, nullptr, nullptr),
-    ROW("gpu_attention", "attention", gpu::attention, "paged varlen GQA, split context, online softmax", "head_dim <= 256", 0, c_block16, 2,
+    ROW("gpu_attention", "attention", gpu::attention, "paged varlen GQA, split context, online softmax", "head_dim <= 256", 0, c_attn, 3,
         nullptr, gpu::attention_scratch),
     FUSED("gpu_rope_attention", "rope_attention", gpu::rope_attention,
           "decode rows: the tensor-core decode kernel turning q and k as it loads them (rot_dim = head_dim); the chain", "head_dim <= 256",
-          c_block16, 2, gpu::attention_scratch, "rope,attention"),
+          c_attn, 3, gpu::attention_scratch, "rope,attention"),
     ROW("gpu_swiglu", "swiglu", gpu::swiglu, "silu(gate) * up", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_geglu", "geglu", gpu::geglu, "gelu_tanh(gate) * up", "any", 0, nullptr, 0, nullptr, nullptr),
     ROW("gpu_gelu", "gelu", gpu::gelu, "gelu (erf or tanh)", "any", 0, nullptr, 0, nullptr, nullptr),

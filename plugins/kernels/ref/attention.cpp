@@ -1,8 +1,11 @@
 // Paged varlen attention: write this step's k/v into their cache slots, then for every query row
-// attend over its sequence's cached positions <= its own (inside the window, if any).
+// attend over its sequence's cached positions <= its own (inside the window, if any). Every key
+// and value, the step's own included, is read back from the cache: with an fp8 cache a row's
+// attention depends only on the cached bytes (prefill and decode read the same values).
 #include <cmath>
 #include <vector>
 
+#include <radiance/rad_kv_fp8.h>
 #include "ref_util.h"
 
 namespace {
@@ -10,10 +13,25 @@ namespace {
 struct Cache {
     const RadTensor* t;
     int64_t block, heads, hd;
-    // Element (position p of the sequence with block row `bt`, head h, dim d).
-    int64_t index(const int32_t* bt, int64_t p, int64_t h, int64_t d) const {
-        const int64_t blk = bt[p / block];
-        return ((blk * block + p % block) * heads + h) * hd + d;
+    const RadTensor* scale;  // f32 [blocks, block, heads] for an fp8 cache, else null
+    // The slot of (position p of the sequence with block row `bt`, head h): its scale's index.
+    int64_t slot(const int32_t* bt, int64_t p, int64_t h) const { return (bt[p / block] * block + p % block) * heads + h; }
+    // Element (position p, head h, dim d).
+    int64_t index(const int32_t* bt, int64_t p, int64_t h, int64_t d) const { return slot(bt, p, h) * hd + d; }
+    // One head's row of a step into its slot: through its scale for fp8, else narrowed value by value.
+    void store(const int32_t* bt, int64_t p, int64_t h, const float* x) const {
+        if (scale) {
+            uint8_t* codes = static_cast<uint8_t*>(t->data) + index(bt, p, h, 0);
+            static_cast<float*>(scale->data)[slot(bt, p, h)] = rad_kv_fp8_store(x, hd, codes);
+            return;
+        }
+        for (int64_t d = 0; d < hd; ++d) rad_store_f32(t->dtype, t->data, index(bt, p, h, d), x[d]);
+    }
+    float load(const int32_t* bt, int64_t p, int64_t h, int64_t d) const {
+        if (scale)
+            return rad_kv_fp8_load(static_cast<const uint8_t*>(t->data)[index(bt, p, h, d)],
+                                   static_cast<const float*>(scale->data)[slot(bt, p, h)]);
+        return rad_load_f32(t->dtype, t->data, index(bt, p, h, d));
     }
 };
 
@@ -24,7 +42,13 @@ int ref_attention(const RadArgs* a) {
     RadTensor *kc = rad_arg_out(a, 3), *vc = rad_arg_out(a, 4);
     const RadTensor *pos = rad_arg_in(a, 5), *cu = rad_arg_in(a, 6), *bt = rad_arg_in(a, 7);
     RadTensor* y = rad_arg_out(a, 8);
+    const RadTensor *ks = rad_arg_in(a, 9), *vs = rad_arg_in(a, 10);
     if (!ref::is_f32(q) || !ref::is_f32(k) || !ref::is_f32(v) || !ref::is_f32(y) || !kc || !vc || !pos || !cu || !bt) return RAD_E_DTYPE;
+    // An 8-bit cache is read through its scales (e4m3 only); any other cache takes none.
+    const bool fp8 = rad_kv_has_scales(kc->dtype);
+    if (kc->dtype != vc->dtype || (fp8 && kc->dtype != RAD_FP8_E4M3)) return RAD_E_DTYPE;
+    if (fp8 && (!ref::is_f32(ks) || !ref::is_f32(vs))) return RAD_E_ARG;
+    if (!fp8 && (ks || vs)) return RAD_E_ARG;
     const int64_t n = rad_args_geti(a, "n"), H = rad_args_geti(a, "n_head"), Hkv = rad_args_geti(a, "n_head_kv");
     const int64_t hd = rad_args_geti(a, "head_dim"), block = rad_args_geti(a, "block");
     const int64_t window = rad_args_geti_or(a, "window", 0);
@@ -36,7 +60,7 @@ int ref_attention(const RadArgs* a) {
     const int32_t* ps = static_cast<const int32_t*>(pos->data);
     const int32_t* tables = static_cast<const int32_t*>(bt->data);
     if (n_seq < 0 || cus[n_seq] > n) return RAD_E_SHAPE;
-    Cache K{kc, block, Hkv, hd}, V{vc, block, Hkv, hd};
+    Cache K{kc, block, Hkv, hd, fp8 ? ks : nullptr}, V{vc, block, Hkv, hd, fp8 ? vs : nullptr};
 
     for (int64_t s = 0; s < n_seq; ++s) {  // store
         const int32_t* tab = tables + s * stride;
@@ -44,11 +68,10 @@ int ref_attention(const RadArgs* a) {
             if (ps[i] < 0 || ps[i] / block >= stride) return RAD_E_SHAPE;
             const float* kr = ref::row<const float>(k, i);
             const float* vr = ref::row<const float>(v, i);
-            for (int64_t h = 0; h < Hkv; ++h)
-                for (int64_t d = 0; d < hd; ++d) {
-                    rad_store_f32(kc->dtype, kc->data, K.index(tab, ps[i], h, d), kr[h * hd + d]);
-                    rad_store_f32(vc->dtype, vc->data, V.index(tab, ps[i], h, d), vr[h * hd + d]);
-                }
+            for (int64_t h = 0; h < Hkv; ++h) {
+                K.store(tab, ps[i], h, kr + h * hd);
+                V.store(tab, ps[i], h, vr + h * hd);
+            }
         }
     }
     std::vector<float> score, acc(static_cast<size_t>(hd));
@@ -65,7 +88,7 @@ int ref_attention(const RadArgs* a) {
                 float mx = -INFINITY;
                 for (int64_t j = first; j <= p; ++j) {
                     float dot = 0.0f;
-                    for (int64_t d = 0; d < hd; ++d) dot += qh[d] * rad_load_f32(kc->dtype, kc->data, K.index(tab, j, kvh, d));
+                    for (int64_t d = 0; d < hd; ++d) dot += qh[d] * K.load(tab, j, kvh, d);
                     float sc = dot * scale;
                     if (softcap > 0.0f) sc = softcap * std::tanh(sc / softcap);
                     score[j - first] = sc;
@@ -79,7 +102,7 @@ int ref_attention(const RadArgs* a) {
                 std::fill(acc.begin(), acc.end(), 0.0f);
                 for (int64_t j = first; j <= p; ++j) {
                     const float wgt = score[j - first] / sum;
-                    for (int64_t d = 0; d < hd; ++d) acc[d] += wgt * rad_load_f32(vc->dtype, vc->data, V.index(tab, j, kvh, d));
+                    for (int64_t d = 0; d < hd; ++d) acc[d] += wgt * V.load(tab, j, kvh, d);
                 }
                 float* out = ref::row<float>(y, i) + h * hd;
                 for (int64_t d = 0; d < hd; ++d) out[d] = acc[d];

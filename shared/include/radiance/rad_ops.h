@@ -60,11 +60,15 @@ static const RadOperandSpec rad_op_rope_opds[] = {{"x", RAD_OPD_INOUT, 0}, {"pos
 
 static const RadParamSpec rad_op_attention_params[] = {
     RAD_PI("n", RAD_REQUIRED),     RAD_PI("n_head", RAD_REQUIRED), RAD_PI("n_head_kv", RAD_REQUIRED), RAD_PI("head_dim", RAD_REQUIRED),
-    RAD_PF("scale", RAD_REQUIRED), RAD_PI("window", RAD_OPTIONAL), RAD_PF("softcap", RAD_OPTIONAL),   RAD_PI("block", RAD_DERIVED)};
+    RAD_PF("scale", RAD_REQUIRED), RAD_PI("window", RAD_OPTIONAL), RAD_PF("softcap", RAD_OPTIONAL),   RAD_PI("block", RAD_DERIVED),
+    RAD_PS("kv_dtype", RAD_OPTIONAL)};
+/* k_scale and v_scale (an fp8 cache's per-token, per-head scales, rad_kv_fp8.h) come last, after
+ * y, so that callers written before them keep their operand positions. kv_dtype names the cache's
+ * dtype so that a row can decline, at plan time, a cache it cannot read. */
 static const RadOperandSpec rad_op_attention_opds[] = {
-    {"q", RAD_OPD_IN, 0},          {"k", RAD_OPD_IN, 0},   {"v", RAD_OPD_IN, 0},          {"k_cache", RAD_OPD_INOUT, 0},
-    {"v_cache", RAD_OPD_INOUT, 0}, {"pos", RAD_OPD_IN, 0}, {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0},
-    {"y", RAD_OPD_OUT, 0}};
+    {"q", RAD_OPD_IN, 0},          {"k", RAD_OPD_IN, 0},          {"v", RAD_OPD_IN, 0},          {"k_cache", RAD_OPD_INOUT, 0},
+    {"v_cache", RAD_OPD_INOUT, 0}, {"pos", RAD_OPD_IN, 0},        {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0},
+    {"y", RAD_OPD_OUT, 0},         {"k_scale", RAD_OPD_INOUT, 1}, {"v_scale", RAD_OPD_INOUT, 1}};
 
 static const RadParamSpec rad_op_glu_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("dim", RAD_REQUIRED)};
 static const RadOperandSpec rad_op_glu_opds[] = {{"x", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
@@ -143,11 +147,13 @@ static const RadParamSpec rad_op_rope_attention_params[] = {RAD_PI("n", RAD_REQU
                                                             RAD_PF("beta_slow", RAD_OPTIONAL),
                                                             RAD_PF("attn_factor", RAD_OPTIONAL),
                                                             RAD_PS("short_factor", RAD_OPTIONAL),
-                                                            RAD_PS("long_factor", RAD_OPTIONAL)};
+                                                            RAD_PS("long_factor", RAD_OPTIONAL),
+                                                            RAD_PS("kv_dtype", RAD_OPTIONAL)};
 static const RadOperandSpec rad_op_rope_attention_opds[] = {
     {"q", RAD_OPD_INOUT, 0},       {"k", RAD_OPD_INOUT, 0},         {"v", RAD_OPD_IN, 0},
     {"k_cache", RAD_OPD_INOUT, 0}, {"v_cache", RAD_OPD_INOUT, 0},   {"pos", RAD_OPD_IN, 0},
-    {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0}};
+    {"cu_seqlens", RAD_OPD_IN, 0}, {"block_tables", RAD_OPD_IN, 0}, {"y", RAD_OPD_OUT, 0},
+    {"k_scale", RAD_OPD_INOUT, 1}, {"v_scale", RAD_OPD_INOUT, 1}};
 
 static const RadParamSpec rad_op_moe_route_params[] = {RAD_PI("n", RAD_REQUIRED), RAD_PI("experts", RAD_REQUIRED),
                                                        RAD_PI("k", RAD_REQUIRED), RAD_PI("norm", RAD_OPTIONAL)};

@@ -152,7 +152,10 @@ typedef struct RadKvGroupDecl {
     int32_t n_head_kv; /* on this rank */
     int32_t head_dim;
     int32_t window;   /* RAD_KV_WINDOW: tokens kept */
-    int32_t n_planes; /* 2 for K and V */
+    int32_t n_planes; /* 2 for K and V. A group of an 8-bit float dtype (the fp8 KV cache) also
+                       * has planes 2 and 3, the K and V scales, f32 [blocks, block, n_head_kv]
+                       * (rad_kv_fp8.h), which the engine adds by the dtype: pass them to
+                       * attention as its k_scale / v_scale (arch/blocks/rad_block_kv.h). */
     int32_t reserved[6];
 } RadKvGroupDecl;
 
@@ -295,7 +298,7 @@ typedef struct RadOperandRef {
     int32_t kind;    /* RadOperandKind */
     int32_t handle;  /* buffer / weight / kv group */
     int64_t rows;    /* BUF: rows; RAW: elements, or rows of a 2-D array when cols > 0 */
-    int64_t col0;    /* BUF: first column (a view of a wide buffer); KV: the plane (0 = K, 1 = V) */
+    int64_t col0;    /* BUF: first column (a view of a wide buffer); KV: the plane (0 = K, 1 = V; an fp8 group's 2 = K scale, 3 = V scale) */
     int64_t cols;    /* BUF: columns of the view (0 = all); RAW: columns of a 2-D array */
     int32_t dtype;   /* RAW: element type */
     int32_t layer;   /* KV: which layer */
@@ -337,7 +340,7 @@ static inline RadOperandRef rad_raw2(const void* p, int dtype, int64_t rows, int
     r.cols = cols;
     return r;
 }
-/* Plane `plane` (0 = K, 1 = V) of layer `layer`'s state in KV group `g`. */
+/* Plane `plane` (0 = K, 1 = V; an fp8 group's 2 = K scale, 3 = V scale) of layer `layer`'s state in KV group `g`. */
 static inline RadOperandRef rad_kvref(rad_kv g, int layer, int plane) {
     RadOperandRef r;
     memset(&r, 0, sizeof r);

@@ -29,13 +29,18 @@ struct EngineOptions {
     // (on a card, what memory_utilization of it leaves once weights and buffers are placed;
     // on the host, half of the memory available).
     int64_t kv_blocks = 0;
+    // The bytes the KV cache may take when kv_blocks is 0 (0: the rule above). Scales included,
+    // so an fp8 cache holds ~1.94x the blocks of a bf16 one in the same budget.
+    uint64_t kv_memory_bytes = 0;
     double memory_utilization = 0.9;  // the share of the card's memory the plan may take
     core::SelectOptions select;
     // Where the plan runs: "auto" puts it on the card of the first kernel library that brings one
     // (rad_kernel_device) and on the host otherwise; "host" and "device" insist.
     std::string placement = "auto";
     bool graphs = true;       // on a card: replay decode steps as graphs after their first run
-    int kv_dtype = 0;         // RadDType of the KV cache (0: f32 on the host, bf16 on a card)
+    // RadDType of the KV cache (0: f32 on the host, bf16 on a card; RAD_FP8_E4M3: codes and a scale
+    // a token and kv head, docs/OPS.md `attention`). parse_kv_cache_dtype reads the flag's words.
+    int kv_dtype = 0;
     RadComm* comm = nullptr;  // the rank group's communicator for collective rows (owned by the caller)
     // The GPTQ calibration tap (radiance/engine/gram_files.h): each projection's input X^T X summed
     // into this folder's files for `calib_tokens` tokens (0: RADIANCE_CALIB_TOKENS, else 65536).
@@ -44,6 +49,10 @@ struct EngineOptions {
     std::string calib_dir;
     int64_t calib_tokens = 0;
 };
+
+// The RadDType of a cache dtype as parse_kv_cache_dtype (radiance/util/kv_cache_dtype.h) names it:
+// 0 for "" (the placement's default), else f32, bf16 or fp8_e4m3; anything else throws, naming it.
+int kv_dtype_of(const std::string& name);
 
 // One step's batch: the step contract's (radiance/step/step_batch.h).
 using StepBatch = step::StepBatch;

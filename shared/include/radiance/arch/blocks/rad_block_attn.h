@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "rad_block_kv.h"
 #include "rad_block_linear.h"
 #include "rad_block_rope.h"
 
@@ -40,6 +41,9 @@ struct AttnConfig {
     bool rope_in_attention = false;
     // Code dtypes the plugin reads quantised projections in (rad_block_linear.h); "" plain only.
     const char* quant_codes = "";
+    // The KV group's dtype (rad_block_kv.h's kv_dtype(ctx)): passed as the attention's `kv_dtype`,
+    // and with an fp8 cache the group's scale planes as its last two operands.
+    int kv_dtype = RAD_F32;
 };
 
 // Buffers the block works in; declared once by the model and shared by its layers.
@@ -131,6 +135,7 @@ struct AttnBlock {
                                         RAD_INT("head_dim", c.head_dim), RAD_F64("scale", scale)};
         if (c.window > 0) ap.push_back(RAD_INT("window", c.window));
         if (c.softcap > 0) ap.push_back(RAD_F64("softcap", c.softcap));
+        ap.push_back(kv_dtype_param(c.kv_dtype));
         op_rq = op_attn = RAD_NULL_HANDLE;
         if (c.rope_in_attention) {
             std::vector<RadParamDecl> rp = ap;
@@ -179,7 +184,7 @@ struct AttnBlock {
         RAD_ISSUE_N(ctx, op_attn, n, rad_bview(bufs.qkv, n, 0, qw), rad_bview(bufs.qkv, n, qw, kw), rad_bview(bufs.qkv, n, qw + kw, kw),
                     rad_kvref(kv, c.layer, 0), rad_kvref(kv, c.layer, 1), rad_raw(bt->positions, RAD_I32, n),
                     rad_raw(bt->cu_seqlens, RAD_I32, bt->n_seq + 1), rad_raw2(bt->block_tables, RAD_I32, bt->n_seq, bt->block_table_stride),
-                    rad_brows(bufs.attn, n));
+                    rad_brows(bufs.attn, n), kv_scale_ref(kv, c.layer, c.kv_dtype, 0), kv_scale_ref(kv, c.layer, c.kv_dtype, 1));
         o.issue(ctx, op_o, n, rad_brows(bufs.attn, n), rad_none(), rad_brows(bufs.out, n));
         if (op_reduce != RAD_NULL_HANDLE) RAD_ISSUE_N(ctx, op_reduce, n, rad_brows(bufs.out, n));
     }
