@@ -10,7 +10,6 @@
 #            default 12 of 48, weights drawn by rad-convert --random-weights): prefill 512, decode 1 / 64
 #   quantprep the rand8b weights through rad-convert --recipe int8 / int4 / fp8 (QUANT_RECIPES), in the background
 #   quant8b  waits for quantprep, then rad-enginebench on each beside bf16
-#   gemvq    gemm_q's decode kernel shapes (RADIANCE_GPU_GEMVQ) swept on the 8B projections; exports the fastest
 #   kquants  GGUF K-quant fixtures by llama.cpp's converter and llama-quantize (after peers-build) into $OUT/kquant
 #   moecut   a random Qwen3-30B-A3B-shaped HF checkpoint cut to MOE_LAYERS (default 8) layers
 #            (tools/golden/make_random_moe.py) in /tmp/moecut, its .rad and its bf16 GGUF (llama.cpp's converter)
@@ -439,18 +438,6 @@ for stage in "$@"; do
       "$B/bin/rad-enginebench" $L2.rad --placement device --prefill 4096 --decode , --in 128 --out 8 > "$OUTD/ncuflash.txt" 2>&1
     grep -E "k_flash|Duration|Throughput|Busy|Issue|Occupancy|Registers|stalled|pipe|Warp Cycles" "$OUTD/ncuflash.txt" |
       awk '$NF + 0 > 0.05 || !/stalled/' | head -60 ;;
-  gemvq)  # gemm_q's decode kernel shapes swept (RADIANCE_GPU_GEMVQ = 10 R + U: R weight rows a block, U chunk steps in flight a thread) on the 8B projections at M = 1, the two fastest then at M = 8; exports the fastest for the stages after it
-    for v in ${GEMVQ_SET:-41 42 44 81 82 21}; do
-      RADIANCE_GPU_GEMVQ=$v "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm_q --kernels libgpu --cases "M=1 " --bench 2>&1 | grep "^gemm_q" |
-        sed "s/^/gemvq $v: /" | tee -a "$OUTD/gemvq.log" | awk -v v=$v '{t += $(NF-3); if ($NF != "ok") bad++} END {printf "gemvq %s: M=1 total %.1f us, %d not ok\n", v, t, bad}'
-    done | tee -a "$OUTD/gemvq-sum.log"
-    best=$(sort -t' ' -k5 -g "$OUTD/gemvq-sum.log" | grep -v " [1-9][0-9]* not ok" | head -2 | awk '{print $2}' | tr -d :)
-    for v in $best 41; do
-      RADIANCE_GPU_GEMVQ=$v "$B/bin/rad-kbench" --shape llama3.1-8b --ops gemm_q --kernels libgpu --cases "M=8 " --bench 2>&1 | grep "^gemm_q" |
-        sed "s/^/gemvq8 $v: /" | tee -a "$OUTD/gemvq.log" | awk -v v=$v '{t += $(NF-3); if ($NF != "ok") bad++} END {printf "gemvq %s: M=8 total %.1f us, %d not ok\n", v, t, bad}'
-    done | tee -a "$OUTD/gemvq-sum.log"
-    export RADIANCE_GPU_GEMVQ=$(echo "$best" | head -1)
-    echo "gemvq: RADIANCE_GPU_GEMVQ=$RADIANCE_GPU_GEMVQ for what follows" ;;
   kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS (and the cases whose label holds KB_CASES), libgpu rows only
     "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops "${KB_OPS:-gemm,attention}" ${KB_CASES:+--cases "$KB_CASES"} --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
       tee -a "$OUTD/kb.log" ;;

@@ -104,7 +104,7 @@ const RadKernelInfo rows[] = {
         "routed rows only: gemvs per (row, pick) for few pairs, else pairs sorted by expert and grouped tiles; ordered combine", "k <= 16",
         0, c_moe, 2, nullptr, gpu::moe_mlp_scratch),
     {"gpu_gemm_q", "gemm_q", "gemm_q",
-     "codes streamed 8 a thread step, each unit's products summed then scaled (M <= 8); bf16 slabs and cuBLASLt for more rows; x gathered by perm",
+     "codes streamed (16 bytes a thread step for 1-2 rows, units of 8 codes for 3-8), each chunk's products summed then scaled; bf16 slabs and cuBLASLt for more rows; x gathered by perm",
      "any", "f32 activations; i8/u8/i4/u4/fp8_e4m3 codes", RAD_DOMAIN_DEVICE, 0, c_quant, 2, 0, gpu::gemm_q, nullptr, nullptr,
      gpu::gemm_q_scratch},
     ROW("gpu_gated_add", "gated_add", gpu::gated_add, "block per row", "any", 0, nullptr, 0, nullptr, nullptr),

@@ -4,11 +4,12 @@
 // of the codes' dtype per block, and an optional minimum m (operand 6, a GGUF K-quant's offset) of
 // the scale's dtype and grouping: w' = (code - zero) * scale - m.
 //
-// Few rows (decode, M <= 8): the codes stream once, 8 codes of a row per thread step (two 32-bit
-// words of 8-bit codes, one of 4-bit codes), a block per 4 weight rows whose threads split K, each
-// holding several steps of loads in flight, and sum through shared memory (k_gemm.cu's block gemv
-// for bf16). A unit of 8 codes never straddles a group (the vector path needs group % 8 == 0), so
-// each unit's products are summed, then scaled once (a minimum, then, times the unit's sum of x).
+// Few rows (decode, M <= 8): the codes stream once, a block per 4 weight rows whose threads split
+// K and sum through shared memory (k_gemm.cu's block gemv for bf16). One or two x rows: 16 bytes of
+// a row's codes (16 or 32) a thread step; three to eight: units of 8 codes, several steps in flight
+// a thread, each x value loaded once for the block's 4 weight rows. A chunk or unit never straddles
+// a group (the vector paths need whole chunks or units a group), so each one's products are summed,
+// then scaled once (a minimum, then, times its sum of x).
 // A weight with the perm transform (operand 7) reads x gathered into the stored column order.
 // Integer codes widen without an int-to-float conversion, whose quarter rate would cap a 4-bit
 // stream below memory speed: a code ORed into the low bits of 2^23's mantissa is the float 2^23 + c,
@@ -152,13 +153,122 @@ __device__ __forceinline__ void widen(const uint4& raw, float (&out)[kPerChunk<C
     }
 }
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256, kRows = 4;
 
-// The decode kernel's unit: 8 codes, two 32-bit words of 8-bit codes or one of 4-bit codes. With
-// 8 codes a lane reads 32 bytes of x a step (two 16-byte loads), so a warp's x loads touch 8
-// cache lines each, as the bf16 gemv's do; 16-byte chunks of codes (16 or 32 codes, 64 or 128
-// bytes of x a lane) made every x load touch 16 or 32 lines, and the L1 wavefronts for x, not the
-// codes' bytes, set the speed (H100, 2026-12-07: 0.6-1.5 TB/s, a 4-bit row as slow as an 8-bit one).
+// One or two rows of x against kRows weight rows a block, 16 bytes of codes (16 or 32) a thread
+// step; the block's threads split the row's chunks (blockDim.x of them, a multiple of 32, at most
+// kThreads). For one row this beats k_gemv_q's 8-code units (H100, rad-kbench, gate/up 28672 x
+// 4096: i8 95.7 us against 112.0, u4 + zero 89.6 against 122.9); from a few rows on the units win (M = 8:
+// i8 280 us against 384, u4 + zero 188 against 565, Q4_K's u4 + min 162 against 851), since
+// each x value is then loaded once a unit and x row rather than once a weight row.
+template <int C, int M>
+__global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
+                                                     int64_t N, int64_t K) {
+    constexpr int P = kPerChunk<C>, R = kRows, WARPS = kThreads / kWarpSize;
+    const int T = static_cast<int>(blockDim.x);
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, chunks = K / P, per_group = q.group / P;
+    const uint4* wrow[R];
+    int64_t srow[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int64_t row = min(n0 + r, N - 1);
+        wrow[r] = reinterpret_cast<const uint4*>(q.w + row * q.wpitch);
+        srow[r] = row / q.group_rows;
+    }
+    // Codes are no earlier kernel's output: the first step's loads go out before the wait.
+    int64_t c = threadIdx.x;
+    uint4 cur[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) cur[r] = c < chunks ? __ldg(wrow[r] + c) : make_uint4(0, 0, 0, 0);
+    gpu_grid_wait();
+    gpu_grid_release();
+    float acc[M][R];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
+    for (; c < chunks; c += T) {
+        uint4 nxt[R];
+        const bool more = c + T < chunks;
+#pragma unroll
+        for (int r = 0; r < R; ++r) nxt[r] = more ? __ldg(wrow[r] + c + T) : make_uint4(0, 0, 0, 0);
+        const int64_t g = c / per_group;
+        // One or two x rows stay in registers across the weight rows; more are read per row (L1).
+        constexpr int MX = M <= 2 ? M : 1;
+        float xv[MX][P];
+        if constexpr (M <= 2) {
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+#pragma unroll
+                for (int e = 0; e < P; e += 4) {
+                    const float4 t = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
+                    xv[m][e] = t.x, xv[m][e + 1] = t.y, xv[m][e + 2] = t.z, xv[m][e + 3] = t.w;
+                }
+        }
+        // With minima: each x row's sum over the chunk, which the chunk's minimum multiplies.
+        float xsum[M];
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+            xsum[m] = 0.0f;
+            if (q.mins) {
+#pragma unroll
+                for (int e = 0; e < P; e += 4) {
+                    if constexpr (M <= 2) {
+                        xsum[m] += xv[m][e] + xv[m][e + 1] + xv[m][e + 2] + xv[m][e + 3];
+                    } else {
+                        const float4 u = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
+                        xsum[m] += u.x + u.y + u.z + u.w;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const float s = load_float(q.scale, q.sdt, srow[r] * q.scols + g), base = chunk_base<C>(q, srow[r], g);
+            const float mn = q.mins ? load_float(q.mins, q.sdt, srow[r] * q.scols + g) : 0.0f;
+            float wv[P];
+            widen<C>(cur[r], wv);
+#pragma unroll
+            for (int e = 0; e < P; ++e) wv[e] -= base;
+#pragma unroll
+            for (int m = 0; m < M; ++m) {
+                float t = 0.0f;
+                if constexpr (M <= 2) {
+#pragma unroll
+                    for (int e = 0; e < P; ++e) t += xv[m][e] * wv[e];
+                } else {
+#pragma unroll
+                    for (int e = 0; e < P; e += 4) {
+                        const float4 u = __ldg(reinterpret_cast<const float4*>(x + m * px + c * P + e));
+                        t += u.x * wv[e] + u.y * wv[e + 1] + u.z * wv[e + 2] + u.w * wv[e + 3];
+                    }
+                }
+                acc[m][r] += t * s - mn * xsum[m];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) cur[r] = nxt[r];
+    }
+    __shared__ float part[WARPS][M * R];
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = T / kWarpSize;
+    store_warp_sums<M, R>(acc, part, warp, lane);
+    __syncthreads();
+    for (int o = threadIdx.x; o < M * R; o += T) {
+        const int m = o / R, r = o % R;
+        if (n0 + r >= N) continue;
+        float v = 0.0f;
+        for (int i = 0; i < warps; ++i) v += part[i][o];
+        y[m * py + n0 + r] = q.bias ? v + load_float(q.bias, q.bdt, n0 + r) : v;
+    }
+}
+
+
+// The many-row gemv's unit: 8 codes, two 32-bit words of 8-bit codes or one of 4-bit codes, so a
+// lane reads 32 bytes of each x row a step. The 16-byte chunks of k_gemv_q16 (16 or 32 codes) read
+// each x row once a weight row and chunk, from L1; with units, every x value loaded serves all R
+// weight rows before the next x row loads, which is what several x rows need (M = 8 on the 8B
+// shapes: 1.4x-5x faster, k_gemv_q16's comment has the numbers). Neither reaches memory speed yet:
+// the 8B projections stream at 1-1.5 TB/s of an H100's 3.35 (docs/PERFORMANCE.md).
 template <int C>
 constexpr int kWords = (C == kI4 || C == kU4) ? 1 : 2;
 
@@ -382,45 +492,33 @@ int with_code_kind(int qt, F&& f) {
     }
 }
 
-// A measurement aid (docs/SETTINGS.md): RADIANCE_GPU_GEMVQ = 10 * R + U picks the block's weight
-// rows R and its unit steps in flight U among the instantiated pairs; unset, the default.
-inline int gemvq_shape() {
-    static const int v = env_int("RADIANCE_GPU_GEMVQ", 44);
-    return v;
-}
-
-template <int C, int M, int R, int U>
-void launch_gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
+template <int C, int M>
+void launch_gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s, bool chunks16) {
+    if constexpr (M <= 2) {
+        if (chunks16) {  // 16-byte chunks (k_gemv_q16 says when each kernel wins)
+            const int64_t chunks = K / kPerChunk<C>;
+            const int threads = static_cast<int>(std::min<int64_t>(kThreads, (chunks + kWarpSize - 1) / kWarpSize * kWarpSize));
+            gpu_launch(k_gemv_q16<C, M>, static_cast<unsigned>((N + kRows - 1) / kRows), threads, 0, s, x, px, q, y, py, N, K);
+            return;
+        }
+    }
+    constexpr int R = kRows, U = 4;  // four unit steps of four rows in flight a thread
     const int64_t per_thread = (K / 8 + U - 1) / U;
     const int threads = static_cast<int>(std::min<int64_t>(kThreads, (per_thread + kWarpSize - 1) / kWarpSize * kWarpSize));
     gpu_launch(k_gemv_q<C, M, R, U>, static_cast<unsigned>((N + R - 1) / R), threads, 0, s, x, px, q, y, py, N, K);
 }
 
-template <int C, int M>
-void launch_gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t N, int64_t K, gpuStream_t s) {
-    // (swept for one and eight rows, the rad-kbench cases; other row counts take the default)
-    if constexpr (M == 1 || M == 8) {
-        switch (gemvq_shape()) {
-        case 42: return launch_gemv<C, M, 4, 2>(x, px, q, y, py, N, K, s);
-        case 82: return launch_gemv<C, M, 8, 2>(x, px, q, y, py, N, K, s);
-        case 28: return launch_gemv<C, M, 2, 8>(x, px, q, y, py, N, K, s);
-        default: break;
-        }
-    }
-    launch_gemv<C, M, 4, 4>(x, px, q, y, py, N, K, s);
-}
-
 template <int C>
-void gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t M, int64_t N, int64_t K, gpuStream_t s) {
+void gemv(const float* x, int64_t px, const QPlanes& q, float* y, int64_t py, int64_t M, int64_t N, int64_t K, gpuStream_t s, bool chunks16) {
     switch (M) {
-    case 1: launch_gemv<C, 1>(x, px, q, y, py, N, K, s); break;
-    case 2: launch_gemv<C, 2>(x, px, q, y, py, N, K, s); break;
-    case 3: launch_gemv<C, 3>(x, px, q, y, py, N, K, s); break;
-    case 4: launch_gemv<C, 4>(x, px, q, y, py, N, K, s); break;
-    case 5: launch_gemv<C, 5>(x, px, q, y, py, N, K, s); break;
-    case 6: launch_gemv<C, 6>(x, px, q, y, py, N, K, s); break;
-    case 7: launch_gemv<C, 7>(x, px, q, y, py, N, K, s); break;
-    default: launch_gemv<C, 8>(x, px, q, y, py, N, K, s); break;
+    case 1: launch_gemv<C, 1>(x, px, q, y, py, N, K, s, chunks16); break;
+    case 2: launch_gemv<C, 2>(x, px, q, y, py, N, K, s, chunks16); break;
+    case 3: launch_gemv<C, 3>(x, px, q, y, py, N, K, s, chunks16); break;
+    case 4: launch_gemv<C, 4>(x, px, q, y, py, N, K, s, chunks16); break;
+    case 5: launch_gemv<C, 5>(x, px, q, y, py, N, K, s, chunks16); break;
+    case 6: launch_gemv<C, 6>(x, px, q, y, py, N, K, s, chunks16); break;
+    case 7: launch_gemv<C, 7>(x, px, q, y, py, N, K, s, chunks16); break;
+    default: launch_gemv<C, 8>(x, px, q, y, py, N, K, s, chunks16); break;
     }
 }
 
@@ -509,7 +607,7 @@ int gemm_q(const RadArgs* a) {
     if (M <= 8 || !room) {
         if (gemv_vec && M <= 8)
             with_code_kind(qt, [&](auto kind) {
-                gemv<decltype(kind)::value>(xp, px, q, yp, py, M, N, K, s);
+                gemv<decltype(kind)::value>(xp, px, q, yp, py, M, N, K, s, vec);
                 return RAD_OK;
             });
         else
