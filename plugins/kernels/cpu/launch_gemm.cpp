@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "deterministic.h"
 #include "gemm_amx.h"
 #include "launch_util.h"
 
@@ -198,6 +199,9 @@ int launch(const RadArgs* a, bool decode) {
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
     const KernelTable& kt = kernels();
+    // --deterministic: one summation order for a row at every M (deterministic.h). Mutation seen
+    // failing golden_bitwise_libcpu_*: this line removed (decode rows take the row walk again).
+    if (deterministic()) return run_packed(g), RAD_OK;
     if (kt.gemm_bf16dot && g.wdt == RAD_BF16) {  // level 3
         static thread_local std::vector<uint16_t> packed;
         run_blocks(g, bf16dot_kernel(g, packed), decode ? g.M : kMBlock);
@@ -229,7 +233,8 @@ int launch_q(const RadArgs* a, bool decode) {
     if (int rc = read_perm(a, g.K, &perm); rc != RAD_OK) return rc;
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
-    const bool walk = decode || g.M <= kRowWalkRows;
+    // --deterministic: the packed kernel at every M, as launch's (deterministic.h)
+    const bool walk = !deterministic() && (decode || g.M <= kRowWalkRows);
     if (perm.empty()) return run_q(g, walk), RAD_OK;
     // x gathered by perm (x'[m][j] = x[m][perm[j]]), which then stands for x, so both kernels sum
     // the stored columns in order as they do without one; kMaxGroupRows rows at a time, so the
