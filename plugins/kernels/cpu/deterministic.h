@@ -9,7 +9,7 @@
 // horizontal sum, the scalar tail, the bias; which block or task holds it changes no bit.
 // The packed kernel's order (one FMA chain a K block) is M-independent too and costs prefill
 // nothing, but at one decode row it wastes all lanes but one: on the 2-core VM it took decode at
-// batch 1 from ~24 to ~4.5 tok/s, against prefill 512 -41% and decode 64 -30% for the walk
+// batch 1 from ~24 to ~4.5 tok/s, against prefill 512 -32% and decode 64 -24% for the walk
 // (docs/PERFORMANCE.md, 2026-12-07). moe_mlp's decode row hands over to its chain. The other ops
 // already sum a row the same way at any M (attention: one task per row and kv head over its own
 // cached keys in order). Process-wide: the mode of the last engine that set it.
