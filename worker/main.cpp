@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
         eo.kv_blocks = c.kv_blocks();
         if (c.memory_utilization() > 0) eo.memory_utilization = c.memory_utilization();
         eo.kv_dtype = engine::kv_dtype_of(c.kv_cache_dtype());
+        eo.deterministic = c.deterministic();
         eo.select.accept_reference = c.accept_reference();
         eo.placement = c.placement().empty() ? "auto" : c.placement();
         eo.graphs = c.graphs();

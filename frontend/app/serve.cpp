@@ -139,6 +139,7 @@ int serve(const ServeOptions& o) {
     go.kv_blocks = o.kv_blocks;
     go.memory_utilization = o.memory_utilization;
     go.kv_cache_dtype = o.kv_cache_dtype;
+    go.deterministic = o.deterministic;
     go.kernels = o.kernels;
     go.radiance_home = o.homes;
     go.accept_reference = o.accept_reference;

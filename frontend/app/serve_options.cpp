@@ -53,6 +53,9 @@ const char* const kUsage =
     "  --kv-cache-dtype D        auto, fp8 (= fp8_e4m3: e4m3 codes and a scale a token and kv head, ~1.94x the\n"
     "                            blocks of bf16 in the same memory), bf16 or f32 [default: auto: f32 on the host,\n"
     "                            bf16 on a card; a card library that cannot read fp8 refuses it at startup]\n"
+    "  --deterministic           a row's logits bitwise the same whatever else rides in its step, however its\n"
+    "                            prompt was chunked, and after a restart or preemption (host placements only:\n"
+    "                            a card refuses it at startup; docs/OPS.md general rules) [default: off]\n"
     "  --max-queue N             waiting requests before 429 [default: 256]\n"
     "  --no-enable-prefix-caching  compute every prompt in full instead of reusing the KV blocks of earlier\n"
     "                            requests that began with the same tokens [default: prefix caching on;\n"
@@ -129,6 +132,8 @@ ServeOptions parse_serve_options(int argc, char** argv) {
             if (!(o.memory_utilization > 0)) throw Error("--gpu-memory-utilization must be above 0");
         } else if (args.is("--kv-cache-dtype"))
             o.kv_cache_dtype = parse_kv_cache_dtype(args.value());
+        else if (args.is("--deterministic"))
+            o.deterministic = true;
         else if (args.is("--max-queue"))
             o.max_queue = static_cast<int>(args.integer(1, 1 << 20));
         else if (args.is("--shutdown-timeout"))

@@ -32,6 +32,7 @@ struct ServeOptions {
     int64_t kv_blocks = 0;
     double memory_utilization = 0.9;
     std::string kv_cache_dtype;  // --kv-cache-dtype, as parse_kv_cache_dtype names it ("": auto)
+    bool deterministic = false;  // --deterministic (EngineOptions::deterministic on every rank)
     int max_queue = 256;
     int shutdown_timeout_s = 30;
     int responses_store = 1024;  // ApiOptions::responses_store

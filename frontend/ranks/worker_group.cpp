@@ -243,6 +243,7 @@ struct WorkerGroup::Impl final : pb::Control::Service {
             c->set_kv_blocks(pinned_kv_blocks > 0 ? pinned_kv_blocks : opts.kv_blocks);
             c->set_memory_utilization(opts.memory_utilization);
             c->set_kv_cache_dtype(opts.kv_cache_dtype);
+            c->set_deterministic(opts.deterministic);
             c->set_kernels(opts.kernels);
             c->set_radiance_home(opts.radiance_home);
             c->set_accept_reference(opts.accept_reference);

@@ -34,6 +34,9 @@ struct GroupOptions {
     // The KV cache's dtype as parse_kv_cache_dtype names it ("": f32 on the host, bf16 on a card).
     // The scheduler counts blocks as the workers report them, whatever a block's bytes.
     std::string kv_cache_dtype;
+    // --deterministic: every rank's kernel libraries sum a row the same way whatever rides with it
+    // (EngineOptions::deterministic; a card placement refuses it at startup).
+    bool deterministic = false;
     std::string kernels, radiance_home;
     bool accept_reference = false;
     bool return_logits = false;

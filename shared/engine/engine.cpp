@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "deterministic.h"
 #include "engine_impl.h"
 #include "radiance/engine/builder.h"
 #include "radiance/engine/model_meta.h"
@@ -113,6 +114,7 @@ std::unique_ptr<Engine> Engine::create(std::shared_ptr<const core::Registry> reg
         d.select.refused_ops.insert({"rms_norm_gemm", "rms_norm_gemm_swiglu"});
     }
     m.plan_device(reg);
+    apply_deterministic(reg, opts.deterministic, m.dev);  // before the plan: a library's scratch may depend on it
     if (!calib_dir.empty()) {
         if (m.dev)
             throw Error("the calibration tap (RADIANCE_CALIB_DIR " + calib_dir + ") reads activations on the host, and this plan runs on " +

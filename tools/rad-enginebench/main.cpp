@@ -1,7 +1,7 @@
 // rad-enginebench MODEL.rad [--placement P] [--prefill N,...] [--decode B,...] [--in N] [--out N]
 //                 [--chunk N] [--kernels LIST] [--radiance-home HOMES] [--no-graphs] [--tokens] [--kv-f32] [--tp N]
 //                 [--kv-cache-dtype auto|fp8|fp8_e4m3|bf16|f32] (--kv-f32 is --kv-cache-dtype f32)
-//                 [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep]
+//                 [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep] [--deterministic]
 //
 // The engine's own speed, without the front end: one engine in this process, random prompt ids
 // (seeded), greedy tokens picked by the engine (on the card when the plan is there, else from the
@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     std::vector<int> prefills{512, 4096}, decodes{1};
     int in = 128, out = 128, chunk = 4096, tp = 1, mixed = 0;
     bool graphs = true, print_tokens = false, lockstep = false;
+    bool deterministic = false;  // --deterministic: EngineOptions::deterministic (what batch invariance costs)
     std::string kv_cache;  // parse_kv_cache_dtype's name: "" the placement's default
     std::optional<sampling::SamplingParams> sample;  // --sample: decode draws instead of greedy
     try {
@@ -129,6 +130,8 @@ int main(int argc, char** argv) {
                 kv_cache = parse_kv_cache_dtype(args.value());
             else if (args.is("--lockstep"))
                 lockstep = true;
+            else if (args.is("--deterministic"))
+                deterministic = true;
             else if (args.is("--tp"))
                 tp = static_cast<int>(args.integer(1, 64));
             else if (args.is("--mixed"))
@@ -155,7 +158,7 @@ int main(int argc, char** argv) {
     if (model.empty()) {
         std::cerr << "usage: rad-enginebench MODEL.rad [--placement auto|host|device] [--prefill N,...] [--decode B,...]\n"
                      "                       [--in N] [--out N] [--chunk N] [--kernels LIST] [--no-graphs] [--tp N]\n"
-                     "                       [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep]\n";
+                     "                       [--sample T,TOP_K,TOP_P,MIN_P] [--mixed P] [--lockstep] [--deterministic]\n";
         return 2;
     }
     if (tp < 1 || tp > 64) {
@@ -206,6 +209,7 @@ int main(int argc, char** argv) {
         eo.graphs = graphs;
         eo.select.accept_reference = true;  // a measuring tool: --kernels libref may be the point
         eo.kv_dtype = engine::kv_dtype_of(kv_cache);
+        eo.deterministic = deterministic;
         if (tp > 1) {
             eo.rank = rank;
             eo.world_size = tp;

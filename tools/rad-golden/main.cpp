@@ -1,5 +1,6 @@
 // rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--radiance-home HOMES] [--transport shm|grpc] [--in-process]
 //                [--placement auto|host|device] [--no-graphs] [--top1 FRAC] [--model FILE.rad] [--decode-ref FILE]
+//                [--bitwise] [--deterministic] [--kv-cache-dtype D]
 //
 // Converts the checkpoint in DIR (or takes --model, that checkpoint already converted: big ones)
 // and runs the prompts of DIR/golden.safetensors (promptN.ids, .logits, .greedy: transformers'
@@ -24,6 +25,9 @@
 // free run that went astray while the teacher-forced step was right, does not.
 // Without decode references only the prompt logits and the greedy tokens (fed back by the host's
 // argmax) are checked; with --top1 a greedy difference is then only noted.
+// --bitwise: the batch-invariance probe (bitwise.h) instead, on DIR's prompts, or on synthetic
+// ones (synthetic.h) where DIR has no golden.safetensors; --deterministic asks the engine for its
+// batch-invariant kernels (EngineOptions::deterministic).
 // One line per check, then "N passed, M failed"; exit 0 only if all pass.
 #include <unistd.h>
 
@@ -44,6 +48,7 @@
 #include "radiance/util/kv_cache_dtype.h"
 #include "radiance/util/log.h"
 #include "bitwise.h"
+#include "synthetic.h"
 #include "runs.h"
 #include "worker_group.h"
 
@@ -108,12 +113,14 @@ struct Options {
     int tp = 1;
     bool in_process = false, debug_selection = false, graphs = true;
     bool bitwise = false;  // the batch-invariance probe (bitwise.h) in place of the checks against transformers
+    bool deterministic = false;  // --deterministic: EngineOptions::deterministic, on every rank
 };
 
 [[noreturn]] void usage() {
     std::cerr << "usage: rad-golden DIR [--tp N] [--kernels LIST] [--tol X] [--top1 FRAC] [--in-process] [--placement P]\n"
                  "                  [--transport shm|grpc] [--no-graphs] [--model FILE.rad] [--decode-ref FILE] [--radiance-home H]\n"
                  "                  [--bitwise]   (the same positions computed every way a server does, compared bit for bit)\n"
+                 "                  [--deterministic]   (batch-invariant kernels: docs/OPS.md general rules)\n"
                  "                  [--kv-cache-dtype auto|fp8|fp8_e4m3|bf16|f32]\n";
     std::exit(2);
 }
@@ -149,6 +156,8 @@ Options parse(int argc, char** argv) {
                 o.decode_ref = args.value();
             else if (args.is("--bitwise"))
                 o.bitwise = true;
+            else if (args.is("--deterministic"))
+                o.deterministic = true;
             else if (args.is("--kv-cache-dtype"))
                 o.kv_cache = parse_kv_cache_dtype(args.value());
             else if (o.dir.empty() && args.positional())
@@ -275,7 +284,11 @@ int main(int argc, char** argv) {
         co.out = tmp;
         std::ostringstream convert_log;
         if (!converted) convert::convert(*reg, co, convert_log);
-        auto prompts = load_golden((fs::path(o.dir) / "golden.safetensors").string());
+        // --bitwise compares the engine with itself: a checkpoint without references (the demo
+        // model) gets synthetic prompts.
+        const fs::path golden = fs::path(o.dir) / "golden.safetensors";
+        auto prompts = o.bitwise && !fs::exists(golden) ? synthetic_prompts(container::Reader::open(tmp)->meta().at("model.n_vocab").i)
+                                                       : load_golden(golden.string());
         size_t total = 0, n_greedy = 0, whole = 0;
         for (auto& p : prompts) {
             total += p.ids.size();
@@ -291,6 +304,7 @@ int main(int argc, char** argv) {
         eo.placement = o.placement;
         eo.graphs = o.graphs;
         eo.kv_dtype = engine::kv_dtype_of(o.kv_cache);
+        eo.deterministic = o.deterministic;
         Stepper st;
         std::unique_ptr<engine::Engine> local;
         std::unique_ptr<frontend::WorkerGroup> group;
@@ -325,6 +339,7 @@ int main(int argc, char** argv) {
             go.placement = o.placement;
             go.graphs = o.graphs;
             go.kv_cache_dtype = o.kv_cache;
+            go.deterministic = o.deterministic;
             go.force_grpc = o.transport == "grpc";
             if (o.debug_selection) go.worker_args.push_back("--debug-selection");
             auto meta = container::Reader::open(tmp)->meta();

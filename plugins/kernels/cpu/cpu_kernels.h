@@ -61,6 +61,9 @@ struct GemmArgs {
     // xbf + m * 3 * kpad (hi, mid, lo), zero padded to kpad (a multiple of 32).
     const uint16_t* xbf;
     int64_t kpad;
+    // --deterministic (deterministic.h): the row walk keeps two accumulators a row whatever the
+    // number of rows, so a row's order does not depend on its company.
+    bool two_acc = false;
 };
 
 struct NormArgs {

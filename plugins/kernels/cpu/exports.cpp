@@ -9,6 +9,7 @@
 #include <radiance/rad_ops.h>
 
 #include "cpu_kernels.h"
+#include "deterministic.h"
 #include "pool.h"
 
 namespace {
@@ -135,4 +136,9 @@ RAD_EXPORT int rad_kernel_collective(int i) {
     return i >= 0 && i < kRows && (rows[i].launch == rad_host_all_reduce_f32 || rows[i].launch == rad_host_all_gather_f32);
 }
 RAD_EXPORT int rad_kernel_concurrent(int i) { return i >= 0 && i < kRows && !rad_kernel_collective(i); }
+// --deterministic (plugin_core.h, RadKernelSetDeterministicFn): libcpu honours it (deterministic.h).
+RAD_EXPORT int rad_kernel_set_deterministic(int on) {
+    cpu::set_deterministic(on != 0);
+    return RAD_OK;
+}
 }

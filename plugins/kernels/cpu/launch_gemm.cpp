@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "deterministic.h"
 #include "gemm_amx.h"
 #include "launch_util.h"
 
@@ -198,6 +199,14 @@ int launch(const RadArgs* a, bool decode) {
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
     const KernelTable& kt = kernels();
+    // --deterministic: the row walk at every M, two accumulators a row, blocks of at most
+    // kRowWalkRows rows (deterministic.h says why this and not the packed kernel). Mutations seen
+    // failing golden_bitwise_libcpu_*: two_acc left false; the branch removed.
+    if (deterministic()) {
+        g.two_acc = true;
+        run_blocks(g, kt.gemm, std::min<int64_t>(g.M, kRowWalkRows));
+        return RAD_OK;
+    }
     if (kt.gemm_bf16dot && g.wdt == RAD_BF16) {  // level 3
         static thread_local std::vector<uint16_t> packed;
         run_blocks(g, bf16dot_kernel(g, packed), decode ? g.M : kMBlock);
@@ -215,8 +224,8 @@ int launch(const RadArgs* a, bool decode) {
 // bf16 dots: the products are the dequantised weight's f32 ones), over x gathered by perm when
 // the weight has one.
 void run_q(const GemmArgs& g, bool walk) {
-    if (walk)
-        run_blocks(g, kernels().gemm_q, g.M);
+    if (walk)  // under --deterministic at any M: blocks of at most kRowWalkRows rows, as the permuted x expects
+        run_blocks(g, kernels().gemm_q, std::min<int64_t>(g.M, kRowWalkRows));
     else
         run_packed(g);
 }
@@ -229,7 +238,9 @@ int launch_q(const RadArgs* a, bool decode) {
     if (int rc = read_perm(a, g.K, &perm); rc != RAD_OK) return rc;
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
-    const bool walk = decode || g.M <= kRowWalkRows;
+    // --deterministic: the row walk at every M; its order for a row (two accumulators a group)
+    // does not depend on how many rows ride along (deterministic.h)
+    const bool walk = deterministic() || decode || g.M <= kRowWalkRows;
     if (perm.empty()) return run_q(g, walk), RAD_OK;
     // x gathered by perm (x'[m][j] = x[m][perm[j]]), which then stands for x, so both kernels sum
     // the stored columns in order as they do without one; kMaxGroupRows rows at a time, so the

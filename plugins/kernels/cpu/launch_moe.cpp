@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "deterministic.h"
 #include "launch_util.h"
 
 // Routing and the shared expert's join as libref's (rad_host_moe.h), instantiated here, in a file
@@ -39,7 +40,9 @@ int64_t slice_width(int64_t cols, int64_t units, int threads) {
 }  // namespace
 
 uint64_t cpu_moe_mlp_decode_scratch(const RadArgs* geom) {
-    return decode_bytes(rad_args_geti(geom, "n"), rad_args_geti(geom, "ff"), rad_args_geti(geom, "k"));
+    const uint64_t own = decode_bytes(rad_args_geti(geom, "n"), rad_args_geti(geom, "ff"), rad_args_geti(geom, "k"));
+    // --deterministic runs the chain instead (below); the engine sets the mode before it plans
+    return deterministic() ? std::max(own, rad_compose_moe_mlp_scratch(geom)) : own;
 }
 
 // A decode step's experts in two pool regions where the chain takes three launches an expert (24
@@ -49,6 +52,9 @@ uint64_t cpu_moe_mlp_decode_scratch(const RadArgs* geom) {
 // 2. (row, slice of dim) tasks: every pick's down rows over act[pair], times the pick's weight,
 //    added in ascending expert order (the definition's).
 int cpu_moe_mlp_decode(const RadArgs* a) {
+    // --deterministic: the chain, whose gemms sum a row as a prefill's do (deterministic.h); these
+    // gemvs sum it the row walk's way.
+    if (deterministic()) return cpu_moe_mlp(a);
     if (a->n_t < 6) return RAD_E_ARG;
     const RadTensor *x = &a->t[0], *ids = &a->t[1], *wt = &a->t[2], *gu = &a->t[3], *down = &a->t[4];
     RadTensor* y = &a->t[5];

@@ -188,6 +188,14 @@ typedef const RadOpSchema* (*RadSchemaAtFn)(int i);
 typedef int (*RadKernelCountFn)(void);
 typedef const RadKernelInfo* (*RadKernelAtFn)(int i);
 typedef int (*RadKernelFlagFn)(int i); /* rad_kernel_concurrent / _collective / _reference */
+/* rad_kernel_set_deterministic(on) (optional): `--deterministic` (docs/OPS.md general rules). With
+ * on = 1 every row of the library must give a row the same bits whatever else rides in its launch,
+ * however its prompt was chunked and at any thread count; RAD_OK when the library now does,
+ * anything else when it cannot. The engine calls it (with 0 or 1) before planning on every
+ * non-reference library that has host rows; one without it cannot run under --deterministic.
+ * Process-wide: the last engine's setting holds. Reference libraries are deterministic by
+ * construction and need not export it. */
+typedef int (*RadKernelSetDeterministicFn)(int on);
 /* rad_kernel_queued(i) (optional, device rows): 1 when everything the row does is queued on the
  * engine's stream, with no host wait inside the launch, so a recorded graph may hold it. The
  * engine records a tensor-parallel decode step only when every collective row of the plan says

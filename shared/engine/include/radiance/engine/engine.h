@@ -41,6 +41,10 @@ struct EngineOptions {
     // RadDType of the KV cache (0: f32 on the host, bf16 on a card; RAD_FP8_E4M3: codes and a scale
     // a token and kv head, docs/OPS.md `attention`). parse_kv_cache_dtype reads the flag's words.
     int kv_dtype = 0;
+    // --deterministic: a row's logits bitwise the same whatever else rides in its step, however its
+    // prefix was chunked, at any thread count and after a restart (docs/OPS.md general rules).
+    // Host placements only until libgpu honours it: a card placement is a startup error.
+    bool deterministic = false;
     RadComm* comm = nullptr;  // the rank group's communicator for collective rows (owned by the caller)
     // The GPTQ calibration tap (radiance/engine/gram_files.h): each projection's input X^T X summed
     // into this folder's files for `calib_tokens` tokens (0: RADIANCE_CALIB_TOKENS, else 65536).
