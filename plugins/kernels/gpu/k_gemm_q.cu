@@ -155,6 +155,24 @@ __device__ __forceinline__ void widen(const uint4& raw, float (&out)[kPerChunk<C
 
 constexpr int kThreads = 256, kRows = 4;
 
+// A gemv block's epilogue: each warp's partial sums through shared memory, added in warp order,
+// plus the bias, into the block's R columns of each of the M rows of y.
+template <int M, int R>
+__device__ __forceinline__ void store_block_sums(const float (&acc)[M][R], const QPlanes& q, float* y, int64_t py, int64_t n0, int64_t N) {
+    __shared__ float part[kThreads / kWarpSize][M * R];
+    const int T = static_cast<int>(blockDim.x);
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = T / kWarpSize;
+    store_warp_sums<M, R>(acc, part, warp, lane);
+    __syncthreads();
+    for (int o = threadIdx.x; o < M * R; o += T) {
+        const int m = o / R, r = o % R;
+        if (n0 + r >= N) continue;
+        float v = 0.0f;
+        for (int i = 0; i < warps; ++i) v += part[i][o];
+        y[m * py + n0 + r] = q.bias ? v + load_float(q.bias, q.bdt, n0 + r) : v;
+    }
+}
+
 // One or two rows of x against kRows weight rows a block, 16 bytes of codes (16 or 32) a thread
 // step; the block's threads split the row's chunks (blockDim.x of them, a multiple of 32, at most
 // kThreads). For one row this beats k_gemv_q's 8-code units (H100, rad-kbench, gate/up 28672 x
@@ -164,7 +182,7 @@ constexpr int kThreads = 256, kRows = 4;
 template <int C, int M>
 __global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
                                                      int64_t N, int64_t K) {
-    constexpr int P = kPerChunk<C>, R = kRows, WARPS = kThreads / kWarpSize;
+    constexpr int P = kPerChunk<C>, R = kRows;
     const int T = static_cast<int>(blockDim.x);
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, chunks = K / P, per_group = q.group / P;
     const uint4* wrow[R];
@@ -249,17 +267,7 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__
 #pragma unroll
         for (int r = 0; r < R; ++r) cur[r] = nxt[r];
     }
-    __shared__ float part[WARPS][M * R];
-    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = T / kWarpSize;
-    store_warp_sums<M, R>(acc, part, warp, lane);
-    __syncthreads();
-    for (int o = threadIdx.x; o < M * R; o += T) {
-        const int m = o / R, r = o % R;
-        if (n0 + r >= N) continue;
-        float v = 0.0f;
-        for (int i = 0; i < warps; ++i) v += part[i][o];
-        y[m * py + n0 + r] = q.bias ? v + load_float(q.bias, q.bdt, n0 + r) : v;
-    }
+    store_block_sums<M, R>(acc, q, y, py, n0, N);
 }
 
 
@@ -318,7 +326,6 @@ __device__ __forceinline__ void widen8(const Codes<C>& k, float (&out)[8]) {
 template <int C, int M, int R, int U>
 __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
                                                      int64_t N, int64_t K) {
-    constexpr int WARPS = kThreads / kWarpSize;
     const int T = static_cast<int>(blockDim.x);
     const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, units = K / 8, per_group = q.group / 8;
     const uint8_t* wrow[R];
@@ -390,17 +397,7 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
         if (c0 >= units) break;
         load(c0);
     }
-    __shared__ float part[WARPS][M * R];
-    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = T / kWarpSize;
-    store_warp_sums<M, R>(acc, part, warp, lane);
-    __syncthreads();
-    for (int o = threadIdx.x; o < M * R; o += T) {
-        const int m = o / R, r = o % R;
-        if (n0 + r >= N) continue;
-        float v = 0.0f;
-        for (int i = 0; i < warps; ++i) v += part[i][o];
-        y[m * py + n0 + r] = q.bias ? v + load_float(q.bias, q.bdt, n0 + r) : v;
-    }
+    store_block_sums<M, R>(acc, q, y, py, n0, N);
 }
 
 // Any shape: one warp per (row, column), each code decoded alone.
