@@ -1,4 +1,5 @@
 // rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--threads 1,8,...] [--no-ref]
+//              [--deterministic] [--shape NAME]
 //
 // gemm throughput of libcpu (every ISA level this machine runs, 1 thread and the whole pool)
 // and of libref, on the gemms of a Qwen2.5-0.5B-like model (hidden 896, ff 4864, vocab 151936,
@@ -137,7 +138,8 @@ void print_row(const Shape& s, const char* lib, const char* level, int threads, 
 int main(int argc, char** argv) {
     std::string cpu_path = default_plugin("libcpu.so"), ref_path = default_plugin("libref.so");
     double min_ms = 300;
-    bool with_ref = true;
+    bool with_ref = true, deterministic = false;  // --deterministic: libcpu's batch-invariant mode
+    std::string only;                               // --shape: that shape's rows only
     std::vector<int> thread_counts;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -149,6 +151,10 @@ int main(int argc, char** argv) {
             min_ms = std::stod(argv[++i]);
         else if (a == "--no-ref")
             with_ref = false;
+        else if (a == "--deterministic")
+            deterministic = true;
+        else if (a == "--shape" && i + 1 < argc)
+            only = argv[++i];
         else if (a == "--threads" && i + 1 < argc) {
             for (std::string t = argv[++i]; !t.empty();) {
                 const size_t c = t.find(',');
@@ -158,7 +164,7 @@ int main(int argc, char** argv) {
         } else {
             std::fprintf(stderr,
                          "usage: rad-cpubench [--cpu libcpu.so] [--ref libref.so] [--min-ms N] [--threads 1,8,...] "
-                         "[--no-ref]\n");
+                         "[--no-ref] [--deterministic] [--shape NAME]\n");
             return 2;
         }
     }
@@ -167,6 +173,8 @@ int main(int argc, char** argv) {
         std::unique_ptr<KernelLib> ref;
         if (with_ref) ref = std::make_unique<KernelLib>(ref_path);
         if (!cpu.isa_force || !cpu.par_force) throw std::runtime_error(cpu_path + " lacks avx_isa_force / avx_par_force");
+        if (deterministic && (!cpu.set_deterministic || cpu.set_deterministic(1) != RAD_OK))
+            throw std::runtime_error(cpu_path + " has no deterministic mode");
         const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         if (thread_counts.empty()) thread_counts = hw > 1 ? std::vector<int>{1, hw} : std::vector<int>{1};
         std::printf("libcpu %s; %d hardware threads; bf16 weights, >= 1 GiB of weight copies in rotation\n",
@@ -174,6 +182,7 @@ int main(int argc, char** argv) {
         std::printf("%-8s %4s %6s %5s  %-6s %-10s %3s %10s %9s %8s\n", "shape", "M", "N", "K", "lib", "isa", "thr", "ms/call", "GFLOP/s",
                     "GB/s(w)");
         for (const Shape& s : kShapes) {
+            if (!only.empty() && only != s.name) continue;
             Bench b = make(s);
             const RadKernelInfo* row = row_for(cpu, s);
             for (int level = 0; level < 4; ++level) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A server with 2 worker ranks (CPU, tensor parallel) serves N concurrent streaming clients while
+"""A server with 2 worker ranks (CPU, tensor parallel; --tp changes it) serves N concurrent streaming clients while
 one rank is killed with SIGKILL K times. Checked:
 
 - every kill lands while requests stream: before each kill the script waits until a client holds a
@@ -22,7 +22,10 @@ float32 transformers at a near-tie; measured, it gives the reference's 48 ids ex
 prompts alone and under this load, so it is held to the same exact comparison.
 
 usage: restart_under_load.py RADIANCE_BIN MODEL_DIR [--kills N] [--requests N] [--serve-arg ARG ...]
-                             [--reference JSON] [--overlapped] [--sampled]
+                             [--reference JSON] [--overlapped] [--sampled] [--tp N]
+
+--tp N: ranks (default 2); at 1 every kill takes the whole group, and every running request is
+recomputed by prefill from what it had.
 
 --serve-arg passes ARG on to `radiance serve` (repeat it), e.g. the pretend card's placement, where
 the ranks record tensor-parallel decode graphs that must be dropped when the group re-forms.
@@ -218,6 +221,7 @@ def main():
     radiance, model = sys.argv[1], sys.argv[2]
     opt = lambda name, default: sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
     kills = int(opt("--kills", 5))
+    tp = opt("--tp", "2")
     n = int(opt("--requests", 32))
     ref_path = opt("--reference", os.path.join(os.path.dirname(os.path.abspath(__file__)), "demo_greedy_reference.json"))
     extra = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--serve-arg"]
@@ -231,7 +235,7 @@ def main():
         raise SystemExit(f"{ref_path} holds fewer ids than the longest request asks for")
     port = free_port()
     cache = f"/tmp/radiance-restart-test-{os.getpid()}"
-    server = subprocess.Popen([radiance, "serve", "--model", model, "--tp", "2", "--port", str(port),
+    server = subprocess.Popen([radiance, "serve", "--model", model, "--tp", tp, "--port", str(port),
                                "--cache-dir", cache, "--max-seqs", "32", "--max-batch-tokens", "256"] + extra,
                               stdout=subprocess.DEVNULL, stderr=open(f"{cache}.log", "w"))
     failures = []

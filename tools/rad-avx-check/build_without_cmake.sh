@@ -16,7 +16,7 @@ done
 $CXX $W -fvisibility=hidden -ffp-contract=off -fno-fast-math -c $R/plugins/kernels/cpu/rope_freqs.cpp -o $B/obj/rope_freqs.o &
 T=$R/tools/rad-avx-check
 TI="-I$T -I$R/shared/core/include -I$R/shared/util/include -I$R/shared/container/include"
-for f in main check_case cases_gemm cases_attention cases_rope cases_rowwise kernel_lib; do
+for f in main check_case cases_gemm cases_attention cases_rope cases_rowwise batch_invariance kernel_lib; do
   $CXX $W $TI -c $T/$f.cpp -o $B/obj/t_$f.o &
 done
 $CXX $W $TI -c $R/shared/core/schema_compare.cpp -o $B/obj/t_schema_compare.o &

@@ -42,6 +42,7 @@ KernelLib::KernelLib(const std::string& path) {
     isa_force = sym<int (*)(int)>(handle_, "avx_isa_force");
     par_force = sym<int (*)(int)>(handle_, "avx_par_force");
     isa_describe = sym<const char* (*)()>(handle_, "avx_isa_describe");
+    set_deterministic = sym<int (*)(int)>(handle_, "rad_kernel_set_deterministic");
 }
 
 const RadOpSchema* KernelLib::schema(const std::string& op) const {

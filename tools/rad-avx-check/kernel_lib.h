@@ -37,6 +37,8 @@ public:
     int (*isa_force)(int) = nullptr;
     int (*par_force)(int) = nullptr;
     const char* (*isa_describe)() = nullptr;
+    // rad_kernel_set_deterministic (optional in any library): --deterministic on or off.
+    int (*set_deterministic)(int) = nullptr;
 
 private:
     void* handle_ = nullptr;

@@ -3,8 +3,10 @@
 // Checks libcpu against libref, op by op: random operands for every op of docs/OPS.md at model
 // and odd shapes (cases_*.cpp); libref runs each case once, then every libcpu row that accepts
 // the case runs it at every ISA level this machine supports (avx_isa_force) with the pool forced
-// to 1 and to 4 threads (avx_par_force). One line per run, then "N passed, M failed"; exit 0
-// only if all pass. Tolerances are explained in cases.h.
+// to 1 and to 4 threads (avx_par_force). Each gemm / gemm_q case of several rows also runs under
+// the library's deterministic mode, whole and row by row, and the rows must agree bit for bit
+// (batch_invariance.h). One line per run, then "N passed, M failed"; exit 0 only if all pass.
+// Tolerances are explained in cases.h.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_invariance.h"
 #include "cases.h"
 #include "radiance/core/registry.h"
 #include "radiance/util/args.h"
@@ -85,6 +88,12 @@ void run_case(Tally& t, const Case& c, const KernelLib& ref, const KernelLib& cp
                 char err[64];
                 std::snprintf(err, sizeof err, " | rel_err %.2e (tol %.0e)", e, c.tol);
                 report(t, e <= c.tol, c.label + where + err);
+                if (cpu.set_deterministic && batch_invariance_applies(c)) {
+                    cpu.set_deterministic(1);
+                    const std::string diff = check_batch_invariance(c, cpu, row, derived);
+                    cpu.set_deterministic(0);
+                    report(t, diff.empty(), c.label + where + " | deterministic: " + (diff.empty() ? "rows alone as in the batch" : diff));
+                }
             }
     }
     if (!any_row) report(t, false, c.label + " | libcpu has no row for it");

@@ -152,6 +152,9 @@ struct KernelTable {
     void (*pack_bf16)(const GemmArgs&, uint16_t* out, int64_t m0, int64_t m1);
     // gemm_q's decode kernel (GemmArgs.q), as `gemm`; its prefill is gemm_packed with wdt kDtQuant.
     void (*gemm_q)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+    // --deterministic's gemm past 8 rows: the row walk's order (two partials a row), blocked as a
+    // gemm (body_gemm_walk.inc); any row count per call, bias included.
+    void (*gemm_walk)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 };
 
 extern const KernelTable kTableScalar;

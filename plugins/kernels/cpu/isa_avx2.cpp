@@ -16,6 +16,7 @@ constexpr int kPNR = 6, kPMV = 2;
 constexpr int64_t kPKC = 256;
 #include "body_common.inc"
 #include "body_gemm.inc"
+#include "body_gemm_walk.inc"
 #include "body_gemm_q.inc"
 #include "body_gemm_packed.inc"
 #include "body_norm.inc"
@@ -28,5 +29,5 @@ constexpr int64_t kPKC = 256;
 namespace cpu {
 const KernelTable kTableAvx2 = {"avx2",      avx2::gemm,     avx2::pack_x,     avx2::gemm_packed, avx2::kMT,
                                 avx2::kPKC,  avx2::rms_norm, avx2::layer_norm, avx2::act,         avx2::add,
-                                avx2::embed, avx2::rope,     avx2::attention,  nullptr,           nullptr, avx2::gemm_q};
+                                avx2::embed, avx2::rope,     avx2::attention,  nullptr,           nullptr, avx2::gemm_q, avx2::gemm_walk};
 }  // namespace cpu

@@ -12,6 +12,7 @@ constexpr int kPNR = 4, kPMV = 3;  // prefill gemm tile: 4 rows of w by 3 rows o
 constexpr int64_t kPKC = 256;      // prefill K block
 #include "body_common.inc"
 #include "body_gemm.inc"
+#include "body_gemm_walk.inc"
 #include "body_gemm_q.inc"
 #include "body_gemm_packed.inc"
 #include "body_norm.inc"
@@ -24,5 +25,5 @@ constexpr int64_t kPKC = 256;      // prefill K block
 namespace cpu {
 const KernelTable kTableScalar = {
     "scalar",    scalar::gemm, scalar::pack_x, scalar::gemm_packed, scalar::kMT,       scalar::kPKC, scalar::rms_norm, scalar::layer_norm,
-    scalar::act, scalar::add,  scalar::embed,  scalar::rope,        scalar::attention, nullptr,      nullptr, scalar::gemm_q};
+    scalar::act, scalar::add,  scalar::embed,  scalar::rope,        scalar::attention, nullptr,      nullptr, scalar::gemm_q, scalar::gemm_walk};
 }  // namespace cpu

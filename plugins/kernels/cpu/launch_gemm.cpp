@@ -23,6 +23,9 @@ constexpr int64_t kMBlock = 128;
 // 12), at most 288 (a 288 x 256 f32 K block of w is 288 KiB, in L2); groups of at most 512 rows
 // of x (the transposed y block of a task, 288 x 512 f32, stays 576 KiB).
 constexpr int64_t kSliceUnit = 12, kMaxSliceUnits = 24, kMaxGroupRows = 512;
+// Rows of x per task of the blocked walk (--deterministic past 8 rows): its partials buffer is
+// 64 x 48 outputs x 2W floats (196 KiB at AVX2, 393 at AVX-512), within L2.
+constexpr int64_t kWalkBlockRows = 64;
 
 int read_gemm(const RadArgs* a, GemmArgs* g) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
@@ -199,12 +202,17 @@ int launch(const RadArgs* a, bool decode) {
     if (g.M == 0 || g.N == 0) return RAD_OK;
     if (g.K == 0) return empty_sum(g), RAD_OK;
     const KernelTable& kt = kernels();
-    // --deterministic: the row walk at every M, two accumulators a row, blocks of at most
-    // kRowWalkRows rows (deterministic.h says why this and not the packed kernel). Mutations seen
-    // failing golden_bitwise_libcpu_*: two_acc left false; the branch removed.
+    // --deterministic: the row walk's order at every M, two accumulators a row: the walk itself
+    // up to 8 rows (decode), its blocked form past them (deterministic.h says why this order and
+    // not the packed kernel's). Mutations seen failing golden_bitwise_libcpu_*: two_acc left
+    // false; the branch removed; gemm_walk's tiles summing both k-steps into partial 0. And
+    // rad-avx-check's deterministic rows: its W-step into partial 1 (K = 1001).
     if (deterministic()) {
         g.two_acc = true;
-        run_blocks(g, kt.gemm, std::min<int64_t>(g.M, kRowWalkRows));
+        if (g.M <= 8)
+            run_blocks(g, kt.gemm, g.M);
+        else
+            run_blocks(g, kt.gemm_walk, std::min<int64_t>(g.M, kWalkBlockRows));
         return RAD_OK;
     }
     if (kt.gemm_bf16dot && g.wdt == RAD_BF16) {  // level 3
