@@ -72,7 +72,8 @@ public:
         const auto align = m.kv.contains("general.alignment") && m.kv["general.alignment"].is_number_unsigned()
                                ? m.kv["general.alignment"].get<uint64_t>()
                                : uint64_t{32};
-        if (align == 0) fail("general.alignment is 0");
+        if (align == 0 || (align & (align - 1)) || align > (uint64_t{1} << 20))
+            fail("general.alignment " + std::to_string(align) + " is not a power of two of at most 1 MiB");
         m.data0 = (pos_ + align - 1) / align * align;
         return m;
     }
@@ -129,12 +130,14 @@ private:
 GgufMeta read_meta(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw Error("cannot open " + path);
+    f.seekg(0, std::ios::end);
+    const auto size = static_cast<uint64_t>(std::max<std::streamoff>(0, f.tellg()));
     std::string bytes;
     for (uint64_t want = uint64_t{1} << 22;; want *= 4) {  // grow until the header fits
         f.clear();
         f.seekg(0);
-        bytes.assign(want, '\0');
-        f.read(bytes.data(), static_cast<std::streamsize>(want));
+        bytes.assign(std::min(want, size), '\0');  // no more than the file holds
+        f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         bytes.resize(static_cast<size_t>(f.gcount()));
         try {
             return MetaReader(path, bytes).read();
@@ -217,6 +220,8 @@ std::vector<double> rope_factors(const std::string& path, const GgufMeta& m, con
     if (!f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4)))
         throw Error(what + " runs past the end of the file");
     std::vector<double> out(v.begin(), v.end());
+    for (double x : out)
+        if (!std::isfinite(x) || x <= 0) throw Error(what + " holds " + std::to_string(x) + ": every factor must be a positive number");
     double lo = out[0], hi = out[0];
     for (double x : out) lo = std::min(lo, x), hi = std::max(hi, x);
     if (std::fabs(lo - 1.0) > 1e-6 || !(hi > 1.0))
@@ -254,8 +259,11 @@ nlohmann::json llama3_rope(const std::string& path, const std::vector<double>& f
     if (mid < 2) throw Error(what + " has fewer than two frequencies between its plateaus: the llama3 parameters are not determined");
     const double det = ss * uu - su * su, hd = (-s1 * uu + su * u1) / det, orig = (ss * u1 - su * s1) / det;
     const double high = std::round((1 + hd) * 1000) / 1000, orig_r = std::round(orig);
+    if (!(high > 1 && high < 1e6 && orig_r >= 1 && orig_r <= 1e9))  // NaN fails too
+        throw Error(what + ": its factors fit no llama3 rope scaling (high_freq_factor " + std::to_string(high) + ", original context " +
+                    std::to_string(orig) + ")");
     for (size_t i = 0; i < fac.size(); ++i)
-        if (std::fabs(llama3_factor(wl[i], factor, 1.0, high, orig_r) - fac[i]) > 1e-5 * fac[i])
+        if (!(std::fabs(llama3_factor(wl[i], factor, 1.0, high, orig_r) - fac[i]) <= 1e-5 * fac[i]))
             throw Error(what + ": no llama3 rope scaling (factor " + std::to_string(factor) + ", low_freq_factor 1) gives its factors");
     return {{"rope_type", "llama3"},  {"rope_theta", theta},      {"factor", shortest_decimal(static_cast<float>(factor))},
             {"low_freq_factor", 1.0}, {"high_freq_factor", high}, {"original_max_position_embeddings", static_cast<int64_t>(orig_r)}};
@@ -342,7 +350,42 @@ bool is_gguf_file(const std::string& path) {
     return f && f.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
 }
 
+namespace {
+
+// The vocabulary's arrays hold what the tokenizer writers read: tokens and merges strings,
+// token types integers, scores numbers.
+void check_vocabulary_types(const std::string& path, const GgufMeta& m) {
+    auto check = [&](const char* k, bool (nlohmann::json::*is)() const noexcept, const char* what) {
+        const nlohmann::json* v = key(m, k);
+        if (v && (!v->is_array() || !std::all_of(v->begin(), v->end(), [&](const nlohmann::json& e) { return (e.*is)(); })))
+            throw Error(path + ": " + k + " is not an array of " + what);
+    };
+    check("tokenizer.ggml.tokens", &nlohmann::json::is_string, "strings");
+    check("tokenizer.ggml.merges", &nlohmann::json::is_string, "strings");
+    check("tokenizer.ggml.token_type", &nlohmann::json::is_number_integer, "integers");
+    check("tokenizer.ggml.scores", &nlohmann::json::is_number, "numbers");
+    if (const nlohmann::json* pre = key(m, "tokenizer.ggml.pre"); pre && !pre->is_string())
+        throw Error(path + ": tokenizer.ggml.pre is not a string");
+}
+
+GgufSource read_source(const std::string& path);
+
+}  // namespace
+
+// Every value the metadata gives is checked for its kind and range where it is read, naming the
+// key; nlohmann's own exceptions (a vocabulary string that is not UTF-8, found as the
+// tokenizer.json is written) become the same kind of error, naming the file.
 GgufSource read_gguf_source(const std::string& path) {
+    try {
+        return read_source(path);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(path + ": malformed metadata (" + e.what() + ")");
+    }
+}
+
+namespace {
+
+GgufSource read_source(const std::string& path) {
     const GgufMeta m = read_meta(path);
     const nlohmann::json* a = key(m, "general.architecture");
     const std::string arch = a && a->is_string() ? a->get<std::string>() : "";
@@ -351,12 +394,25 @@ GgufSource read_gguf_source(const std::string& path) {
     if (!hf_arch.count(arch))
         throw Error(path + ": general.architecture is '" + arch +
                     "'; a GGUF SRC is read for llama, qwen2 and qwen3 (convert another from its folder)");
-    auto need = [&](const std::string& k) -> const nlohmann::json& {
-        const nlohmann::json* v = key(m, arch + "." + k);
-        if (!v || !v->is_number()) throw Error(path + ": no " + arch + "." + k + " (a number) in the metadata");
-        return *v;
-    };
     auto opt = [&](const std::string& k) { return key(m, arch + "." + k); };
+    // ARCH.k, a whole number in [1, 2^31) (`fallback` where absent, if given).
+    auto count = [&](const std::string& k, int64_t fallback = 0) -> int64_t {
+        const nlohmann::json* v = opt(k);
+        if (!v && fallback == 0) throw Error(path + ": no " + arch + "." + k + " (a number) in the metadata");
+        if (v && !v->is_number_integer()) throw Error(path + ": " + arch + "." + k + " is not an integer");
+        const int64_t n = v ? v->get<int64_t>() : fallback;
+        if (n < 1 || n >= (int64_t{1} << 31)) throw Error(path + ": " + arch + "." + k + " is " + std::to_string(n) + ", not a positive count");
+        return n;
+    };
+    // ARCH.k, a finite positive number (`fallback` where absent, if given).
+    auto real = [&](const std::string& k, double fallback = 0) -> double {
+        const nlohmann::json* v = opt(k);
+        if (!v && fallback == 0) throw Error(path + ": no " + arch + "." + k + " (a number) in the metadata");
+        if (v && !v->is_number()) throw Error(path + ": " + arch + "." + k + " is not a number");
+        const double x = v ? v->get<double>() : fallback;
+        if (!std::isfinite(x) || x <= 0) throw Error(path + ": " + arch + "." + k + " is " + std::to_string(x) + ", not a positive number");
+        return x;
+    };
     bool has_output = false;
     int64_t embd_rows = 0;
     std::vector<double> rope_freqs;  // Llama 3.1-style scaling, as per-frequency factors
@@ -367,19 +423,18 @@ GgufSource read_gguf_source(const std::string& path) {
     }
     GgufSource s;
     nlohmann::json& c = s.config;
-    const int64_t hidden = need("embedding_length").get<int64_t>(), heads = need("attention.head_count").get<int64_t>();
-    if (hidden <= 0 || heads <= 0) throw Error(path + ": " + arch + ".embedding_length and attention.head_count must be positive");
+    const int64_t hidden = count("embedding_length"), heads = count("attention.head_count");
     c["architectures"] = {hf_arch.at(arch)};
     c["model_type"] = arch;
     c["hidden_size"] = hidden;
-    c["intermediate_size"] = need("feed_forward_length");
-    c["num_hidden_layers"] = need("block_count");
+    c["intermediate_size"] = count("feed_forward_length");
+    c["num_hidden_layers"] = count("block_count");
     c["num_attention_heads"] = heads;
-    c["num_key_value_heads"] = opt("attention.head_count_kv") ? *opt("attention.head_count_kv") : nlohmann::json(heads);
-    c["head_dim"] = opt("attention.key_length") ? *opt("attention.key_length") : nlohmann::json(hidden / heads);
-    c["max_position_embeddings"] = need("context_length");
-    c["rms_norm_eps"] = need("attention.layer_norm_rms_epsilon");
-    c["rope_theta"] = opt("rope.freq_base") ? *opt("rope.freq_base") : nlohmann::json(10000.0);
+    c["num_key_value_heads"] = count("attention.head_count_kv", heads);
+    c["head_dim"] = count("attention.key_length", std::max<int64_t>(1, hidden / heads));
+    c["max_position_embeddings"] = count("context_length");
+    c["rms_norm_eps"] = real("attention.layer_norm_rms_epsilon");
+    c["rope_theta"] = real("rope.freq_base", 10000.0);
     // the config's rope parameters, which the llama family reads: a GGUF holds Llama 3.1's
     // scaling as the factors themselves (rope_freqs.weight), from which they are recovered
     // (ARCH.rope.scaling.type: linear maps to the config's; another is refused rather than served
@@ -389,20 +444,23 @@ GgufSource read_gguf_source(const std::string& path) {
     if (scaling_type != "none" && scaling_type != "linear")
         throw Error(path + ": " + arch + ".rope.scaling.type is '" + scaling_type + "'; a GGUF SRC maps linear rope scaling only");
     if (scaling_type == "linear") {
-        const auto* factor = opt("rope.scaling.factor");
-        if (!factor || !factor->is_number()) throw Error(path + ": linear rope scaling without " + arch + ".rope.scaling.factor");
-        c["rope_parameters"] = {{"rope_type", "linear"}, {"rope_theta", c["rope_theta"]}, {"factor", *factor}};
+        if (!opt("rope.scaling.factor")) throw Error(path + ": linear rope scaling without " + arch + ".rope.scaling.factor");
+        c["rope_parameters"] = {{"rope_type", "linear"}, {"rope_theta", c["rope_theta"]}, {"factor", real("rope.scaling.factor")}};
     } else if (rope_freqs.empty()) {
         c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", c["rope_theta"]}};
     } else {
-        const auto* rd = opt("rope.dimension_count");
         c["rope_parameters"] =
-            llama3_rope(path, rope_freqs, c["rope_theta"].get<double>(), rd ? rd->get<int64_t>() : c["head_dim"].get<int64_t>());
+            llama3_rope(path, rope_freqs, c["rope_theta"].get<double>(), count("rope.dimension_count", c["head_dim"].get<int64_t>()));
         s.note = "Llama 3.1-style rope scaling recovered from rope_freqs.weight: " + c["rope_parameters"].dump();
     }
+    check_vocabulary_types(path, m);
     const nlohmann::json* tokens = key(m, "tokenizer.ggml.tokens");
-    const int64_t n_vocab = opt("vocab_size") ? opt("vocab_size")->get<int64_t>() : embd_rows ? embd_rows : tokens ? tokens->size() : 0;
-    if (n_vocab <= 0) throw Error(path + ": no vocabulary size (" + arch + ".vocab_size, token_embd.weight or tokenizer.ggml.tokens)");
+    const int64_t n_vocab = opt("vocab_size")  ? count("vocab_size")
+                            : embd_rows        ? embd_rows
+                            : tokens           ? static_cast<int64_t>(tokens->size())
+                                               : 0;
+    if (n_vocab <= 0 || n_vocab >= (int64_t{1} << 31))
+        throw Error(path + ": no vocabulary size of 1 to 2^31 (" + arch + ".vocab_size, token_embd.weight or tokenizer.ggml.tokens)");
     c["vocab_size"] = n_vocab;
     c["tie_word_embeddings"] = !has_output;
     c["torch_dtype"] = "float32";
@@ -434,6 +492,8 @@ GgufSource read_gguf_source(const std::string& path) {
                  "container carries no tokenizer";
     return s;
 }
+
+}  // namespace
 
 std::string gguf_recipe(const std::string& path, const nlohmann::json& config) {
     std::string r = "token_embd.weight cast dtype=f32\n";

@@ -71,25 +71,32 @@ public:
             for (uint32_t d = 0; d < n_dims; ++d) {
                 uint64_t ne = 0;
                 if (!u64(&ne) || ne > (uint64_t{1} << 40)) return fail(err, "malformed dims of tensor '" + in.t.name + "'");
-                if (d == 0)
+                if (d == 0) {
                     in.t.cols = static_cast<int64_t>(ne);
-                else
+                } else {
+                    if (ne != 0 && static_cast<uint64_t>(rows) > (uint64_t{1} << 50) / ne)
+                        return fail(err, "tensor '" + in.t.name + "' has more than 2^50 rows");
                     rows *= static_cast<int64_t>(ne);
+                }
             }
             in.t.rows = rows;
             if (!u32(&in.t.type) || !u64(&in.offset)) return fail(err, "malformed tensor info of '" + in.t.name + "'");
             infos.push_back(std::move(in));
         }
         const uint64_t align = static_cast<uint64_t>(f->integer("general.alignment", 32));
-        if (align == 0 || (align & (align - 1))) return fail(err, "general.alignment " + std::to_string(align) + " is not a power of two");
+        if (align == 0 || (align & (align - 1)) || align > (uint64_t{1} << 20))
+            return fail(err, "general.alignment " + std::to_string(align) + " is not a power of two of at most 1 MiB");
         const uint64_t data0 = (pos_ + align - 1) / align * align;
         for (Info& in : infos) {
             in.t.row_bytes = row_bytes_of(in.t.type, in.t.cols);
-            const uint64_t bytes = in.t.row_bytes * static_cast<uint64_t>(in.t.rows);
-            if (in.t.row_bytes && (data0 + in.offset > n_ || bytes > n_ - data0 - in.offset))
+            // rows x row_bytes within what follows the offset, each step checked (no product or
+            // sum that could wrap)
+            const bool inside = data0 <= n_ && in.offset <= n_ - data0 &&
+                                (in.t.row_bytes == 0 || static_cast<uint64_t>(in.t.rows) <= (n_ - data0 - in.offset) / in.t.row_bytes);
+            if (in.t.row_bytes && !inside)
                 return fail(err, "tensor '" + in.t.name + "' (" + ggml_type_name(in.t.type) + ", " + std::to_string(in.t.rows) + " rows of " +
                                      std::to_string(in.t.cols) + ") runs past the end of the file (truncated)");
-            in.t.data = p_ + data0 + in.offset;
+            in.t.data = inside ? p_ + data0 + in.offset : nullptr;
             f->tensors_[in.t.name] = in.t;
         }
         return true;
@@ -175,15 +182,22 @@ const GgufFile* GgufFile::open(const std::string& path, std::string* err) {
     void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
     if (m == MAP_FAILED) return *err = "cannot map " + path, nullptr;
-    auto f = std::make_unique<GgufFile>();
-    f->path_ = path;
-    GgufParser parser(static_cast<const uint8_t*>(m), static_cast<uint64_t>(st.st_size));
-    if (!parser.parse(f.get(), err)) {
+    auto f = parse(static_cast<const uint8_t*>(m), static_cast<uint64_t>(st.st_size), path, err);
+    if (!f) {
         munmap(m, static_cast<size_t>(st.st_size));
-        *err = path + ": " + *err;
         return nullptr;
     }
     return (cache[path] = std::move(f)).get();
+}
+
+std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t* p, uint64_t n, const std::string& path, std::string* err) {
+    auto f = std::make_unique<GgufFile>();
+    f->path_ = path;
+    if (!GgufParser(p, n).parse(f.get(), err)) {
+        *err = path + ": " + *err;
+        return nullptr;
+    }
+    return f;
 }
 
 const GgufTensor* GgufFile::find(const std::string& name) const {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,13 @@ public:
     // The file at `path`, opened once a process and kept mapped (a converter's lifetime); null with
     // `err` set when it cannot be read or is not GGUF.
     static const GgufFile* open(const std::string& path, std::string* err);
+    // The `n` bytes at p (which must outlive it) read as a GGUF file named `path` in messages;
+    // null with `err` set when they are not one (what open does with a mapped file, and
+    // tests/fuzz/gguf_fuzz with its input).
+    static std::unique_ptr<GgufFile> parse(const uint8_t* p, uint64_t n, const std::string& path, std::string* err);
 
     const GgufTensor* find(const std::string& name) const;
+    const std::map<std::string, GgufTensor>& tensors() const { return tensors_; }
     // A string or integer key's value; `fallback` when absent or of another kind.
     std::string str(const std::string& key, const std::string& fallback = "") const;
     int64_t integer(const std::string& key, int64_t fallback) const;

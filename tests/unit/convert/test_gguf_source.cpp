@@ -331,3 +331,40 @@ TEST_CASE("a GGUF SRC of an architecture not read, rope_freqs not of Llama 3's s
     }
     CHECK(!f.any_output());
 }
+
+// Metadata of the wrong kind or out of range is refused naming the key, never a crash or a
+// library's own exception (tests/fuzz/gguf_fuzz found both: a NaN through the llama3 fit into an
+// integer, a vocabulary array read as strings when it held numbers). Mutations seen failing: the
+// vocabulary's kinds not checked (the message came from nlohmann, naming no key); `count` taking
+// any number ("-3" became a config value).
+TEST_CASE("GGUF metadata of the wrong kind or out of range is refused, naming the key", "[gguf][gguf_src]") {
+    Fixture f;
+    const fs::path bad = f.dir / "x.gguf";
+    std::vector<std::pair<std::string, uint32_t>> nums;
+    for (const char* k : {"embedding_length", "attention.head_count", "feed_forward_length", "block_count", "context_length",
+                          "attention.layer_norm_rms_epsilon"})
+        nums.emplace_back(std::string("llama.") + k, 64);
+    auto refused = [&](const std::string& key, const std::string& why) {
+        const std::string what = convert_alone(bad, f.dir / "out.rad");
+        INFO(what);
+        CHECK(what.find(bad.string()) != std::string::npos);
+        CHECK(what.find(key) != std::string::npos);
+        CHECK(what.find(why) != std::string::npos);
+    };
+    SECTION("a count given as a string") {
+        arch_gguf(bad, "llama", {"token_embd.weight"}, {{"llama.block_count", "64"}}, {nums[0], nums[1], nums[2], nums[4], nums[5]});
+        refused("llama.block_count", "not an integer");
+    }
+    SECTION("a count of zero") {
+        nums[3].second = 0;
+        arch_gguf(bad, "llama", {"token_embd.weight"}, {}, nums);
+        refused("llama.block_count", "not a positive count");
+    }
+    SECTION("a vocabulary that is not an array of strings") {
+        nums.emplace_back("tokenizer.ggml.tokens", 7);
+        nums.emplace_back("tokenizer.ggml.bos_token_id", 0);
+        arch_gguf(bad, "llama", {"token_embd.weight"}, {{"tokenizer.ggml.model", "gpt2"}}, nums);
+        refused("tokenizer.ggml.tokens", "not an array of strings");
+    }
+    CHECK(!f.any_output());
+}
