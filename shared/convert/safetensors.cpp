@@ -45,7 +45,10 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
     struct stat st {};
-    fstat(fd, &st);
+    if (fstat(fd, &st) != 0) {
+        ::close(fd);
+        throw Error(path + ": cannot stat: " + std::strerror(errno));
+    }
     std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
     f->size_ = static_cast<uint64_t>(st.st_size);
     if (f->size_ < 8) {
@@ -75,17 +78,25 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
         StTensor t;
         t.name = name;
         t.file = path;
-        t.dtype = dtype_of(v["dtype"].get<std::string>());
-        if (!t.dtype) throw Error(path + ": tensor '" + name + "' has unsupported dtype " + v["dtype"].dump());
+        t.dtype = v["dtype"].is_string() ? dtype_of(v["dtype"].get<std::string>()) : 0;
+        if (!t.dtype)
+            throw Error(path + ": tensor '" + name + "' has unsupported dtype " +
+                        v["dtype"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        // Each dimension a count, and their product below 2^48 values, so no product wraps (a
+        // shape whose product wrapped to the bytes present would claim more than the file has).
+        if (!v["shape"].is_array() || v["shape"].size() > 8) throw Error(path + ": tensor '" + name + "' has a bad shape");
         uint64_t elems = 1;
         for (auto& d : v["shape"]) {
-            if (!d.is_number_unsigned() && !(d.is_number_integer() && d.get<int64_t>() >= 0))
+            if (!d.is_number_unsigned())  // a non-negative integer (nlohmann reads those as unsigned)
                 throw Error(path + ": tensor '" + name + "' has a bad shape");
-            t.shape.push_back(d.get<int64_t>());
-            elems *= static_cast<uint64_t>(d.get<int64_t>());
+            const uint64_t n = d.get<uint64_t>();
+            if (n != 0 && elems > (uint64_t{1} << 48) / n) throw Error(path + ": tensor '" + name + "' has a shape of more than 2^48 values");
+            t.shape.push_back(static_cast<int64_t>(n));
+            elems *= n;
         }
         auto& off = v["data_offsets"];
-        if (!off.is_array() || off.size() != 2) throw Error(path + ": tensor '" + name + "' has bad data_offsets");
+        if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+            throw Error(path + ": tensor '" + name + "' has bad data_offsets");
         uint64_t a = off[0].get<uint64_t>(), b = off[1].get<uint64_t>();
         if (a > b || b > data_size) throw Error(path + ": tensor '" + name + "' data lies outside the file");
         t.bytes = b - a;
@@ -116,7 +127,13 @@ Checkpoint Checkpoint::open_folder(const std::string& dir) {
         if (j.is_discarded() || !j.contains("weight_map") || !j["weight_map"].is_object())
             throw Error(index.string() + ": not a safetensors index (no weight_map)");
         std::set<std::string> shards;
-        for (auto& [k, v] : j["weight_map"].items()) shards.insert(v.get<std::string>());
+        for (auto& [k, v] : j["weight_map"].items()) {
+            // a shard is a file of the folder: a name, never a path out of it
+            if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().find('/') != std::string::npos ||
+                v.get<std::string>() == "..")
+                throw Error(index.string() + ": weight_map['" + k + "'] is not the name of a file in the folder");
+            shards.insert(v.get<std::string>());
+        }
         for (auto& s : shards) files.push_back((fs::path(dir) / s).string());
     } else if (fs::exists(fs::path(dir) / "model.safetensors")) {
         files.push_back((fs::path(dir) / "model.safetensors").string());
