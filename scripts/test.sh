@@ -19,7 +19,7 @@ SAN_TESTS=(core_tests rad_ipc_tests rad_api_tests test_jinja rad_tokenizer_tests
 echo "== sanitizer tree (clang, ASan + UBSan, libFuzzer): ${SAN_TESTS[*]} and the fuzz targets"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAD_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$JOBS" --target "${SAN_TESTS[@]}" container_fuzz container_seed step_fuzz step_seed grammar_fuzz grammar_seed gguf_fuzz gguf_seed \
-  safetensors_fuzz safetensors_seed
+  safetensors_fuzz safetensors_seed tokenizer_fuzz tokenizer_seed
 for t in "${SAN_TESTS[@]}"; do
   echo "-- $t under ASan + UBSan"
   ASAN_OPTIONS=detect_leaks=1 build-fuzz/bin/"$t"
@@ -41,6 +41,7 @@ fuzz step_fuzz step_seed 4096
 fuzz grammar_fuzz grammar_seed 2048
 fuzz gguf_fuzz gguf_seed 8192
 fuzz safetensors_fuzz safetensors_seed 4096
+fuzz tokenizer_fuzz tokenizer_seed 4096
 
 # Compile-only check of libgpu for AMD (docs/GPU_KERNELS.md); fails the script on a compile error,
 # on a kernel file with no AMD kernel that is not listed as such, and without clang-19 or HIP.

@@ -3,6 +3,7 @@
 #include "radiance/engine/model_meta.h"
 #include "radiance/util/error.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace radiance::convert {
@@ -38,11 +39,37 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
     // null: absent
 }
 
+// A key the configuration states (present and not null).
+bool states(const nlohmann::json& j, const char* k) { return j.contains(k) && !j[k].is_null(); }
+
+// A real number a key states: finite (positive where `positive`), else an error naming the key;
+// a value of another kind is never passed over for a default.
+double real_of(const nlohmann::json& j, const char* k, const std::string& where, bool positive) {
+    const nlohmann::json& v = j[k];
+    const double x = v.is_number() ? v.get<double>() : std::nan("");
+    if (!std::isfinite(x) || (positive && x <= 0))
+        throw Error(where + "'s '" + k + "' is " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ", not a " +
+                    (positive ? "positive " : "") + "number");
+    return x;
+}
+
+// A count a key states: an integer from lo to 2^31 - 1, else an error naming the key.
+int64_t count_of(const nlohmann::json& j, const char* k, const std::string& where, int64_t lo) {
+    const nlohmann::json& v = j[k];
+    const bool ok = v.is_number_unsigned() ? v.get<uint64_t>() < (uint64_t{1} << 31) && static_cast<int64_t>(v.get<uint64_t>()) >= lo
+                                           : v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() < (int64_t{1} << 31);
+    if (!ok)
+        throw Error(where + "'s '" + k + "' is " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ", not an integer from " +
+                    std::to_string(lo) + " to 2^31 - 1");
+    return v.get<int64_t>();
+}
+
 // rope.* from one rope parameter object (transformers 5's rope_parameters or the older
 // rope_scaling), under `prefix`.
 void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std::string, MetaValue>& out) {
+    const std::string where = "config.json's rope parameters";
     auto num = [&](const char* k, const char* as) {
-        if (r.contains(k) && r[k].is_number()) out[prefix + as] = MetaValue::of_f64(r[k].get<double>());
+        if (states(r, k)) out[prefix + as] = MetaValue::of_f64(real_of(r, k, where, false));
     };
     if (r.contains("rope_type") && r["rope_type"].is_string())
         out[prefix + "type"] = MetaValue::of_str(r["rope_type"]);
@@ -55,10 +82,10 @@ void rope_keys(const nlohmann::json& r, const std::string& prefix, std::map<std:
     num("beta_fast", "beta_fast");
     num("beta_slow", "beta_slow");
     num("attention_factor", "attention_factor");
-    if (r.contains("original_max_position_embeddings") && r["original_max_position_embeddings"].is_number())
-        out[prefix + "orig_ctx"] = MetaValue::of_int(r["original_max_position_embeddings"].get<int64_t>());
-    if (r.contains("partial_rotary_factor") && r["partial_rotary_factor"].is_number())
-        out["rope.partial_rotary_factor"] = MetaValue::of_f64(r["partial_rotary_factor"].get<double>());
+    if (states(r, "original_max_position_embeddings"))
+        out[prefix + "orig_ctx"] = MetaValue::of_int(count_of(r, "original_max_position_embeddings", where, 1));
+    if (states(r, "partial_rotary_factor"))
+        out["rope.partial_rotary_factor"] = MetaValue::of_f64(real_of(r, "partial_rotary_factor", where, true));
     // longrope's per-frequency factors, as the op reads them: comma-separated, each exact (%.17g)
     for (const char* k : {"short_factor", "long_factor"}) {
         if (!r.contains(k) || !r[k].is_array()) continue;
@@ -98,11 +125,14 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
     std::map<std::string, MetaValue> out;
     flatten(cfg_in, "hf", out);
     if (&cfg != &cfg_in) flatten(cfg, "hf", out);
+    // Every key read here that the configuration states must be of its kind and range: a value of
+    // another kind is an error naming it, never passed over for a default (an rms_norm_eps of [1]
+    // or an intermediate_size of 1e30 once converted silently).
     auto req = [&](const char* k) -> int64_t {
-        if (!cfg.contains(k) || !cfg[k].is_number_integer()) throw Error("config.json lacks the integer '" + std::string(k) + "'");
-        return cfg[k].get<int64_t>();
+        if (!states(cfg, k)) throw Error("config.json lacks the integer '" + std::string(k) + "'");
+        return count_of(cfg, k, "config.json", 1);
     };
-    auto opt_i = [&](const char* k, int64_t d) { return cfg.contains(k) && cfg[k].is_number_integer() ? cfg[k].get<int64_t>() : d; };
+    auto opt_i = [&](const char* k, int64_t d) { return states(cfg, k) ? count_of(cfg, k, "config.json", 0) : d; };
     out[mk::arch] = MetaValue::of_str(arch_id_of(cfg_in));
     out[mk::quant] = MetaValue::of_str("");
     out[mk::name] = MetaValue::of_str(model_name);
@@ -113,14 +143,16 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
     out[mk::n_head_kv] = MetaValue::of_int(opt_i("num_key_value_heads", heads));
     // What the checkpoint means by head_dim: its own value, else transformers' default. Model code
     // reads this key and never derives it again.
-    out[mk::head_dim] = MetaValue::of_int(cfg.contains("head_dim") && cfg["head_dim"].is_number_integer() ? cfg["head_dim"].get<int64_t>()
-                                                                                                          : hidden / heads);
+    if (!states(cfg, "head_dim") && hidden < heads)
+        throw Error("config.json's hidden_size " + std::to_string(hidden) + " is smaller than its num_attention_heads " + std::to_string(heads) +
+                    " and it states no head_dim");
+    out[mk::head_dim] = MetaValue::of_int(states(cfg, "head_dim") ? count_of(cfg, "head_dim", "config.json", 1) : hidden / heads);
     out[mk::n_ff] = MetaValue::of_int(opt_i("intermediate_size", 0));
     out[mk::n_vocab] = MetaValue::of_int(req("vocab_size"));
     out[mk::n_ctx_train] = MetaValue::of_int(opt_i("max_position_embeddings", 0));
     for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"})
-        if (cfg.contains(k) && cfg[k].is_number()) {
-            out[mk::rms_eps] = MetaValue::of_f64(cfg[k].get<double>());
+        if (states(cfg, k)) {
+            out[mk::rms_eps] = MetaValue::of_f64(real_of(cfg, k, "config.json", true));
             break;
         }
     out[mk::n_expert] = MetaValue::of_int(opt_i("num_local_experts", opt_i("num_experts", 0)));
@@ -128,7 +160,7 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
 
     // Rope: transformers 5 writes rope_parameters (possibly one set per layer type); older configs
     // rope_theta plus rope_scaling.
-    double theta = cfg.contains("rope_theta") && cfg["rope_theta"].is_number() ? cfg["rope_theta"].get<double>() : 10000.0;
+    const double theta = states(cfg, "rope_theta") ? real_of(cfg, "rope_theta", "config.json", true) : 10000.0;
     if (cfg.contains("rope_parameters") && cfg["rope_parameters"].is_object()) {
         const auto& rp = cfg["rope_parameters"];
         if (rp.contains("rope_type") || rp.contains("rope_theta")) {
@@ -141,12 +173,12 @@ std::map<std::string, MetaValue> metadata_from_config(const nlohmann::json& cfg_
     }
     if (cfg.contains("rope_scaling") && cfg["rope_scaling"].is_object()) rope_keys(cfg["rope_scaling"], "rope.", out);
     // Phi-3 states its pretrained length beside the rope settings, not among them
-    if (!out.count("rope.orig_ctx") && cfg.contains("original_max_position_embeddings") && cfg["original_max_position_embeddings"].is_number_integer())
-        out["rope.orig_ctx"] = MetaValue::of_int(cfg["original_max_position_embeddings"].get<int64_t>());
+    if (!out.count("rope.orig_ctx") && states(cfg, "original_max_position_embeddings"))
+        out["rope.orig_ctx"] = MetaValue::of_int(count_of(cfg, "original_max_position_embeddings", "config.json", 1));
     if (!out.count("rope.theta")) out["rope.theta"] = MetaValue::of_f64(theta);
     out[mk::rope_theta] = out["rope.theta"];
-    if (!out.count("rope.partial_rotary_factor") && cfg.contains("partial_rotary_factor") && cfg["partial_rotary_factor"].is_number())
-        out["rope.partial_rotary_factor"] = MetaValue::of_f64(cfg["partial_rotary_factor"].get<double>());
+    if (!out.count("rope.partial_rotary_factor") && states(cfg, "partial_rotary_factor"))
+        out["rope.partial_rotary_factor"] = MetaValue::of_f64(real_of(cfg, "partial_rotary_factor", "config.json", true));
     return out;
 }
 

@@ -68,3 +68,36 @@ TEST_CASE("a folder without config.json is named", "[convert]") {
     std::ostringstream log;
     CHECK_THROWS_WITH(convert::convert(reg, o, log), Contains("/nonexistent/model") && Contains("config.json"));
 }
+
+// A key the configuration states in the wrong kind or out of range is named, never passed over
+// for a default: before, an rms_norm_eps of [1] and a rope_theta of "1e6" converted silently with
+// the defaults, and a num_hidden_layers of -2 failed as "metadata lacks the model's dimensions".
+// Mutation seen failing: real_of accepting any value (the eps and theta sections converted).
+TEST_CASE("config values of the wrong kind or out of range are named", "[convert]") {
+    Fixture f;
+    SECTION("rms_norm_eps a list") {
+        f.config["rms_norm_eps"] = nlohmann::json::array({1});
+        CHECK_THROWS_WITH(f.convert_it(), Contains("'rms_norm_eps'") && Contains("[1]") && Contains("not a positive number"));
+    }
+    SECTION("rope_theta a string") {
+        f.config["rope_theta"] = "1e6";
+        CHECK_THROWS_WITH(f.convert_it(), Contains("'rope_theta'") && Contains("not a positive number"));
+    }
+    SECTION("num_hidden_layers negative") {
+        f.config["num_hidden_layers"] = -2;
+        CHECK_THROWS_WITH(f.convert_it(), Contains("'num_hidden_layers'") && Contains("-2"));
+    }
+    SECTION("intermediate_size a float") {
+        f.config["intermediate_size"] = 1e30;
+        CHECK_THROWS_WITH(f.convert_it(), Contains("'intermediate_size'"));
+    }
+    SECTION("a rope factor that is not a number") {
+        f.config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", "two"}};
+        CHECK_THROWS_WITH(f.convert_it(), Contains("rope parameters") && Contains("'factor'"));
+    }
+    SECTION("null is absent") {
+        f.config["head_dim"] = nullptr;
+        CHECK_NOTHROW(f.convert_it());
+    }
+    CHECK_FALSE(fs::exists(f.dir / "out.rad.partial"));
+}

@@ -19,14 +19,22 @@ inline std::string type_of(const json& j, const char* what) {
     return j["type"].get<std::string>();
 }
 
+// A value as the error message quotes it (at most 200 characters; bytes that are not UTF-8
+// replaced, so quoting never throws).
+inline std::string quote(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 200); }
+
 inline bool get_bool(const json& j, const char* key, bool fallback) {
     auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<bool>();
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) throw TokenizerError(std::string("\"") + key + "\" is " + quote(*it) + ", not true or false");
+    return it->get<bool>();
 }
 
 inline std::string get_string(const json& j, const char* key, const std::string& fallback = {}) {
     auto it = j.find(key);
-    return it == j.end() || it->is_null() ? fallback : it->get<std::string>();
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_string()) throw TokenizerError(std::string("\"") + key + "\" is " + quote(*it) + ", not a string");
+    return it->get<std::string>();
 }
 
 inline const json& require(const json& j, const char* key, const char* what) {

@@ -132,9 +132,8 @@ void attach_added_tokens(detail::TokenizerImpl& impl, std::vector<AddedToken> to
     impl.finish();
 }
 
-}  // namespace
-
-Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json, const LoadOptions& options) {
+// The tokenizer.json (and tokenizer_config.json) bytes as a tokenizer's parts.
+std::shared_ptr<detail::TokenizerImpl> build_impl(std::string_view tokenizer_json, std::string_view config_json, const LoadOptions& options) {
     TokenizerJson parts = read_tokenizer_json(tokenizer_json);
     const json& j = parts.document;
     if (!j.is_object()) throw TokenizerError("tokenizer.json is not a JSON object");
@@ -159,9 +158,27 @@ Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view
     if (!config_json.empty()) {
         json config = parse_json(config_json, "tokenizer_config.json");
         if (!config.is_object()) throw TokenizerError("tokenizer_config.json is not a JSON object");
-        apply_config(*impl, config, options);
+        try {
+            apply_config(*impl, config, options);
+        } catch (const json::exception& e) {
+            throw TokenizerError(std::string("tokenizer_config.json: a value of the wrong kind (") + e.what() + ")");
+        } catch (const TokenizerError& e) {
+            throw TokenizerError(std::string("tokenizer_config.json: ") + e.what());
+        }
     }
-    return Tokenizer(std::move(impl));
+    return impl;
+}
+
+}  // namespace
+
+// A JSON value of another kind than the format's where one is read (nlohmann's exception) is an
+// error naming the file, as every other refusal here is, never an exception of the JSON library's.
+Tokenizer Tokenizer::from_json(std::string_view tokenizer_json, std::string_view config_json, const LoadOptions& options) {
+    try {
+        return Tokenizer(build_impl(tokenizer_json, config_json, options));
+    } catch (const json::exception& e) {
+        throw TokenizerError(std::string("tokenizer.json: a value of the wrong kind (") + e.what() + ")");
+    }
 }
 
 Tokenizer Tokenizer::from_file(const std::string& tokenizer_json_path, const std::string& config_json_path, const LoadOptions& options) {
@@ -175,8 +192,12 @@ Tokenizer Tokenizer::from_file(const std::string& tokenizer_json_path, const std
 
 Tokenizer Tokenizer::from_gpt2_files(const std::string& encoder_json_path, const std::string& vocab_bpe_path) {
     json encoder = parse_json(read_file(encoder_json_path), encoder_json_path);
+    if (!encoder.is_object()) throw TokenizerError(encoder_json_path + ": not a JSON object of token ids");
     std::vector<std::pair<std::string, int32_t>> vocab;
-    for (auto it = encoder.begin(); it != encoder.end(); ++it) vocab.emplace_back(it.key(), it->get<int32_t>());
+    for (auto it = encoder.begin(); it != encoder.end(); ++it) {
+        if (!it->is_number_integer()) throw TokenizerError(encoder_json_path + ": \"" + it.key() + "\" maps to " + json_util::quote(*it) + ", not a token id");
+        vocab.emplace_back(it.key(), it->get<int32_t>());
+    }
 
     std::istringstream lines(read_file(vocab_bpe_path));
     std::vector<std::pair<std::string, std::string>> merges;
