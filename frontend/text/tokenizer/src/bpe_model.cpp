@@ -77,9 +77,15 @@ void add_symbol(std::vector<Symbol>& sym, int32_t id, uint32_t len) {
 BpeModel::BpeModel(std::vector<std::pair<std::string, int32_t>> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                    Options options)
     : options_(std::move(options)), instance_id_(next_instance_id.fetch_add(1)) {
+    // Ids index a table as long as the largest: one of 77,777,779 in a 10-token vocabulary asked
+    // for 2.5 GB (tokenizer_fuzz). The largest vocabularies served are ~262k tokens (Gemma 3).
+    constexpr int32_t kMaxId = 1 << 22;
     int32_t max_id = -1;
     for (const auto& [token, id] : vocab) {
         if (id < 0) throw TokenizerError("negative id for token \"" + token + "\"");
+        if (id >= kMaxId)
+            throw TokenizerError("id " + std::to_string(id) + " for token \"" + token + "\" is past " + std::to_string(kMaxId) +
+                                 ": no vocabulary is that large");
         max_id = std::max(max_id, id);
     }
     tokens_.assign(static_cast<size_t>(max_id + 1), std::string());
