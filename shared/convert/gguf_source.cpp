@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "checked_json.h"
 #include "radiance/convert/bpe_files.h"
 #include "radiance/core/status_name.h"
 #include "radiance/rad_decode.h"
@@ -395,23 +396,16 @@ GgufSource read_source(const std::string& path) {
         throw Error(path + ": general.architecture is '" + arch +
                     "'; a GGUF SRC is read for llama, qwen2 and qwen3 (convert another from its folder)");
     auto opt = [&](const std::string& k) { return key(m, arch + "." + k); };
-    // ARCH.k, a whole number in [1, 2^31) (`fallback` where absent, if given).
+    // ARCH.k, a whole number in [1, 2^31) or a finite positive number (`fallback` where absent, if given).
     auto count = [&](const std::string& k, int64_t fallback = 0) -> int64_t {
         const nlohmann::json* v = opt(k);
         if (!v && fallback == 0) throw Error(path + ": no " + arch + "." + k + " (a number) in the metadata");
-        if (v && !v->is_number_integer()) throw Error(path + ": " + arch + "." + k + " is not an integer");
-        const int64_t n = v ? v->get<int64_t>() : fallback;
-        if (n < 1 || n >= (int64_t{1} << 31)) throw Error(path + ": " + arch + "." + k + " is " + std::to_string(n) + ", not a positive count");
-        return n;
+        return v ? checked_count(*v, path + ": " + arch + "." + k, 1) : fallback;
     };
-    // ARCH.k, a finite positive number (`fallback` where absent, if given).
     auto real = [&](const std::string& k, double fallback = 0) -> double {
         const nlohmann::json* v = opt(k);
         if (!v && fallback == 0) throw Error(path + ": no " + arch + "." + k + " (a number) in the metadata");
-        if (v && !v->is_number()) throw Error(path + ": " + arch + "." + k + " is not a number");
-        const double x = v ? v->get<double>() : fallback;
-        if (!std::isfinite(x) || x <= 0) throw Error(path + ": " + arch + "." + k + " is " + std::to_string(x) + ", not a positive number");
-        return x;
+        return v ? checked_real(*v, path + ": " + arch + "." + k, true) : fallback;
     };
     bool has_output = false;
     int64_t embd_rows = 0;

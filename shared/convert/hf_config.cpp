@@ -1,5 +1,7 @@
 #include "radiance/convert/hf_config.h"
 
+#include "checked_json.h"
+
 #include "radiance/engine/model_meta.h"
 #include "radiance/util/error.h"
 
@@ -42,26 +44,12 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
 // A key the configuration states (present and not null).
 bool states(const nlohmann::json& j, const char* k) { return j.contains(k) && !j[k].is_null(); }
 
-// A real number a key states: finite (positive where `positive`), else an error naming the key;
-// a value of another kind is never passed over for a default.
+// A key's value checked for kind and range, the error naming the key as "WHERE's 'k'".
 double real_of(const nlohmann::json& j, const char* k, const std::string& where, bool positive) {
-    const nlohmann::json& v = j[k];
-    const double x = v.is_number() ? v.get<double>() : std::nan("");
-    if (!std::isfinite(x) || (positive && x <= 0))
-        throw Error(where + "'s '" + k + "' is " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ", not a " +
-                    (positive ? "positive " : "") + "number");
-    return x;
+    return checked_real(j[k], where + "'s '" + k + "'", positive);
 }
-
-// A count a key states: an integer from lo to 2^31 - 1, else an error naming the key.
 int64_t count_of(const nlohmann::json& j, const char* k, const std::string& where, int64_t lo) {
-    const nlohmann::json& v = j[k];
-    const bool ok = v.is_number_unsigned() ? v.get<uint64_t>() < (uint64_t{1} << 31) && static_cast<int64_t>(v.get<uint64_t>()) >= lo
-                                           : v.is_number_integer() && v.get<int64_t>() >= lo && v.get<int64_t>() < (int64_t{1} << 31);
-    if (!ok)
-        throw Error(where + "'s '" + k + "' is " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ", not an integer from " +
-                    std::to_string(lo) + " to 2^31 - 1");
-    return v.get<int64_t>();
+    return checked_count(j[k], where + "'s '" + k + "'", lo);
 }
 
 // rope.* from one rope parameter object (transformers 5's rope_parameters or the older

@@ -358,7 +358,7 @@ TEST_CASE("GGUF metadata of the wrong kind or out of range is refused, naming th
     SECTION("a count of zero") {
         nums[3].second = 0;
         arch_gguf(bad, "llama", {"token_embd.weight"}, {}, nums);
-        refused("llama.block_count", "not a positive count");
+        refused("llama.block_count", "is 0, not an integer from 1");
     }
     SECTION("a vocabulary that is not an array of strings") {
         nums.emplace_back("tokenizer.ggml.tokens", 7);
