@@ -45,7 +45,8 @@
 #            each run of TRACE_ARGS (arguments joined by ':') summarised by bench/gpu/trace_summary.py
 #   planab   batch-1 decode under plans of other sizes (PLANAB_ARGS: plans, each one's arguments joined by ':')
 #   bundleab rad-enginebench with .devcarry/base-bundle.tar.xz (a whole build of the base tree) against this bundle,
-#            interleaved (BUNDLEAB_ARGS, BUNDLEAB_ROUNDS): the same-call check of a refactor of the engine or worker
+#            interleaved (BUNDLEAB_ARGS, BUNDLEAB_ROUNDS): the same-call check of a refactor of the engine or worker;
+#            BUNDLEAB_TRACE=1 adds a CUPTI timeline of each at batch 1, compared per kernel kind
 #   basehome /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so (built from the
 #            base tree) in their place, for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance
 #   phases   a measuring libgpu (.devcarry/phases/libgpu.so, built with -DRADIANCE_GPU_PHASES=ON): clock
@@ -483,6 +484,18 @@ for stage in "$@"; do
           sed "s|^|round $round $([[ $b == "$B" ]] && echo new || echo base): |"
       done
     done 2>&1 | tee -a "$OUTD/bundleab.log"
+    # BUNDLEAB_TRACE=1: one traced batch-1 decode under each bundle (this bundle's CUPTI injection
+    # serves both), compared kernel kind by kernel kind: where a difference between the builds lies
+    if [[ ${BUNDLEAB_TRACE:-0} == 1 && -f $B/lib/librad_cudatrace.so ]]; then
+      for b in /tmp/radbase0 "$B"; do
+        n=$([[ $b == "$B" ]] && echo new || echo base)
+        LD_LIBRARY_PATH=$b/lib:$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$b/share/radiance CUDA_INJECTION64_PATH=$B/lib/librad_cudatrace.so \
+          RAD_CUDATRACE_OUT=$OUTD/abtrace-$n.csv "$b/bin/rad-enginebench" $M8.rad --placement device --prefill 16 --decode 1 --in 128 --out 48 2>&1 |
+          grep -E "^decode|cudatrace" | sed "s/^/traced $n: /"
+      done
+      python3 "$root/bench/gpu/trace_summary.py" "$OUTD/abtrace-new.csv" --against "$OUTD/abtrace-base.csv"
+      xz -T0 "$OUTD"/abtrace-*.csv
+    fi 2>&1 | tee -a "$OUTD/bundleab.log"
     quiet_end ;;
   planab)  # batch-1 decode 128 / 128 under plans of other sizes (max_tok from the prefill sizes or --chunk, max_ctx from the prefill sizes, max_seqs from the decode batches), interleaved rounds
     quiet_begin
