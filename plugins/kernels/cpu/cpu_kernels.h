@@ -155,6 +155,8 @@ struct KernelTable {
     // --deterministic's gemm past 8 rows: the row walk's order (two partials a row), blocked as a
     // gemm (body_gemm_walk.inc); any row count per call, bias included.
     void (*gemm_walk)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+    // --deterministic's gemm_q past 8 rows: gemm_q's walk order, blocked (body_gemm_q_walk.inc).
+    void (*gemm_q_walk)(const GemmArgs&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 };
 
 extern const KernelTable kTableScalar;

@@ -6,7 +6,7 @@
 // by default): the walk itself up to 8 rows, its blocked form (body_gemm_walk.inc, tiles of rows
 // by weight rows, the same two partials an output) past them; never the packed kernel, AMX or
 // level 3's bf16 dots. gemm_q takes its walk (body_gemm_q.inc, two accumulators a group at any
-// count already) at every M, in blocks of at most kRowWalkRows rows. A row's order is then its
+// count already) up to 8 rows, its blocked form past them (body_gemm_q_walk.inc). A row's order is then its
 // own: its accumulators, their sum, the horizontal sum, the scalar tail, the bias; which block,
 // tile or task holds it changes no bit.
 // The packed kernel's order (one FMA chain a K block) is M-independent too and costs prefill

@@ -18,6 +18,7 @@ constexpr int64_t kPKC = 256;
 #include "body_gemm.inc"
 #include "body_gemm_walk.inc"
 #include "body_gemm_q.inc"
+#include "body_gemm_q_walk.inc"
 #include "body_gemm_packed.inc"
 #include "body_norm.inc"
 #include "body_act.inc"
@@ -29,5 +30,5 @@ constexpr int64_t kPKC = 256;
 namespace cpu {
 const KernelTable kTableAvx2 = {"avx2",      avx2::gemm,     avx2::pack_x,     avx2::gemm_packed, avx2::kMT,
                                 avx2::kPKC,  avx2::rms_norm, avx2::layer_norm, avx2::act,         avx2::add,
-                                avx2::embed, avx2::rope,     avx2::attention,  nullptr,           nullptr, avx2::gemm_q, avx2::gemm_walk};
+                                avx2::embed, avx2::rope,     avx2::attention,  nullptr,           nullptr, avx2::gemm_q, avx2::gemm_walk, avx2::gemm_q_walk};
 }  // namespace cpu

@@ -17,6 +17,7 @@ constexpr int64_t kPKC = 256;
 #include "body_gemm.inc"
 #include "body_gemm_walk.inc"
 #include "body_gemm_q.inc"
+#include "body_gemm_q_walk.inc"
 #include "body_gemm_packed.inc"
 #include "body_norm.inc"
 #include "body_act.inc"
@@ -28,5 +29,5 @@ constexpr int64_t kPKC = 256;
 namespace cpu {
 const KernelTable kTableAvx512 = {
     "avx512",    avx512::gemm, avx512::pack_x, avx512::gemm_packed, avx512::kMT,       avx512::kPKC, avx512::rms_norm, avx512::layer_norm,
-    avx512::act, avx512::add,  avx512::embed,  avx512::rope,        avx512::attention, nullptr,      nullptr, avx512::gemm_q, avx512::gemm_walk};
+    avx512::act, avx512::add,  avx512::embed,  avx512::rope,        avx512::attention, nullptr,      nullptr, avx512::gemm_q, avx512::gemm_walk, avx512::gemm_q_walk};
 }  // namespace cpu

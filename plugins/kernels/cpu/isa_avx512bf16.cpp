@@ -25,5 +25,5 @@ const KernelTable kTableAvx512Bf16 = {"avx512bf16",           kTableAvx512.gemm,
                                       kTableAvx512.packed_mt, kTableAvx512.packed_kc,   kTableAvx512.rms_norm, kTableAvx512.layer_norm,
                                       kTableAvx512.act,       kTableAvx512.add,         kTableAvx512.embed,    kTableAvx512.rope,
                                       kTableAvx512.attention, avx512bf16::gemm_bf16dot, avx512bf16::pack_bf16, kTableAvx512.gemm_q,
-                                      kTableAvx512.gemm_walk};
+                                      kTableAvx512.gemm_walk, kTableAvx512.gemm_q_walk};
 }  // namespace cpu

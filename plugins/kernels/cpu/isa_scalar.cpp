@@ -14,6 +14,7 @@ constexpr int64_t kPKC = 256;      // prefill K block
 #include "body_gemm.inc"
 #include "body_gemm_walk.inc"
 #include "body_gemm_q.inc"
+#include "body_gemm_q_walk.inc"
 #include "body_gemm_packed.inc"
 #include "body_norm.inc"
 #include "body_act.inc"
@@ -25,5 +26,5 @@ constexpr int64_t kPKC = 256;      // prefill K block
 namespace cpu {
 const KernelTable kTableScalar = {
     "scalar",    scalar::gemm, scalar::pack_x, scalar::gemm_packed, scalar::kMT,       scalar::kPKC, scalar::rms_norm, scalar::layer_norm,
-    scalar::act, scalar::add,  scalar::embed,  scalar::rope,        scalar::attention, nullptr,      nullptr, scalar::gemm_q, scalar::gemm_walk};
+    scalar::act, scalar::add,  scalar::embed,  scalar::rope,        scalar::attention, nullptr,      nullptr, scalar::gemm_q, scalar::gemm_walk, scalar::gemm_q_walk};
 }  // namespace cpu

@@ -26,6 +26,10 @@ constexpr int64_t kSliceUnit = 12, kMaxSliceUnits = 24, kMaxGroupRows = 512;
 // Rows of x per task of the blocked walk (--deterministic past 8 rows): its partials buffer is
 // 64 x 48 outputs x 2W floats (196 KiB at AVX2, 393 at AVX-512), within L2.
 constexpr int64_t kWalkBlockRows = 64;
+// ... and gemm_q's (body_gemm_q_walk.inc), whose K block of weight rows is widened into a panel
+// once a task: 128 rather than 64 rows halve that (2-core VM, int8 demo shape, prefill 512 under
+// --deterministic: 203 / 229 -> 233 / 241 tok/s).
+constexpr int64_t kQWalkBlockRows = 128;
 
 int read_gemm(const RadArgs* a, GemmArgs* g) {
     const RadTensor *x = rad_arg_in(a, 0), *w = rad_arg_in(a, 1), *bias = rad_arg_in(a, 2);
@@ -232,7 +236,12 @@ int launch(const RadArgs* a, bool decode) {
 // bf16 dots: the products are the dequantised weight's f32 ones), over x gathered by perm when
 // the weight has one.
 void run_q(const GemmArgs& g, bool walk) {
-    if (walk)  // under --deterministic at any M: blocks of at most kRowWalkRows rows, as the permuted x expects
+    // --deterministic past 8 rows: the walk's order, blocked (body_gemm_q_walk.inc). Mutation seen
+    // failing golden_bitwise_libcpu_demo_int8/int4 and rad-avx-check's deterministic gemm_q rows:
+    // its tiles summing both k-steps into partial 0.
+    if (deterministic() && g.M > 8)
+        run_blocks(g, kernels().gemm_q_walk, std::min<int64_t>(g.M, kQWalkBlockRows));
+    else if (walk)
         run_blocks(g, kernels().gemm_q, std::min<int64_t>(g.M, kRowWalkRows));
     else
         run_packed(g);
