@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
         l->set_vocab(eng->vocab());
         l->set_max_out_rows(eng->max_out_rows());
         l->set_feeds_greedy(worker::feeds_greedy(*eng, o.world));
-        l->set_hidden_width(eng->placement() == "host" ? eng->hidden_width() : 0);  // a card's rows are not read back yet
+        l->set_hidden_width(eng->hidden_width());
         l->set_feeds_sampled(worker::feeds_sampled(*eng, o.world));
         l->set_summary(std::to_string(eng->declaration().ops.size()) + " ops, arena " + std::to_string(eng->arena_bytes()) + " B, KV " +
                        std::to_string(eng->kv_bytes()) + " B" + (worker::samples_on_card(*eng) ? ", sampling on the card" : ""));

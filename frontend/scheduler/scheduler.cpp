@@ -149,7 +149,7 @@ uint64_t Scheduler::submit_embedding(GenerationRequest req, std::shared_ptr<Gene
     if (opts_.hidden_size <= 0) throw BadRequest("this server was started without embeddings (--embeddings or --task embed)", "model");
     if (plan_.hidden_width != opts_.hidden_size)
         throw BadRequest(plan_.hidden_width == 0 ? "the workers cannot return hidden rows: the model's architecture declares no pooled "
-                                                   "output (rad_declare_pooled), or its plan is on a card (host plans only for now)"
+                                                   "output (rad_declare_pooled)"
                                                  : "the workers' hidden rows are " + std::to_string(plan_.hidden_width) +
                                                        " wide, not the model's " + std::to_string(opts_.hidden_size),
                          "model");

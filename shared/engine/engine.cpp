@@ -44,6 +44,7 @@ Engine::Impl::~Impl() {
         if (mk) dev->mark_destroy(mk);
     if (stage_host) dev->release_host(stage_host);
     if (logits_h) dev->release_host(logits_h);
+    if (pooled_h) dev->release_host(pooled_h);
     if (stream) dev->stream_destroy(stream);
 }
 

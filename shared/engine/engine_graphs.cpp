@@ -59,6 +59,7 @@ void Engine::Impl::stage_batch(const StepBatch& in, RadBatch* b) {
     b->q_lens = put(st_q, b->q_lens, static_cast<size_t>(n_seq));
     b->ctx_lens = put(st_ctx, b->ctx_lens, static_cast<size_t>(n_seq));
     b->out_ids = put(st_out, b->out_ids, in.out_ids.size());
+    if (b->hidden_ids) b->hidden_ids = put(st_hid, b->hidden_ids, in.hidden_ids.size());
     b->token_ids = put(st_tokens, b->token_ids, in.tokens.size());
     b->positions = put(st_pos, b->positions, in.positions.size());
     uint64_t end = st_bt.off;
@@ -96,7 +97,8 @@ int64_t Engine::Impl::table_width(int64_t max_ctx) const {
 // their launches differ only in the inputs, which sit at the same place every step.
 void Engine::Impl::run_on_device(RadCtx* ctx, const RadBatch* b, std::span<const int32_t> fed_from, int pick_op,
                                  const std::function<bool()>& pick) {
-    const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && (opts.world_size == 1 || collectives_on_queue);
+    // (a step with embedding rows is never recorded: the graph's key does not hold them)
+    const bool graphable = opts.graphs && b->phase == RAD_PHASE_DECODE && b->n_hidden == 0 && (opts.world_size == 1 || collectives_on_queue);
     if (opts.comm && opts.comm->staging != graph_generation) {  // a new generation of the group: the
         for (auto& [k, g] : graphs)                             // recorded collectives name the old one
             if (g) dev->graph_destroy(g);

@@ -131,7 +131,7 @@ struct Engine::Impl {
     struct StageRegion {
         uint64_t off = 0;
     };
-    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
+    StageRegion st_tokens, st_pos, st_cu, st_seq, st_out, st_hid, st_q, st_ctx, st_ids, st_cfg, st_u, st_bt;
     // Structured output's masks ([max_out, mask_words] u32), after the block tables: copied only
     // by steps with a constrained row picked on the card (stage_mask_bytes), so others pay nothing.
     StageRegion st_mask;
@@ -161,6 +161,7 @@ struct Engine::Impl {
     std::vector<uint8_t> picked_last;  // which out rows of the last queued step the card picked (what the next may feed from)
     uint64_t stage_used = 0;           // this step's staged bytes, from the start of the area
     float* logits_h = nullptr;
+    uint8_t* pooled_h = nullptr;  // a step's pooled rows read back from the card, in the pooled buffer's dtype
     // decode graphs keyed by (tokens, sequences, logits rows, every row a logits row in order,
     // block-table width, pick op or -1, staging slot, whether rows are fed from the previous step,
     // masks copied); null graph: seen once, not recorded
@@ -202,6 +203,7 @@ struct Engine::Impl {
     uint64_t kv_budget() const;
     void plan_kv();
     void plan_staging();
+    void widen_hidden(const uint8_t* rows, int64_t n_rows);
     void use_slot(int s) {
         slot = s;
         stage_h = stage_host + static_cast<uint64_t>(s) * stage_bytes;

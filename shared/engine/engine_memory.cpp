@@ -166,6 +166,7 @@ void Engine::Impl::plan_staging() {
     region(st_q, opts.max_seqs);
     region(st_ctx, opts.max_seqs);
     region(st_out, max_out);
+    region(st_hid, pooled_cap);  // embeddings' rows (hidden_ids)
     region(st_ids, max_out);
     region(st_cfg, 4 * max_out);  // sample's settings: f32 [rows, 4]
     region(st_u, 2 * max_out);    // and its draws: f64 [rows]
@@ -178,6 +179,11 @@ void Engine::Impl::plan_staging() {
     stage_host = static_cast<uint8_t*>(dev->alloc_host(2 * stage_bytes));
     logits_h = static_cast<float*>(dev->alloc_host(static_cast<uint64_t>(max_out * vocab) * 4));
     if (!stage_host || !logits_h) throw Error(std::string("cannot lock host memory for the step's inputs: ") + dev->last_error());
+    if (pooled_cap > 0) {  // embeddings: the pooled rows come back here
+        const BufferDecl& pd = decl.buffers[decl.pooled];
+        pooled_h = static_cast<uint8_t*>(dev->alloc_host(static_cast<uint64_t>(pooled_cap * pooled_width) * elem_bytes(pd.d.dtype)));
+        if (!pooled_h) throw Error(std::string("cannot lock host memory for the pooled rows: ") + dev->last_error());
+    }
     std::memset(stage_host, 0, 2 * stage_bytes);
     stage_dev.alloc_on(dev, 2 * stage_bytes, "step inputs");
     if (dev->mark_create && dev->mark_record && dev->mark_wait && dev->mark_destroy)

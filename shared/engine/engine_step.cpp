@@ -15,6 +15,8 @@
 
 namespace radiance::engine {
 
+using detail::elem_bytes;
+
 void Engine::step(const StepBatch& in, std::vector<float>& logits) {
     std::vector<int32_t> none;
     step(in, logits, {}, none);
@@ -50,7 +52,7 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
     if (!in.hidden_ids.empty()) {
         if (m.decl.pooled == RAD_NULL_HANDLE)
             bad("hidden rows asked of an architecture that declares no pooled output (rad_declare_pooled): it serves no embeddings");
-        if (m.dev) bad("hidden rows are served on host plans only for now (a card's pooled rows are not read back yet)");
+        if (m.dev && every_row_picked) bad("hidden rows in a pipelined step (their rows come back with Engine::step's answer)");
         if (static_cast<int64_t>(in.hidden_ids.size()) > m.pooled_cap)
             bad(std::to_string(in.hidden_ids.size()) + " hidden rows (the plan holds " + std::to_string(m.pooled_cap) + ")");
         for (int32_t o : in.hidden_ids)
@@ -158,12 +160,7 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
         if (m.calib) m.calib->end_step(static_cast<int64_t>(in.tokens.size()));
         const float* lg = reinterpret_cast<const float*>(m.buf_base[m.decl.logits]);
         logits.assign(lg, lg + in.out_ids.size() * static_cast<size_t>(m.vocab));
-        if (b.n_hidden > 0) {  // the pooled buffer's rows, widened to f32 (the activation dtype)
-            const int dt = m.decl.buffers[m.decl.pooled].d.dtype;
-            const int64_t n = b.n_hidden * m.pooled_width;
-            m.hidden_last.resize(static_cast<size_t>(n));
-            for (int64_t i = 0; i < n; ++i) m.hidden_last[static_cast<size_t>(i)] = rad_load_f32(dt, m.buf_base[m.decl.pooled], i);
-        }
+        if (b.n_hidden > 0) m.widen_hidden(m.buf_base[m.decl.pooled], b.n_hidden);
         m.picked_last.clear();
         flip.queued = true;
         return picked;
@@ -200,6 +197,10 @@ std::vector<uint8_t> Engine::Impl::queue_step(const StepBatch& in, std::vector<f
             if (!picked[i])
                 m.device_check(m.dev->copy(m.logits_h + i * V, lg_dev + i * V, V * 4, RAD_COPY_D2H, m.stream), "reading the logits");
     }
+    if (b.n_hidden > 0) {  // the pooled rows, widened by Engine::step once the step has run
+        const uint64_t bytes = static_cast<uint64_t>(b.n_hidden * m.pooled_width) * elem_bytes(m.decl.buffers[m.decl.pooled].d.dtype);
+        m.device_check(m.dev->copy(m.pooled_h, m.buf_base[m.decl.pooled], bytes, RAD_COPY_D2H, m.stream), "reading the pooled rows");
+    }
     m.host_times.prepare_us += micros(t_stage - t_enter);
     m.host_times.stage_us += micros(t_queue - t_stage);
     m.host_times.queue_us += micros(Clock::now() - t_queue);
@@ -233,6 +234,15 @@ void Engine::step(const StepBatch& in, std::vector<float>& logits, const std::ve
         if (!picked[i]) std::memcpy(logits.data() + i * V, m.logits_h + i * V, V * 4);
     if (std::count(picked.begin(), picked.end(), 1))
         picked_tokens(reinterpret_cast<const int32_t*>(m.stage_h + m.st_ids.off), &picked, n_out, tokens);
+    if (!in.hidden_ids.empty()) m.widen_hidden(m.pooled_h, static_cast<int64_t>(in.hidden_ids.size()));
+}
+
+// A step's pooled rows (the pooled buffer's dtype, on the host) widened to f32 into hidden_last.
+void Engine::Impl::widen_hidden(const uint8_t* rows, int64_t n_rows) {
+    const int dt = decl.buffers[decl.pooled].d.dtype;
+    const int64_t n = n_rows * pooled_width;
+    hidden_last.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) hidden_last[static_cast<size_t>(i)] = rad_load_f32(dt, rows, i);
 }
 
 void Engine::enqueue(const StepBatch& in, const std::vector<CardDraw>& draws, int32_t fed) {
