@@ -7,7 +7,8 @@
 #            (commit them under tests/golden/fixtures)
 #   shapebench rad-enginebench on bench/gpu/configs shapes (SHAPES, default gemma-2-9b phi-3-medium), random weights
 #   moebench rad-enginebench on Qwen3-30B-A3B's shape (bench/gpu/configs/qwen3-30b-a3b.json, MOE_LAYERS layers,
-#            default 12 of 48, weights drawn by rad-convert --random-weights): prefill 512, decode 1 / 64
+#            default 12 of 48, weights drawn by rad-convert --random-weights; MOE_IN_MEMORY=1 draws them in
+#            rad-enginebench's memory instead, for all 48 layers): prefill 512, decode 1 / 64
 #   quantprep the rand8b weights through rad-convert --recipe int8 / int4 / fp8 (QUANT_RECIPES), in the background
 #   quant8b  waits for quantprep, then rad-enginebench on each beside bf16
 #   kquants  GGUF K-quant fixtures by llama.cpp's converter and llama-quantize (after peers-build) into $OUT/kquant
@@ -287,9 +288,13 @@ for stage in "$@"; do
     d=/tmp/a3b; mkdir -p $d
     python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['num_hidden_layers']=int(sys.argv[2]); json.dump(c,open(sys.argv[3],'w'))" \
       "$root/bench/gpu/configs/qwen3-30b-a3b.json" "${MOE_LAYERS:-12}" $d/config.json
-    [[ -f $d.rad ]] || LD_LIBRARY_PATH=$B/lib:$cuda_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-convert" $d -o $d.rad --random-weights 1 2>&1 | tail -1
-    LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-enginebench" $d.rad --placement device \
-      ${MOEBENCH_ARGS:---prefill 512 --decode 1,64 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill|model|case)" | tee -a "$OUTD/moebench.log" ;;
+    # MOE_IN_MEMORY=1: the weights drawn in rad-enginebench's memory, no container on disk (all 48 layers: 61 GB)
+    m=$d.rad
+    if [[ ${MOE_IN_MEMORY:-0} == 1 ]]; then m=$d; else
+      [[ -f $d.rad ]] || LD_LIBRARY_PATH=$B/lib:$cuda_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-convert" $d -o $d.rad --random-weights 1 2>&1 | tail -1
+    fi
+    LD_LIBRARY_PATH=$B/lib:$cuda_lib:$nccl_lib RADIANCE_HOME=$B/share/radiance "$B/bin/rad-enginebench" $m --placement device \
+      ${MOEBENCH_ARGS:---prefill 512 --decode 1,64 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill|model|case|drew)" | tee -a "$OUTD/moebench.log" ;;
   shapebench)  # rad-enginebench on the shapes of SHAPES (bench/gpu/configs/NAME.json, default gemma-2-9b phi-3-medium): random bf16 weights drawn by rad-convert from the config alone, each container removed after its run (disk)
     for shape in ${SHAPES:-gemma-2-9b phi-3-medium}; do
       d=/tmp/shape-$shape; mkdir -p $d && cp "$root/bench/gpu/configs/$shape.json" $d/config.json
@@ -322,6 +327,15 @@ for stage in "$@"; do
       "$B/bin/rad-enginebench" "$f" --placement device ${QUANT_ARGS:---prefill 512,4096 --decode 1,64,256 --in 128 --out 128} 2>&1 |
         grep -v "^\[info\]" | sed "s/^/quant8b $r: /"
     done 2>&1 | tee -a "$OUTD/quant8b.log"
+    # QUANT_AB_HOME: batch-1 decode of each recipe under that RADIANCE_HOME (another build's plugins) and this one's, interleaved
+    if [[ -n ${QUANT_AB_HOME:-} ]]; then
+      for r in ${QUANT_RECIPES:-int8 int4 fp8}; do
+        for h in "$QUANT_AB_HOME" "$RADIANCE_HOME"; do
+          RADIANCE_HOME=$h "$B/bin/rad-enginebench" $M8-$r.rad --placement device --prefill "" --decode 1 --in 128 --out 128 2>&1 |
+            grep -E "^decode" | sed "s|^|quant8b-ab $r $([[ $h == "$RADIANCE_HOME" ]] && echo new || echo other): |"
+        done
+      done 2>&1 | tee -a "$OUTD/quant8b.log"
+    fi
     quiet_end ;;
   kquants)  # GGUF K-quant fixtures written by llama.cpp itself (tools/gguf/make_kquant_fixtures.py) into $OUT/kquant; needs peers-build's CPU tree
     peers_tokenizers
@@ -439,8 +453,16 @@ for stage in "$@"; do
       "$B/bin/rad-enginebench" $L2.rad --placement device --prefill 4096 --decode , --in 128 --out 8 > "$OUTD/ncuflash.txt" 2>&1
     grep -E "k_flash|Duration|Throughput|Busy|Issue|Occupancy|Registers|stalled|pipe|Warp Cycles" "$OUTD/ncuflash.txt" |
       awk '$NF + 0 > 0.05 || !/stalled/' | head -60 ;;
-  kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS (and the cases whose label holds KB_CASES), libgpu rows only
-    "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops "${KB_OPS:-gemm,attention}" ${KB_CASES:+--cases "$KB_CASES"} --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " |
+  ncukb)  # Nsight Compute on the first launch of NCU_KERNEL (a name regex) in rad-kbench's KB_OPS / KB_CASES (KB_HOME as kb's): speed of light, occupancy, stall reasons
+    ncu --kernel-name "regex:${NCU_KERNEL:-k_gemv}" --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum.per_second" \
+      "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops "${KB_OPS:-gemm}" ${KB_CASES:+--cases "$KB_CASES"} \
+      ${KB_HOME:+--radiance-home "$KB_HOME"} --bench > "$OUTD/ncukb${KB_LABEL:+-$KB_LABEL}.txt" 2>&1
+    grep -E "k_gemv|Duration|Throughput|Issue|Occupancy|Registers|stalled|Block Limit|bytes_read" "$OUTD/ncukb${KB_LABEL:+-$KB_LABEL}.txt" |
+      awk '$NF + 0 > 0.05 || !/stalled/' | sed "s|^|ncukb ${KB_LABEL:-}: |" | head -50 ;;
+  kb)  # rad-kbench on the 8B shapes for the ops of KB_OPS (and the cases whose label holds KB_CASES), libgpu rows only (KB_HOME: another RADIANCE_HOME, KB_LABEL a prefix for its lines)
+    "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops "${KB_OPS:-gemm,attention}" ${KB_CASES:+--cases "$KB_CASES"} \
+      ${KB_HOME:+--radiance-home "$KB_HOME"} --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " | sed "s|^|${KB_LABEL:+$KB_LABEL: }|" |
       tee -a "$OUTD/kb.log" ;;
   basehome)  # /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so over them (a build of the base tree), for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance against RADIANCE_HOME=$B/share/radiance
     home_with /tmp/radbase "$root/.devcarry/base" ;;

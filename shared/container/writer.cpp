@@ -25,6 +25,15 @@ Writer::Writer(const std::string& path) : path_(path) {
     planes_start_ = pos_;
 }
 
+Writer::Writer(int fd, const std::string& name) : path_(name) {
+    fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (fd_ < 0) throw Error(name + ": cannot write: " + std::strerror(errno));
+    std::string zeros(kHeaderBytes, '\0');  // the header is written last
+    write_at_end(zeros.data(), zeros.size());
+    pad_to(kPlanesAlign);
+    planes_start_ = pos_;
+}
+
 Writer::~Writer() {
     if (fd_ >= 0) ::close(fd_);
 }

@@ -595,7 +595,10 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
 
     std::unique_ptr<container::Writer> w;
     PartialFile partial;
-    if (!opts.plan_only) {
+    if (opts.out_fd >= 0 && !opts.plan_only) {
+        w = std::make_unique<container::Writer>(opts.out_fd, opts.out.empty() ? std::string("the container in memory") : opts.out);
+        for (auto& [k, v] : meta) w->set_meta(k, v);
+    } else if (!opts.plan_only) {
         if (opts.out.empty()) throw Error("no output file (-o OUT.rad)");
         partial.path = opts.out + ".partial";
         w = std::make_unique<container::Writer>(partial.path);
@@ -749,6 +752,7 @@ void convert(const core::Registry& reg, const ConvertOptions& opts, std::ostream
     w->set_blob(container::Section::Recipe,
                 "rad-convert " + opts.src + "\narchitecture " + arch_id + " quant \"" + quant + "\"\n" + weights_line);
     w->finish();
+    if (opts.out_fd >= 0) return;
     fs::rename(partial.path, opts.out);
     partial.keep = true;
     log << "wrote " << opts.out << "\n";

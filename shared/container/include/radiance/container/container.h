@@ -123,6 +123,9 @@ private:
 class Writer {
 public:
     explicit Writer(const std::string& path);  // creates or truncates; throws on I/O errors
+    // Into a file already open for writing and empty (a memory file: rad-enginebench's drawn
+    // weights), named `name` in errors; the writer keeps its own copy of the descriptor.
+    Writer(int fd, const std::string& name);
     ~Writer();
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;

@@ -13,6 +13,7 @@ namespace radiance::convert {
 struct ConvertOptions {
     std::string src;         // a folder with config.json and *.safetensors (config.json alone with random_weights)
     std::string out;         // the .rad to write (ignored with plan_only)
+    int out_fd = -1;         // >= 0: into this open, empty file instead of `out` (a memory file; nothing renamed)
     std::string arch;        // override the architecture id ("" = from model_type)
     bool plan_only = false;  // declare, resolve every op and check every weight; write nothing
     bool verbose = false;
