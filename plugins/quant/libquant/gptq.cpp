@@ -90,53 +90,59 @@ struct Prepared {
     std::vector<int32_t> perm;  // stored column j is original column perm[j] (the identity without act_order)
 };
 
-// In place: the lower Cholesky factor of the K x K symmetric a (a = L L^T); false where a is not
-// positive definite.
+// The dot product of two contiguous runs, in four partial sums (the factorisations' inner loops
+// are these: four independent chains of adds instead of one).
+double dot(const double* a, const double* b, int64_t n) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += a[k] * b[k];
+        s1 += a[k + 1] * b[k + 1];
+        s2 += a[k + 2] * b[k + 2];
+        s3 += a[k + 3] * b[k + 3];
+    }
+    for (; k < n; ++k) s0 += a[k] * b[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
+// In place: the lower Cholesky factor of the K x K symmetric a (a = L L^T), row by row (each entry
+// a dot product of two rows' starts); false where a is not positive definite.
 bool cholesky_lower(std::vector<double>& a, int64_t K) {
-    for (int64_t j = 0; j < K; ++j) {
-        double d = a[j * K + j];
-        for (int64_t k = 0; k < j; ++k) d -= a[j * K + k] * a[j * K + k];
+    for (int64_t i = 0; i < K; ++i) {
+        double* ri = &a[i * K];
+        for (int64_t j = 0; j < i; ++j) ri[j] = (ri[j] - dot(ri, &a[j * K], j)) / a[j * K + j];
+        const double d = ri[i] - dot(ri, ri, i);
         if (!(d > 0)) return false;
-        d = std::sqrt(d);
-        a[j * K + j] = d;
-        for (int64_t i = j + 1; i < K; ++i) {
-            double s = a[i * K + j];
-            for (int64_t k = 0; k < j; ++k) s -= a[i * K + k] * a[j * K + k];
-            a[i * K + j] = s / d;
-        }
-        for (int64_t k = j + 1; k < K; ++k) a[j * K + k] = 0;
+        ri[i] = std::sqrt(d);
+        for (int64_t k = i + 1; k < K; ++k) ri[k] = 0;
     }
     return true;
 }
 
-// The upper factor U of H^-1 (H^-1 = U^T U): L of H, its inverse, H^-1 = L^-T L^-1, and U the
-// transpose of H^-1's own lower Cholesky factor.
+// The upper factor U of H^-1 (H^-1 = U^T U), from one factorisation: with J the order reversed,
+// H' = J H J = L L^T, and U = J L^-1 J is upper triangular with U^T U = J L^-T L^-1 J = J H'^-1 J =
+// H^-1 (the factor with a positive diagonal is unique, so this is the U that H^-1's own Cholesky
+// factor gives, up to rounding). Half the arithmetic of inverting H and factoring the inverse
+// again, as the first version did, and every inner loop a contiguous dot product: at K = 2048 on
+// the 2-core VM 1.2-1.35 s against 10.5-12.9, the factors equal within 6e-16 (2026-12-07). Lanes of
+// two doubles (vector extensions) and the columns on threads measured no faster there.
 bool inverse_upper_factor(std::vector<double> h, int64_t K, std::vector<double>* u) {
-    if (!cholesky_lower(h, K)) return false;
-    std::vector<double> li(static_cast<size_t>(K * K), 0.0);  // L^-1, lower
-    for (int64_t j = 0; j < K; ++j) {
-        li[j * K + j] = 1.0 / h[j * K + j];
-        for (int64_t i = j + 1; i < K; ++i) {
-            double s = 0;
-            for (int64_t k = j; k < i; ++k) s -= h[i * K + k] * li[k * K + j];
-            li[i * K + j] = s / h[i * K + i];
-        }
-    }
-    // hinv[i][j] = sum_k li[k][i] li[k][j], k >= max(i, j)
-    std::vector<double> hinv(static_cast<size_t>(K * K), 0.0);
-    for (int64_t k = 0; k < K; ++k)
-        for (int64_t i = 0; i <= k; ++i) {
-            const double a = li[k * K + i];
-            if (a == 0) continue;
-            for (int64_t j = i; j <= k; ++j) hinv[i * K + j] += a * li[k * K + j];
-        }
+    std::vector<double> l(static_cast<size_t>(K * K));
     for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < i; ++j) hinv[i * K + j] = hinv[j * K + i];
-    // U = L'^T for hinv = L' L'^T: upper, and hinv = U^T U
-    if (!cholesky_lower(hinv, K)) return false;
+        for (int64_t j = 0; j < K; ++j) l[i * K + j] = h[(K - 1 - i) * K + (K - 1 - j)];
+    h = {};
+    if (!cholesky_lower(l, K)) return false;
+    // column c of L^-1 by forward substitution (its entries above c are 0), kept as row c of xt
+    std::vector<double> xt(static_cast<size_t>(K * K), 0.0);
+    for (int64_t c = 0; c < K; ++c) {
+        double* x = &xt[c * K];
+        x[c] = 1.0 / l[c * K + c];
+        for (int64_t i = c + 1; i < K; ++i) x[i] = -dot(&l[i * K + c], &x[c], i - c) / l[i * K + i];
+    }
+    // U[i][j] = (L^-1)[K-1-i][K-1-j] = xt[K-1-j][K-1-i], i <= j
     u->assign(static_cast<size_t>(K * K), 0.0);
     for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = i; j < K; ++j) (*u)[i * K + j] = hinv[j * K + i];
+        for (int64_t j = i; j < K; ++j) (*u)[i * K + j] = xt[(K - 1 - j) * K + (K - 1 - i)];
     return true;
 }
 
