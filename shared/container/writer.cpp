@@ -19,19 +19,28 @@ using namespace bytes;
 Writer::Writer(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd_ < 0) throw Error(path + ": cannot create: " + std::strerror(errno));
-    std::string zeros(kHeaderBytes, '\0');  // the header is written last
-    write_at_end(zeros.data(), zeros.size());
-    pad_to(kPlanesAlign);
-    planes_start_ = pos_;
+    start();
 }
 
 Writer::Writer(int fd, const std::string& name) : path_(name) {
     fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (fd_ < 0) throw Error(name + ": cannot write: " + std::strerror(errno));
-    std::string zeros(kHeaderBytes, '\0');  // the header is written last
-    write_at_end(zeros.data(), zeros.size());
-    pad_to(kPlanesAlign);
-    planes_start_ = pos_;
+    start();
+}
+
+// Reserves the header (written last) and aligns the first plane. A constructor that throws runs no
+// destructor, so a failure here closes the descriptor itself.
+void Writer::start() {
+    try {
+        std::string zeros(kHeaderBytes, '\0');
+        write_at_end(zeros.data(), zeros.size());
+        pad_to(kPlanesAlign);
+        planes_start_ = pos_;
+    } catch (...) {
+        ::close(fd_);
+        fd_ = -1;
+        throw;
+    }
 }
 
 Writer::~Writer() {

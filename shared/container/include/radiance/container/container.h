@@ -148,6 +148,7 @@ public:
     void finish();
 
 private:
+    void start();
     void write_at_end(const void* p, size_t n);
     void pad_to(uint64_t align);
 
