@@ -108,24 +108,23 @@ std::shared_ptr<const container::Reader> open_model(const core::Registry& reg, c
         if (!recipe.empty()) throw Error("--recipe draws a folder's config.json in memory; " + model + " is a container already");
         return container::Reader::open(model);
     }
-    const int fd = memfd_create("rad-enginebench-weights", MFD_CLOEXEC);
-    if (fd < 0) throw Error(std::string("cannot make a memory file for the drawn weights: ") + std::strerror(errno));
+    // closed on every way out, the reader's open throwing included (its mapping keeps the pages)
+    struct MemoryFile {
+        int fd = memfd_create("rad-enginebench-weights", MFD_CLOEXEC);
+        ~MemoryFile() {
+            if (fd >= 0) ::close(fd);
+        }
+    } file;
+    if (file.fd < 0) throw Error(std::string("cannot make a memory file for the drawn weights: ") + std::strerror(errno));
     convert::ConvertOptions co;
     co.src = model;
-    co.out_fd = fd;
+    co.out_fd = file.fd;
     co.random_weights = true;
     co.recipe = recipe;
     const auto t0 = Clock::now();
     std::ostringstream log;
-    try {
-        convert::convert(reg, co, log);
-    } catch (...) {
-        ::close(fd);
-        throw;
-    }
-    // the mapping keeps the file's pages; the descriptor is not needed past the open
-    auto r = container::Reader::open("/proc/self/fd/" + std::to_string(fd));
-    ::close(fd);
+    convert::convert(reg, co, log);
+    auto r = container::Reader::open("/proc/self/fd/" + std::to_string(file.fd));
     std::printf("drew %s's weights in memory%s: %.1f s\n", model.c_str(), recipe.empty() ? "" : (" by the recipe " + recipe).c_str(),
                 std::chrono::duration<double>(Clock::now() - t0).count());
     return r;
