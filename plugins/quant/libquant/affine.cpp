@@ -9,6 +9,13 @@
 
 namespace quant {
 
+float round_even(float v) {
+    const float f = std::floor(v), d = v - f;
+    if (d > 0.5f) return f + 1.0f;
+    if (d < 0.5f) return f;
+    return std::fmod(f, 2.0f) == 0.0f ? f : f + 1.0f;
+}
+
 int affine_encoding(int64_t bits, int64_t group, int64_t zero, int sdt, int64_t rows, int64_t cols, RadEncoding* out) {
     if ((bits != 8 && bits != 4) || group < 0 || (zero != 0 && zero != 1) || sdt == RAD_DT_NONE) return RAD_E_ARG;
     if (rows < 0 || cols <= 0 || (group > 0 && cols % group != 0)) return RAD_E_SHAPE;

@@ -1,8 +1,6 @@
 // libquant: the bundled quantisers. Each writes the canonical planes of the plain or affine
 // scheme, which the core decodes itself, so none needs a decode hook (ggml imports a GGUF's
 // tensors into those same planes).
-#include <cmath>
-
 #include "quantizers.h"
 
 namespace quant {
@@ -17,13 +15,6 @@ uint64_t plane_pitch(const RadPlaneDesc& p, int64_t rows, int64_t cols) {
     int64_t r = 0, c = 0;
     rad_plane_extent(&p, rows, cols, &r, &c);
     return rad_row_bytes(p.dtype, static_cast<uint64_t>(c));
-}
-
-float round_even(float v) {
-    const float f = std::floor(v), d = v - f;
-    if (d > 0.5f) return f + 1.0f;
-    if (d < 0.5f) return f;
-    return std::fmod(f, 2.0f) == 0.0f ? f : f + 1.0f;
 }
 
 }  // namespace quant

@@ -13,9 +13,9 @@
 //   values as they are now (already moved by the errors of the columns before), q = the code of
 //   w[j] exactly as rtn chooses it, e = (w[j] - value(q)) / U[j][j], w[k] -= e U[j][k] for k > j.
 //
-// The paper's lazy batches of 128 columns only reorder those updates for the cache; each row here
-// is done alone (rows are independent, so the converter's row blocks need nothing else) and the
-// updates are applied at once, which is the same arithmetic. The planes are exactly rtn's for the
+// U comes from one Cholesky factorisation (gptq_factor.cpp); the sweep goes in the paper's lazy
+// batches of columns, rows on every thread (gptq_sweep.cpp), which only reorder the updates for the
+// cache: the bytes are the column-by-column sweep's. The planes are exactly rtn's for the
 // same bits / group / zero / scale (affine.h), so every kernel and the core's decoder read them;
 // with H a multiple of the identity nothing is spread and the bytes are rtn's.
 //
@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "affine.h"
+#include "gptq_factor.h"
+#include "gptq_sweep.h"
 #include "gram_file.h"
 #include "options.h"
 #include "quantizers.h"
@@ -90,68 +92,15 @@ struct Prepared {
     std::vector<int32_t> perm;  // stored column j is original column perm[j] (the identity without act_order)
 };
 
-// The dot product of two contiguous runs, in four partial sums (the factorisations' inner loops
-// are these: four independent chains of adds instead of one).
-double dot(const double* a, const double* b, int64_t n) {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int64_t k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += a[k] * b[k];
-        s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2];
-        s3 += a[k + 3] * b[k + 3];
-    }
-    for (; k < n; ++k) s0 += a[k] * b[k];
-    return (s0 + s1) + (s2 + s3);
-}
-
-// In place: the lower Cholesky factor of the K x K symmetric a (a = L L^T), row by row (each entry
-// a dot product of two rows' starts); false where a is not positive definite.
-bool cholesky_lower(std::vector<double>& a, int64_t K) {
-    for (int64_t i = 0; i < K; ++i) {
-        double* ri = &a[i * K];
-        for (int64_t j = 0; j < i; ++j) ri[j] = (ri[j] - dot(ri, &a[j * K], j)) / a[j * K + j];
-        const double d = ri[i] - dot(ri, ri, i);
-        if (!(d > 0)) return false;
-        ri[i] = std::sqrt(d);
-        for (int64_t k = i + 1; k < K; ++k) ri[k] = 0;
-    }
-    return true;
-}
-
-// The upper factor U of H^-1 (H^-1 = U^T U), from one factorisation: with J the order reversed,
-// H' = J H J = L L^T, and U = J L^-1 J is upper triangular with U^T U = J L^-T L^-1 J = J H'^-1 J =
-// H^-1 (the factor with a positive diagonal is unique, so this is the U that H^-1's own Cholesky
-// factor gives, up to rounding). Half the arithmetic of inverting H and factoring the inverse
-// again, as the first version did, and every inner loop a contiguous dot product: at K = 2048 on
-// the 2-core VM 1.2-1.35 s against 10.5-12.9, the factors equal within 6e-16 (2026-12-07). Lanes of
-// two doubles (vector extensions) and the columns on threads measured no faster there.
-bool inverse_upper_factor(std::vector<double> h, int64_t K, std::vector<double>* u) {
-    std::vector<double> l(static_cast<size_t>(K * K));
-    for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < K; ++j) l[i * K + j] = h[(K - 1 - i) * K + (K - 1 - j)];
-    h = {};
-    if (!cholesky_lower(l, K)) return false;
-    // column c of L^-1 by forward substitution (its entries above c are 0), kept as row c of xt
-    std::vector<double> xt(static_cast<size_t>(K * K), 0.0);
-    for (int64_t c = 0; c < K; ++c) {
-        double* x = &xt[c * K];
-        x[c] = 1.0 / l[c * K + c];
-        for (int64_t i = c + 1; i < K; ++i) x[i] = -dot(&l[i * K + c], &x[c], i - c) / l[i * K + i];
-    }
-    // U[i][j] = (L^-1)[K-1-i][K-1-j] = xt[K-1-j][K-1-i], i <= j
-    u->assign(static_cast<size_t>(K * K), 0.0);
-    for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = i; j < K; ++j) (*u)[i * K + j] = xt[(K - 1 - j) * K + (K - 1 - i)];
-    return true;
-}
-
 // A weight's factor is made from: the folder, as its index was last written (a folder rewritten
-// by another calibration run is read again), the weight's name and row width, and damp.
+// by another calibration run is read again), the Gram file the index names for the weight (so
+// the weights that read one input, a layer's q, k and v or its gate and up, share one factor),
+// the row width, damp and act_order.
 std::string key_of(const std::string& name, int64_t cols, const Settings& s) {
     std::error_code ec;
     const auto t = std::filesystem::last_write_time(s.calib + "/index.txt", ec);
-    return s.calib + "\n" + name + "\n" + std::to_string(cols) + "\n" + std::to_string(s.damp) + "\n" + std::to_string(s.act_order) + "\n" +
+    const std::string file = gram_file_of(s.calib, name);
+    return s.calib + "\n" + (file.empty() ? "?" + name : file) + "\n" + std::to_string(cols) + "\n" + std::to_string(s.damp) + "\n" + std::to_string(s.act_order) + "\n" +
            std::to_string(ec ? 0 : t.time_since_epoch().count());
 }
 
@@ -194,18 +143,29 @@ int prepare(const std::string& name, int64_t cols, const Settings& s, Prepared* 
     return RAD_OK;
 }
 
-// The last weight's factor: its row blocks arrive one after another.
+// The last few factors, most recent first: a weight's row blocks arrive one after another, and the
+// weights sharing an input come close together (a checkpoint's order puts o_proj between k and q).
+// At most kKept, so an 8B's conversion holds a down projection's 1.6 GB and a few 134 MB ones.
+constexpr size_t kKept = 3;
 std::mutex g_mutex;
-std::shared_ptr<const Prepared> g_last;
+std::vector<std::shared_ptr<const Prepared>> g_kept;
 
 int prepared(const std::string& name, int64_t cols, const Settings& s, std::shared_ptr<const Prepared>* out) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    if (!g_last || g_last->key != key_of(name, cols, s)) {
-        auto p = std::make_shared<Prepared>();
-        if (int rc = prepare(name, cols, s, p.get()); rc != RAD_OK) return rc;
-        g_last = std::move(p);
+    const std::string key = key_of(name, cols, s);
+    auto hit = std::find_if(g_kept.begin(), g_kept.end(), [&](const auto& p) { return p->key == key; });
+    std::shared_ptr<const Prepared> p;
+    if (hit != g_kept.end()) {
+        p = *hit;
+        g_kept.erase(hit);
+    } else {
+        auto made = std::make_shared<Prepared>();
+        if (int rc = prepare(name, cols, s, made.get()); rc != RAD_OK) return rc;
+        p = std::move(made);
     }
-    *out = g_last;
+    g_kept.insert(g_kept.begin(), p);
+    if (g_kept.size() > kKept) g_kept.pop_back();
+    *out = p;
     return RAD_OK;
 }
 
@@ -237,36 +197,22 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     if (K % group != 0) return RAD_E_SHAPE;
     std::shared_ptr<const Prepared> p;
     if (int rc = prepared(in->name, K, s, &p); rc != RAD_OK) return rc;
-    const uint64_t cp = plane_pitch(enc->planes[codes], in->rows, K), sp = plane_pitch(enc->planes[scale], in->rows, K);
-    const uint64_t zp = zero >= 0 ? plane_pitch(enc->planes[zero], in->rows, K) : 0;
-    const CodeRange range = code_range(bits, zero >= 0);
     if (perm >= 0)  // the table is whole in every call (a TABLE plane is not split by rows)
         for (int64_t j = 0; j < K; ++j) std::memcpy(static_cast<uint8_t*>(planes[perm]) + 4 * j, &p->perm[j], 4);
-    std::vector<double> w(static_cast<size_t>(K));  // the row in stored (processing) order
-    std::vector<float> gvals(static_cast<size_t>(group));
-    for (int64_t i = 0; i < in->n_rows; ++i) {
-        const float* x = in->data + i * K;
-        auto* crow = static_cast<uint8_t*>(planes[codes]) + i * cp;
-        auto* srow = static_cast<uint8_t*>(planes[scale]) + i * sp;
-        uint8_t* zrow = zero >= 0 ? static_cast<uint8_t*>(planes[zero]) + i * zp : nullptr;
-        std::memset(crow, 0, cp);  // sub-byte rows: the padding bits are zero, not left over
-        if (zrow) std::memset(zrow, 0, zp);
-        for (int64_t k = 0; k < K; ++k) w[k] = p->dead[p->perm[k]] ? 0.0 : x[p->perm[k]];
-        AffineGroup g;
-        for (int64_t j = 0; j < K; ++j) {
-            if (j % group == 0) {  // the group's scale from its values as the errors before have left them
-                for (int64_t k = 0; k < group; ++k) gvals[k] = static_cast<float>(w[j + k]);
-                g = affine_group(gvals.data(), group, bits, sdt, zrow != nullptr);
-                rad_store_f32(sdt, srow, j / group, g.scale);
-                if (zrow) rad_plane_store_bits(code_dt, zrow, j / group, static_cast<uint32_t>(g.zero));
-            }
-            const float q = affine_code(static_cast<float>(w[j]), g, range);
-            rad_plane_store_bits(code_dt, crow, j, static_cast<uint32_t>(static_cast<int32_t>(q)));
-            const double* uj = p->u.data() + j * K;
-            const double e = (w[j] - static_cast<double>(affine_value(q, g))) / uj[j];
-            for (int64_t k = j + 1; k < K; ++k) w[k] -= e * uj[k];
-        }
-    }
+    std::vector<double> w(static_cast<size_t>(in->n_rows * K));  // the rows in stored (processing) order
+    for (int64_t i = 0; i < in->n_rows; ++i)
+        for (int64_t k = 0; k < K; ++k) w[i * K + k] = p->dead[p->perm[k]] ? 0.0 : in->data[i * K + p->perm[k]];
+    const SweepPlanes out{static_cast<uint8_t*>(planes[codes]),
+                          plane_pitch(enc->planes[codes], in->rows, K),
+                          static_cast<uint8_t*>(planes[scale]),
+                          plane_pitch(enc->planes[scale], in->rows, K),
+                          zero >= 0 ? static_cast<uint8_t*>(planes[zero]) : nullptr,
+                          zero >= 0 ? plane_pitch(enc->planes[zero], in->rows, K) : 0,
+                          code_dt,
+                          sdt,
+                          bits,
+                          group};
+    gptq_sweep(p->u.data(), K, w.data(), in->n_rows, out);
     return RAD_OK;
 }
 

@@ -7,16 +7,21 @@
 
 namespace quant {
 
-bool read_gram(const std::string& dir, const std::string& name, Gram* out, std::string* why) {
-    const std::string index = dir + "/index.txt";
-    std::ifstream in(index);
-    if (!in) return *why = "calib=" + dir + ": no " + index + " (not a calibration tap's folder, or its run did not finish)", false;
+std::string gram_file_of(const std::string& dir, const std::string& name) {
+    std::ifstream in(dir + "/index.txt");
     std::string file;
     for (std::string line; std::getline(in, line);) {
         std::istringstream words(line);
         std::string n, f;
         if (words >> n >> f && n == name) file = f;
     }
+    return file;
+}
+
+bool read_gram(const std::string& dir, const std::string& name, Gram* out, std::string* why) {
+    const std::string index = dir + "/index.txt";
+    if (!std::ifstream(index)) return *why = "calib=" + dir + ": no " + index + " (not a calibration tap's folder, or its run did not finish)", false;
+    const std::string file = gram_file_of(dir, name);
     if (file.empty())
         return *why = "calib=" + dir + " has no Gram matrix for weight '" + name +
                       "' (the calibration run never saw a plain projection read it: a fused or routed op hides its input)",

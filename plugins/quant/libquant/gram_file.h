@@ -12,6 +12,10 @@ struct Gram {
     std::vector<double> g;  // K * K, row-major: the sum over the input rows x of x^T x
 };
 
+// The file DIR/index.txt names for weight `name` (weights that read the same input, as a layer's
+// q, k and v projections, share one); "" where the index or the entry is missing.
+std::string gram_file_of(const std::string& dir, const std::string& name);
+
 // The Gram matrix of weight `name` from folder `dir`; false with `why` naming the folder, the
 // weight or the file (no index, no entry for the weight, a short or malformed file).
 bool read_gram(const std::string& dir, const std::string& name, Gram* out, std::string* why);
