@@ -464,8 +464,8 @@ for stage in "$@"; do
     "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops "${KB_OPS:-gemm,attention}" ${KB_CASES:+--cases "$KB_CASES"} \
       ${KB_HOME:+--radiance-home "$KB_HOME"} --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " | sed "s|^|${KB_LABEL:+$KB_LABEL: }|" |
       tee -a "$OUTD/kb.log" ;;
-  basehome)  # /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so over them (a build of the base tree), for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance against RADIANCE_HOME=$B/share/radiance
-    home_with /tmp/radbase "$root/.devcarry/base" ;;
+  basehome)  # /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so over them (a build of the base tree), for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance against RADIANCE_HOME=$B/share/radiance; BASE_FROM=.devcarry/other BASE_TO=/tmp/radother for a second variant
+    home_with "${BASE_TO:-/tmp/radbase}" "$root/${BASE_FROM:-.devcarry/base}" ;;
   phases)  # a measuring libgpu (.devcarry/phases/libgpu.so, cmake -DRADIANCE_GPU_PHASES=ON): stamps inside the decode chain's kernels, each run of PHASES_ARGS (arguments joined by ':') summarised by bench/gpu/phase_summary.py
     home_with /tmp/radphases "$root/.devcarry/phases"
     i=0

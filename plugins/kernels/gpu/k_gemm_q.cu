@@ -9,7 +9,9 @@
 // a row's codes (16 or 32) a thread step; three to eight: units of 8 codes, several steps in flight
 // a thread, each x value loaded once for the block's 4 weight rows. A chunk or unit never straddles
 // a group (the vector paths need whole chunks or units a group), so each one's products are summed,
-// then scaled once (a minimum, then, times its sum of x).
+// then scaled once (a minimum, then, times its sum of x). A step's scale, zero point and minimum
+// load with its codes, a step ahead, as raw bits (GroupBits): loaded where they are used, each step
+// waited for a second round trip behind its codes (H100, gate/up at M = 1: 12-28% slower).
 // A weight with the perm transform (operand 7) reads x gathered into the stored column order.
 // Integer codes widen without an int-to-float conversion, whose quarter rate would cap a 4-bit
 // stream below memory speed: a code ORed into the low bits of 2^23's mantissa is the float 2^23 + c,
@@ -105,6 +107,74 @@ __device__ __forceinline__ float chunk_base(const QPlanes& q, int64_t srow, int6
     return kTwo23 + (C == kI8 ? 128.0f : C == kI4 ? 8.0f : 0.0f) + z;
 }
 
+// A block's scale, zero point and minimum as the gemvs load them: raw bits, decoded only where they
+// are used. Their loads then go out with the codes' a step ahead; decoding at the load (a shift, a
+// nibble pick) would stall there and queue a second round trip behind every step's codes.
+struct GroupBits {
+    uint32_t scale, zero, min;  // zero: the byte holding the block's zero point (its nibble for 4-bit codes)
+};
+
+__device__ __forceinline__ uint32_t load_bits(const void* p, int dt, int64_t i) {
+    if (dt == RAD_F32) return __ldg(static_cast<const unsigned int*>(p) + i);
+    return __ldg(static_cast<const unsigned short*>(p) + i);
+}
+
+__device__ __forceinline__ float bits_value(uint32_t b, int dt) {
+    if (dt == RAD_F32) return __uint_as_float(b);
+    if (dt == RAD_BF16) return __uint_as_float(b << 16);
+    union {
+        unsigned short u;
+        gpu_f16 h;
+    } v;
+    v.u = static_cast<unsigned short>(b);
+    return gpu_to_f32(v.h);
+}
+
+template <int C>
+__device__ __forceinline__ uint32_t load_zero_byte(const QPlanes& q, int64_t srow, int64_t g) {
+    constexpr bool nibbles = C == kI4 || C == kU4;
+    return __ldg(q.zero + srow * q.zpitch + (nibbles ? g / 2 : g));
+}
+
+template <int C>
+__device__ __forceinline__ GroupBits load_group(const QPlanes& q, int64_t srow, int64_t g) {
+    const int64_t i = srow * q.scols + g;
+    return GroupBits{load_bits(q.scale, q.sdt, i), q.zero ? load_zero_byte<C>(q, srow, g) : 0u, q.mins ? load_bits(q.mins, q.sdt, i) : 0u};
+}
+
+// chunk_base's constant from loaded bits (block g's zero point picked from its byte).
+template <int C>
+__device__ __forceinline__ float base_of(const QPlanes& q, const GroupBits& b, int64_t g) {
+    float z = 0.0f;
+    if (q.zero) {
+        uint32_t v = b.zero;
+        if constexpr (C == kI4 || C == kU4) v = (v >> (4 * (g & 1))) & 0xFu;
+        if constexpr (C == kI8) z = static_cast<float>(static_cast<int8_t>(v));
+        else if constexpr (C == kI4) z = static_cast<float>(v >= 8 ? static_cast<int>(v) - 16 : static_cast<int>(v));
+        else if constexpr (C == kF8) z = e4m3_value(v);
+        else z = static_cast<float>(v);
+    }
+    if constexpr (C == kF8) return z;
+    return kTwo23 + (C == kI8 ? 128.0f : C == kI4 ? 8.0f : 0.0f) + z;
+}
+
+// A chunk's or unit's block column: a shift where a group holds a power of two of them (every
+// recipe's and import's), else a 32-bit division; never the 64-bit one, a long software routine on
+// the card. (Indices fit: a row has fewer than 2^31 codes.)
+struct GroupOf {
+    uint32_t per;
+    int shift;  // -1: not a power of two
+    __device__ int64_t operator()(int64_t c) const {
+        const auto u = static_cast<uint32_t>(c);
+        return shift >= 0 ? (u >> shift) : u / per;
+    }
+};
+
+__device__ __forceinline__ GroupOf group_of_units(int64_t per_group) {
+    const auto per = static_cast<uint32_t>(per_group);
+    return GroupOf{per, (per & (per - 1)) == 0 ? static_cast<int>(__ffs(static_cast<int>(per))) - 1 : -1};
+}
+
 // A byte of w at the bottom of 2^23's mantissa: the float 2^23 + byte.
 __device__ __forceinline__ float magic_byte(uint32_t w, int i) {
 #if RAD_GPU_CUDA
@@ -154,6 +224,11 @@ __device__ __forceinline__ void widen(const uint4& raw, float (&out)[kPerChunk<C
 }
 
 constexpr int kThreads = 256, kRows = 4;
+// Blocks a multiprocessor must fit at once: caps the gemvs' registers (their steps in flight).
+#ifndef RADIANCE_GPU_GEMVQ_MINB
+#define RADIANCE_GPU_GEMVQ_MINB 2
+#endif
+constexpr int kMinBlocks = RADIANCE_GPU_GEMVQ_MINB;
 
 // A gemv block's epilogue: each warp's partial sums through shared memory, added in warp order,
 // plus the bias, into the block's R columns of each of the M rows of y.
@@ -180,11 +255,12 @@ __device__ __forceinline__ void store_block_sums(const float (&acc)[M][R], const
 // i8 280 us against 384, u4 + zero 188 against 565, Q4_K's u4 + min 162 against 851), since
 // each x value is then loaded once a unit and x row rather than once a weight row.
 template <int C, int M>
-__global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
+__global__ void __launch_bounds__(kThreads, kMinBlocks) k_gemv_q16(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
                                                      int64_t N, int64_t K) {
     constexpr int P = kPerChunk<C>, R = kRows;
     const int T = static_cast<int>(blockDim.x);
-    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, chunks = K / P, per_group = q.group / P;
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, chunks = K / P;
+    const GroupOf group_of = group_of_units(q.group / P);
     const uint4* wrow[R];
     int64_t srow[R];
 #pragma unroll
@@ -193,11 +269,15 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__
         wrow[r] = reinterpret_cast<const uint4*>(q.w + row * q.wpitch);
         srow[r] = row / q.group_rows;
     }
-    // Codes are no earlier kernel's output: the first step's loads go out before the wait.
+    // Codes and scales are no earlier kernel's output: the first step's loads go out before the wait.
     int64_t c = threadIdx.x;
     uint4 cur[R];
+    GroupBits gcur[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) cur[r] = c < chunks ? __ldg(wrow[r] + c) : make_uint4(0, 0, 0, 0);
+    for (int r = 0; r < R; ++r) {
+        cur[r] = c < chunks ? __ldg(wrow[r] + c) : make_uint4(0, 0, 0, 0);
+        gcur[r] = c < chunks ? load_group<C>(q, srow[r], group_of(c)) : GroupBits{0, 0, 0};
+    }
     gpu_grid_wait();
     gpu_grid_release();
     float acc[M][R];
@@ -207,10 +287,14 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__
         for (int r = 0; r < R; ++r) acc[m][r] = 0.0f;
     for (; c < chunks; c += T) {
         uint4 nxt[R];
+        GroupBits gnxt[R];
         const bool more = c + T < chunks;
+        const int64_t g = group_of(c), gn = more ? group_of(c + T) : 0;
 #pragma unroll
-        for (int r = 0; r < R; ++r) nxt[r] = more ? __ldg(wrow[r] + c + T) : make_uint4(0, 0, 0, 0);
-        const int64_t g = c / per_group;
+        for (int r = 0; r < R; ++r) {
+            nxt[r] = more ? __ldg(wrow[r] + c + T) : make_uint4(0, 0, 0, 0);
+            gnxt[r] = more ? load_group<C>(q, srow[r], gn) : GroupBits{0, 0, 0};
+        }
         // One or two x rows stay in registers across the weight rows; more are read per row (L1).
         constexpr int MX = M <= 2 ? M : 1;
         float xv[MX][P];
@@ -242,8 +326,8 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__
         }
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            const float s = load_float(q.scale, q.sdt, srow[r] * q.scols + g), base = chunk_base<C>(q, srow[r], g);
-            const float mn = q.mins ? load_float(q.mins, q.sdt, srow[r] * q.scols + g) : 0.0f;
+            const float s = bits_value(gcur[r].scale, q.sdt), base = base_of<C>(q, gcur[r], g);
+            const float mn = q.mins ? bits_value(gcur[r].min, q.sdt) : 0.0f;
             float wv[P];
             widen<C>(cur[r], wv);
 #pragma unroll
@@ -265,7 +349,10 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q16(const float* __restrict__
             }
         }
 #pragma unroll
-        for (int r = 0; r < R; ++r) cur[r] = nxt[r];
+        for (int r = 0; r < R; ++r) {
+            cur[r] = nxt[r];
+            gcur[r] = gnxt[r];
+        }
     }
     store_block_sums<M, R>(acc, q, y, py, n0, N);
 }
@@ -324,10 +411,11 @@ __device__ __forceinline__ void widen8(const Codes<C>& k, float (&out)[8]) {
 // previous kernel ends). Each unit's 8 products are summed, then scaled once (a minimum, then,
 // times the unit's sum of x); x is read once a unit and x row, for every weight row.
 template <int C, int M, int R, int U>
-__global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
+__global__ void __launch_bounds__(kThreads, kMinBlocks) k_gemv_q(const float* __restrict__ x, int64_t px, QPlanes q, float* __restrict__ y, int64_t py,
                                                      int64_t N, int64_t K) {
     const int T = static_cast<int>(blockDim.x);
-    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, units = K / 8, per_group = q.group / 8;
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * R, units = K / 8;
+    const GroupOf group_of = group_of_units(q.group / 8);
     const uint8_t* wrow[R];
     int64_t srow[R];
 #pragma unroll
@@ -337,18 +425,18 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
         srow[r] = row / q.group_rows;
     }
     Codes<C> raw[U][R];
-    float sc[U][R];
+    GroupBits gb[U][R];
     auto load = [&](int64_t c0) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int64_t c = c0 + static_cast<int64_t>(u) * T;
             const bool in = c < units;
-            const int64_t g = in ? c / per_group : 0;
+            const int64_t g = in ? group_of(c) : 0;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 if (in) {
                     raw[u][r] = load_codes<C>(wrow[r], c);
-                    sc[u][r] = load_float(q.scale, q.sdt, srow[r] * q.scols + g);
+                    gb[u][r] = load_group<C>(q, srow[r], g);
                 }
             }
         }
@@ -367,15 +455,16 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
         for (int u = 0; u < U; ++u) {
             const int64_t c = c0 + static_cast<int64_t>(u) * T;
             if (c >= units) break;
-            const int64_t g = c / per_group;
-            float wv[R][8], mn[R];
+            const int64_t g = group_of(c);
+            float wv[R][8], sc[R], mn[R];
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 widen8<C>(raw[u][r], wv[r]);
-                const float base = chunk_base<C>(q, srow[r], g);
+                const float base = base_of<C>(q, gb[u][r], g);
 #pragma unroll
                 for (int e = 0; e < 8; ++e) wv[r][e] -= base;
-                mn[r] = q.mins ? load_float(q.mins, q.sdt, srow[r] * q.scols + g) : 0.0f;
+                sc[r] = bits_value(gb[u][r].scale, q.sdt);
+                mn[r] = q.mins ? bits_value(gb[u][r].min, q.sdt) : 0.0f;
             }
 #pragma unroll
             for (int m = 0; m < M; ++m) {
@@ -389,7 +478,7 @@ __global__ void __launch_bounds__(kThreads) k_gemv_q(const float* __restrict__ x
                     float t = 0.0f;
 #pragma unroll
                     for (int e = 0; e < 8; ++e) t += xv[e] * wv[r][e];
-                    acc[m][r] += t * sc[u][r] - mn[r] * xs;
+                    acc[m][r] += t * sc[r] - mn[r] * xs;
                 }
             }
         }
