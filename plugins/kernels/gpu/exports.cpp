@@ -1,6 +1,6 @@
 // libgpu: the device kernel library (CUDA on NVIDIA Hopper, the same source compile-checked for
 // AMD through HIP). Every op of docs/OPS.md with the conventional schemas, f32 activations, bf16 /
-// f16 / f32 weights, a bf16 or f32 KV cache in libref's block of 16. Rows run on the card the
+// f16 / f32 weights, a bf16, f32 or fp8 KV cache in libref's block of 16. Rows run on the card the
 // library binds at rad_plugin_open (RAD_DOMAIN_DEVICE); the engine places the plan there through
 // rad_kernel_device.
 #include <radiance/rad_ops.h>
@@ -18,11 +18,11 @@ namespace {
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
 const RadConstraint c_few_rows[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("M", 8)};
-// The caches attention and rope_attention read: bf16 and f32 (rope_attention's fused decode kernel
-// bf16 only; with f32 it runs its chain). No fp8 cache yet (its scales, rad_kv_fp8.h): the plan
-// refuses it at startup naming the op rather than a launch failing. The architectures always pass
-// kv_dtype.
-const RadConstraint c_attn[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256), RAD_CIN("kv_dtype", "f32 bf16")};
+// The caches attention and rope_attention read: bf16, f32 and fp8 e4m3 with its scales
+// (rad_kv_fp8.h; the walk kernel reads it, no tensor-core path). rope_attention's fused decode
+// kernel is bf16's only; with another cache it runs its chain. Any other cache the plan refuses at
+// startup naming the op rather than a launch failing. The architectures always pass kv_dtype.
+const RadConstraint c_attn[] = {RAD_CEQ("block", 16), RAD_CLE("head_dim", 256), RAD_CIN("kv_dtype", "f32 bf16 fp8_e4m3")};
 const RadConstraint c_rot[] = {RAD_CLE("rot_dim", 256)};
 const RadConstraint c_route[] = {RAD_CLE("k", 32)};  // a lane per pick's weight
 const RadConstraint c_moe[] = {RAD_CIN("wdtype", "f32 bf16 f16"), RAD_CLE("k", 16)};

@@ -8,6 +8,11 @@
 // partial results a second kernel merges. The split count depends only on the row count and the
 // block-table width (the engine's: the step's longest context rounded up), never on this step's
 // lengths, so a decode step recorded as a graph replays correctly at any context that width holds.
+//
+// An fp8 cache (codes of e4m3, uint8_t here, with a scale a token and kv head in operands 9 and
+// 10: k_kv_fp8.h) is written by a launch of its own (a warp a head finds the head's largest
+// magnitude first) and read by the walk kernel below, each value its code times its scale; the
+// tensor-core kernels read bf16 caches only, so with fp8 every row, a prompt's too, takes the walk.
 #include <algorithm>
 #include <cfloat>
 #include <cstdlib>
@@ -16,6 +21,7 @@
 #include <radiance/kernels/rad_compose.h>
 
 #include "k_common.h"
+#include "k_kv_fp8.h"
 #include "k_paged.h"
 #include "k_phase.h"
 #include "k_rope.h"
@@ -39,16 +45,54 @@ __device__ __forceinline__ gpu_bf16 from_f32<gpu_bf16>(float v) {
     return gpu_f32_to_bf16(v);
 }
 
+// The cache row (block * block size + offset) where step row i's k and v go.
+__device__ __forceinline__ int64_t cache_row_of(int64_t i, const int32_t* pos, const int32_t* cu, const int32_t* bt, const AttnGeom& g) {
+    const int lo = seq_of_row(cu, g.n_seq, i);
+    const int p = pos[i];
+    return static_cast<int64_t>(bt[static_cast<int64_t>(lo) * g.bt_stride + p / g.block]) * g.block + p % g.block;
+}
+
+// A cache of fp8 codes (k_kv_fp8.h), read through a scale a token and kv head.
+template <typename C>
+constexpr bool kFp8Cache = std::is_same<C, uint8_t>::value;
+
+// The step's k and v rows into an fp8 cache: a warp per (row, kv head) finds the head's scale,
+// then stores its codes; the scale goes to the head's slot of ks / vs ([blocks, block, n_head_kv]).
+__global__ void k_write_kv_fp8(const float* k, const float* v, uint8_t* kc, uint8_t* vc, float* ks, float* vs, const int32_t* pos,
+                               const int32_t* cu, const int32_t* bt, AttnGeom g) {
+    gpu_grid_wait();
+    gpu_grid_release();
+    const int64_t i = blockIdx.x;
+    const int64_t srow = cache_row_of(i, pos, cu, bt, g) * g.n_head_kv;  // the slot's first scale
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, warps = blockDim.x / kWarpSize;
+    for (int h = warp; h < g.n_head_kv; h += warps) {
+        const float* kr = k + i * g.k_pitch + static_cast<int64_t>(h) * g.head_dim;
+        const float* vr = v + i * g.v_pitch + static_cast<int64_t>(h) * g.head_dim;
+        float ka = 0.0f, va = 0.0f;
+        for (int d = lane; d < g.head_dim; d += kWarpSize) {
+            ka = fmaxf(ka, kv_fp8_magnitude(kr[d]));
+            va = fmaxf(va, kv_fp8_magnitude(vr[d]));
+        }
+        const float sk = kv_fp8_scale(ka), sv = kv_fp8_scale(va);
+        const int64_t slot = (srow + h) * g.head_dim;
+        for (int d = lane; d < g.head_dim; d += kWarpSize) {
+            kc[slot + d] = kv_fp8_code(__fdiv_rn(kr[d], sk));
+            vc[slot + d] = kv_fp8_code(__fdiv_rn(vr[d], sv));
+        }
+        if (lane == 0) {
+            ks[srow + h] = sk;
+            vs[srow + h] = sv;
+        }
+    }
+}
+
 template <typename C>
 __global__ void k_write_kv(const float* k, const float* v, C* kc, C* vc, const int32_t* pos, const int32_t* cu, const int32_t* bt,
                            AttnGeom g) {
     gpu_grid_wait();
     gpu_grid_release();
     const int64_t i = blockIdx.x;
-    const int lo = seq_of_row(cu, g.n_seq, i);
-    const int p = pos[i];
-    const int64_t blk = bt[static_cast<int64_t>(lo) * g.bt_stride + p / g.block];
-    const int64_t slot = (blk * g.block + p % g.block) * g.n_head_kv * g.head_dim;
+    const int64_t slot = cache_row_of(i, pos, cu, bt, g) * g.n_head_kv * g.head_dim;
     const int w = g.n_head_kv * g.head_dim;
     for (int t = threadIdx.x; t < w; t += blockDim.x) {
         kc[slot + t] = from_f32<C>(k[i * g.k_pitch + t]);
@@ -82,6 +126,28 @@ __device__ __forceinline__ void load_row(const C* row, int lane, int hd, float* 
     for (int v = 0; v < VPL; ++v) out[v] = d0 + v < hd ? gpu_to_f32(row[d0 + v]) : 0.0f;
 }
 
+// load_row for an fp8 cache: each code times the row's scale.
+template <int VPL>
+__device__ __forceinline__ void load_row_fp8(const uint8_t* row, float scale, int lane, int hd, float* out) {
+    const int d0 = lane * VPL;
+    if constexpr (VPL == 4 || VPL == 8) {
+        if (hd == 32 * VPL) {
+            uint32_t w[VPL / 4];
+            if constexpr (VPL == 4) {
+                w[0] = *reinterpret_cast<const uint32_t*>(row + d0);
+            } else {
+                const uint2 t = *reinterpret_cast<const uint2*>(row + d0);
+                w[0] = t.x, w[1] = t.y;
+            }
+#pragma unroll
+            for (int v = 0; v < VPL; ++v) out[v] = kv_fp8_load((w[v / 4] >> (8 * (v % 4))) & 0xffu, scale);
+            return;
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < VPL; ++v) out[v] = d0 + v < hd ? kv_fp8_load(row[d0 + v], scale) : 0.0f;
+}
+
 // VPL: values of a head each lane holds (consecutive dims lane * VPL ..) (head_dim <= 32 * VPL); G: query heads per block (the
 // GQA group, or kMaxGroup when the group is larger or not a power of two).
 //
@@ -90,8 +156,8 @@ __device__ __forceinline__ void load_row(const C* row, int lane, int hd, float* 
 // store needs no launch of its own.
 template <typename C, int VPL, int G>
 __global__ void __launch_bounds__(kWarps * 32)
-    k_attend(const float* q, const float* kin, const float* vin, C* kc, C* vc, const int32_t* pos, const int32_t* cu, const int32_t* bt,
-             float* y, float* part, AttnGeom g) {
+    k_attend(const float* q, const float* kin, const float* vin, C* kc, C* vc, const float* ks, const float* vs, const int32_t* pos,
+             const int32_t* cu, const int32_t* bt, float* y, float* part, AttnGeom g) {
     // Until gpu_grid_wait this block reads only what no kernel of the step writes: the step's
     // positions, sequences and block tables, and in decode (own_row) the cache rows of earlier
     // positions, whose first load so overlaps the previous kernel's drain.
@@ -113,18 +179,22 @@ __global__ void __launch_bounds__(kWarps * 32)
     // Position j's k and v rows; the own row as the cache will hold it (narrowed), so both paths
     // see the same bytes.
     auto fetch = [&](int j, float* kr, float* vr) {
-        if (g.own_row && j == p) {
+        if constexpr (kFp8Cache<C>) {  // (never own_row: k_write_kv_fp8 stored the step's rows)
+            const int64_t srow = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv + kvh;
+            load_row_fp8<VPL>(kc + srow * g.head_dim, ks[srow], lane, g.head_dim, kr);
+            load_row_fp8<VPL>(vc + srow * g.head_dim, vs[srow], lane, g.head_dim, vr);
+        } else if (g.own_row && j == p) {
 #pragma unroll
             for (int v = 0; v < VPL; ++v) {
                 const int d = lane * VPL + v;
                 kr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(kown[d])) : 0.0f;
                 vr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(vown[d])) : 0.0f;
             }
-            return;
+        } else {
+            const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+            load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
+            load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
         }
-        const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
-        load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
-        load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
     };
     // One position ahead in flight: the next rows load while this one is scored.
     float kv[VPL], vv[VPL];
@@ -133,11 +203,13 @@ __global__ void __launch_bounds__(kWarps * 32)
     gpu_grid_wait();
     gpu_grid_release();
     if (!early && j0 + warp < j1) fetch(j0 + warp, kv, vv);
-    if (g.own_row && chunk == 0 && z == 0 && warp == 0) {
-        const int64_t slot = (static_cast<int64_t>(table[p / g.block]) * g.block + p % g.block) * g.n_head_kv * g.head_dim + head_off;
-        for (int d = lane; d < g.head_dim; d += 32) {
-            kc[slot + d] = from_f32<C>(kown[d]);
-            vc[slot + d] = from_f32<C>(vown[d]);
+    if constexpr (!kFp8Cache<C>) {
+        if (g.own_row && chunk == 0 && z == 0 && warp == 0) {
+            const int64_t slot = (static_cast<int64_t>(table[p / g.block]) * g.block + p % g.block) * g.n_head_kv * g.head_dim + head_off;
+            for (int d = lane; d < g.head_dim; d += 32) {
+                kc[slot + d] = from_f32<C>(kown[d]);
+                vc[slot + d] = from_f32<C>(vown[d]);
+            }
         }
     }
 
@@ -402,10 +474,17 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     // Every sequence one row (decode): the attention kernel stores the step's k/v itself, no launch
     // of its own (a launch of its own measured within noise of it, 192.6 against 194.6 tok/s at
     // batch 1, H200, 2026-12-01; the decode kernels' early cache loads build on it since).
-    g.own_row = n == g.n_seq ? 1 : 0;
-    if (!g.own_row)
+    g.own_row = n == g.n_seq && !kFp8Cache<C> ? 1 : 0;
+    float *ksp = nullptr, *vsp = nullptr;  // an fp8 cache's scales (attend checked them)
+    if constexpr (kFp8Cache<C>) {
+        ksp = static_cast<float*>(a->t[9].data);
+        vsp = static_cast<float*>(a->t[10].data);
+        gpu_launch(k_write_kv_fp8, static_cast<unsigned>(n), 128, 0, s, static_cast<const float*>(k->data), static_cast<const float*>(v->data),
+                   static_cast<uint8_t*>(kc->data), static_cast<uint8_t*>(vc->data), ksp, vsp, pp, cp, bp, g);
+    } else if (!g.own_row) {
         gpu_launch(k_write_kv<C>, static_cast<unsigned>(n), 256, 0, s, static_cast<const float*>(k->data),
                    static_cast<const float*>(v->data), static_cast<C*>(kc->data), static_cast<C*>(vc->data), pp, cp, bp, g);
+    }
     if (n > g.n_seq) {  // some sequence brings several rows: the tensor-core path when this build has one
         // In a server's mixed step the flash kernel can take the sequences with several rows and
         // the decode kernel below the ones with one row: a 128-row tile per decode row and query
@@ -438,8 +517,8 @@ int run(const RadArgs* a, AttnGeom g, int64_t n) {
     const auto *kin = static_cast<const float*>(k->data), *vin = static_cast<const float*>(v->data);
     const int vpl = (g.head_dim + 31) / 32;
     auto go = [&](auto vpl_c, auto g_c) {
-        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kin, vin, kcp, vcp, pp, cp, bp,
-                   yp, part, g);
+        gpu_launch(k_attend<C, decltype(vpl_c)::value, decltype(g_c)::value>, grid, kWarps * 32, 0, s, qp, kin, vin, kcp, vcp,
+                   static_cast<const float*>(ksp), static_cast<const float*>(vsp), pp, cp, bp, yp, part, g);
         return RAD_OK;
     };
     auto by_group = [&](auto vpl_c) {
@@ -515,6 +594,11 @@ int attend(const RadArgs* a, const RopeTable* rope) {
     if (rope) return kc->dtype == RAD_BF16 ? run_rope<gpu_bf16>(a, g, n, *rope) : RAD_E_UNSUPPORTED;
     if (kc->dtype == RAD_BF16) return run<gpu_bf16>(a, g, n);
     if (kc->dtype == RAD_F32) return run<float>(a, g, n);
+    if (kc->dtype == RAD_FP8_E4M3) {  // with its scales, f32 (operands 9 and 10)
+        const RadTensor *ks = rad_arg_in(a, 9), *vs = rad_arg_in(a, 10);
+        if (!ks || !vs || !ks->data || !vs->data || ks->dtype != RAD_F32 || vs->dtype != RAD_F32) return RAD_E_ARG;
+        return run<uint8_t>(a, g, n);
+    }
     return RAD_E_DTYPE;
 }
 
