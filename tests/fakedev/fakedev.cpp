@@ -27,8 +27,9 @@ int ref_gemm_swiglu(const RadArgs* a) { return rad_compose_gemm_swiglu(a, ref_ge
 using radiance::pretend_card::row;
 
 const RadConstraint c_float_weights[] = {RAD_CIN("wdtype", "f32 bf16 f16")};
-// The caches libgpu's attention reads (no fp8 yet): libref's row could serve an fp8 cache, but the
-// pretend card declines it as the card does, so fp8_refused_on_card.sh sees a card's refusal.
+// The caches the pretend card's attention reads: libref's row could serve an fp8 cache, but the
+// pretend card declines it (as a card's library without an fp8 path would; libgpu has one since
+// session 29), so the refusal path stays checked (test_kv_fp8.cpp).
 const RadConstraint c_attn[] = {RAD_CEQ("block", 16), RAD_CIN("kv_dtype", "f32 bf16")};
 const RadConstraint c_int_codes[] = {RAD_CIN("qtype", "i8 u8 i4 u4")};
 

@@ -2,8 +2,8 @@
 // (EngineOptions::kv_memory_bytes, kv_blocks 0) it holds 2 hd / (hd + 4) times the blocks of a
 // bf16 cache (its codes are half as wide, plus a 4-byte scale a token and kv head: 1.94x at
 // head_dim 128, 1.6x at this fixture's 16), every plane allocated; and a card whose attention row
-// cannot read fp8 (libfakedev declines it as libgpu does) refuses the plan at startup, naming
-// attention and the cache's dtype.
+// cannot read fp8 (libfakedev declines it, as a card's library without an fp8 path does) refuses
+// the plan at startup, naming attention and the cache's dtype.
 //
 // And an architecture written before attention's kv_dtype (which passes neither it nor the scale
 // planes): the engine fills in the deployment's cache dtype, and under fp8 refuses it by name.
