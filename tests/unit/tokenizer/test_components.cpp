@@ -238,3 +238,30 @@ TEST_CASE("tokenizer component errors", "[tokenizer][components]") {
     CHECK_THROWS_AS(make(bpe({{"a", 0}}), {{"type", "Split"}, {"pattern", {{"Regex", "("}}}, {"behavior", "Isolated"}}), TokenizerError);
     CHECK_THROWS_AS(Tokenizer::from_file("/nonexistent/tokenizer.json"), TokenizerError);
 }
+
+// Ids and counts that are not integers in range are refused by name, never converted: the
+// tokenizer fuzzer's find (2026-12-08) was a template special token's "ids": [1e64], which
+// nlohmann's get<int32_t> converted with undefined behaviour. Mutation: the template's ids read by
+// get<std::vector<int32_t>>() again fails the first two checks (nothing thrown).
+TEST_CASE("tokenizer ids that are not integers in range are refused by name", "[tokenizer][components]") {
+    using Catch::Matchers::Contains;
+    const json model = bpe({{"<s>", 1}, {"a", 3}});
+    auto post_with = [](json ids) {
+        return json{{"type", "TemplateProcessing"},
+                    {"single", json::array({{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
+                    {"pair", json::array({{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}})},
+                    {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", std::move(ids)}, {"tokens", {"<s>"}}}}}}};
+    };
+    CHECK_THROWS_WITH(make(model, nullptr, nullptr, json::array(), post_with(json::array({1e64}))),
+                      Contains("template special token's id is 1e+64, not an integer from 0 to 2147483647"));
+    CHECK_THROWS_WITH(make(model, nullptr, nullptr, json::array(), post_with(json::array({-1}))), Contains("is -1, not an integer"));
+    CHECK_THROWS_WITH(make(model, nullptr, nullptr, json::array(), post_with(7)), Contains("not a list"));
+    CHECK_NOTHROW(make(model, nullptr, nullptr, json::array({added_token(1, "<s>", true)}), post_with(json::array({1}))));  // well formed
+    CHECK_THROWS_WITH(make(bpe({{"a", 3.5}})), Contains("model.vocab"));  // (the streaming vocab reader's words)
+    CHECK_THROWS_WITH(make(bpe({{"a", int64_t{1} << 40}})), Contains("out of range in model.vocab"));
+    json added = json::array({added_token(1, "<s>", true)});
+    added[0]["id"] = "1";
+    CHECK_THROWS_WITH(make(model, nullptr, nullptr, added), Contains("added token's \"id\" is \"1\""));
+    const json strip = {{"type", "Strip"}, {"content", " "}, {"start", 1e300}, {"stop", 0}};
+    CHECK_THROWS_WITH(make(model, nullptr, nullptr, json::array(), nullptr, strip), Contains("Strip decoder's \"start\" is 1e+300"));
+}

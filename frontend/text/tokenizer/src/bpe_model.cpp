@@ -371,7 +371,7 @@ BpeModel parse_bpe_model(const nlohmann::json& j, size_t heap_above) {
     if (!vocab_json.is_object()) throw TokenizerError("BPE model: \"vocab\" must be an object");
     std::vector<std::pair<std::string, int32_t>> vocab;
     vocab.reserve(vocab_json.size());
-    for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) vocab.emplace_back(it.key(), it->get<int32_t>());
+    for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) vocab.emplace_back(it.key(), json_util::get_id(*it, "a BPE vocabulary id"));
 
     std::vector<std::pair<std::string, std::string>> merges;
     if (auto it = j.find("merges"); it != j.end() && !it->is_null()) {

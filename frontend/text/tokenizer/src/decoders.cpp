@@ -201,10 +201,12 @@ std::unique_ptr<Decoder> parse(const json& j, DecoderTraits& traits, bool& joine
         return std::make_unique<FuseDecoder>();
     }
     if (type == "Strip") {
-        size_t stop = json_util::require(j, "stop", "Strip decoder").get<size_t>();
+        constexpr int64_t kMost = int64_t{1} << 30;  // characters stripped from one end
+        const auto stop = static_cast<size_t>(json_util::get_int(json_util::require(j, "stop", "Strip decoder"), "Strip decoder's \"stop\"", 0, kMost));
         if (stop > 0) traits.strips_end = true;
-        return std::make_unique<StripDecoder>(json_util::get_char(j, "content", "Strip decoder"),
-                                              json_util::require(j, "start", "Strip decoder").get<size_t>(), stop);
+        const auto start =
+            static_cast<size_t>(json_util::get_int(json_util::require(j, "start", "Strip decoder"), "Strip decoder's \"start\"", 0, kMost));
+        return std::make_unique<StripDecoder>(json_util::get_char(j, "content", "Strip decoder"), start, stop);
     }
     if (type == "Replace") {
         json_util::Pattern p = json_util::get_pattern(j, "Replace decoder");

@@ -1,5 +1,6 @@
 // json_util.h: small helpers for reading tokenizer.json objects with clear errors.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,28 @@ inline std::string get_string(const json& j, const char* key, const std::string&
     if (!it->is_string()) throw TokenizerError(std::string("\"") + key + "\" is " + quote(*it) + ", not a string");
     return it->get<std::string>();
 }
+
+// An integer of the file in [lo, hi], else an error naming `what` and the value: a float (1e64),
+// a string or an integer out of range is refused here, never converted (nlohmann's get<int> of an
+// out-of-range float is undefined behaviour; of a wide integer, a silent wrap).
+inline int64_t get_int(const json& v, const char* what, int64_t lo, int64_t hi) {
+    bool ok = false;
+    int64_t x = 0;
+    if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        ok = u <= static_cast<uint64_t>(hi);
+        x = ok ? static_cast<int64_t>(u) : 0;
+    } else if (v.is_number_integer()) {
+        x = v.get<int64_t>();
+        ok = true;
+    }
+    if (!ok || x < lo || x > hi)
+        throw TokenizerError(std::string(what) + " is " + quote(v) + ", not an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return x;
+}
+
+// A token id: an integer from 0 to 2^31 - 1.
+inline int32_t get_id(const json& v, const char* what) { return static_cast<int32_t>(get_int(v, what, 0, INT32_MAX)); }
 
 inline const json& require(const json& j, const char* key, const char* what) {
     auto it = j.find(key);

@@ -39,7 +39,7 @@ std::vector<AddedToken> parse_added_tokens(const json& j) {
     if (j.is_null()) return out;
     for (const auto& t : j) {
         AddedToken a;
-        a.id = json_util::require(t, "id", "added token").get<int32_t>();
+        a.id = json_util::get_id(json_util::require(t, "id", "added token"), "an added token's \"id\"");
         a.content = json_util::require(t, "content", "added token").get<std::string>();
         a.single_word = json_util::get_bool(t, "single_word", false);
         a.lstrip = json_util::get_bool(t, "lstrip", false);
@@ -195,8 +195,7 @@ Tokenizer Tokenizer::from_gpt2_files(const std::string& encoder_json_path, const
     if (!encoder.is_object()) throw TokenizerError(encoder_json_path + ": not a JSON object of token ids");
     std::vector<std::pair<std::string, int32_t>> vocab;
     for (auto it = encoder.begin(); it != encoder.end(); ++it) {
-        if (!it->is_number_integer()) throw TokenizerError(encoder_json_path + ": \"" + it.key() + "\" maps to " + json_util::quote(*it) + ", not a token id");
-        vocab.emplace_back(it.key(), it->get<int32_t>());
+        vocab.emplace_back(it.key(), json_util::get_id(*it, (encoder_json_path + ": \"" + it.key() + "\"'s id").c_str()));
     }
 
     std::istringstream lines(read_file(vocab_bpe_path));

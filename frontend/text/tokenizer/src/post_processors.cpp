@@ -96,7 +96,11 @@ std::vector<TemplateProcessing::Piece> parse_template(const json& pieces, const 
             std::string name = json_util::require(*st, "id", "template SpecialToken").get<std::string>();
             auto sp = specials.find(name);
             if (sp == specials.end()) throw TokenizerError("template uses undefined special token \"" + name + "\"");
-            out.push_back({false, 0, json_util::require(*sp, "ids", "template special token").get<std::vector<int32_t>>()});
+            const json& ids = json_util::require(*sp, "ids", "template special token");
+            if (!ids.is_array()) throw TokenizerError("template special token \"" + name + "\": \"ids\" is " + json_util::quote(ids) + ", not a list");
+            std::vector<int32_t> v;
+            for (const json& id : ids) v.push_back(json_util::get_id(id, "a template special token's id"));
+            out.push_back({false, 0, std::move(v)});
         } else {
             throw TokenizerError("unknown template piece " + p.dump());
         }
@@ -106,7 +110,7 @@ std::vector<TemplateProcessing::Piece> parse_template(const json& pieces, const 
 
 int32_t pair_id(const json& j, const char* key, const char* what) {
     const json& p = json_util::require(j, key, what);  // ["[SEP]", 102]
-    return p.at(1).get<int32_t>();
+    return json_util::get_id(p.at(1), what);
 }
 
 }  // namespace
