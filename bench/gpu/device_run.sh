@@ -48,6 +48,8 @@
 #   bundleab rad-enginebench with .devcarry/base-bundle.tar.xz (a whole build of the base tree) against this bundle,
 #            interleaved (BUNDLEAB_ARGS, BUNDLEAB_ROUNDS): the same-call check of a refactor of the engine or worker;
 #            BUNDLEAB_TRACE=1 adds a CUPTI timeline of each at batch 1, compared per kernel kind
+#   fp8kv    the fp8 KV cache on the card: rad-kbench's attention rows, then greedy tokens against libref on the host
+#   kv8b     the 8B (after rand8b) under each KV cache dtype of KV8B_DTYPES (bf16 fp8)
 #   basehome /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so (built from the
 #            base tree) in their place, for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance
 #   phases   a measuring libgpu (.devcarry/phases/libgpu.so, built with -DRADIANCE_GPU_PHASES=ON): clock
@@ -464,6 +466,24 @@ for stage in "$@"; do
     "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops "${KB_OPS:-gemm,attention}" ${KB_CASES:+--cases "$KB_CASES"} \
       ${KB_HOME:+--radiance-home "$KB_HOME"} --bench 2>&1 | grep -v "^\[info\]" | grep -v " libcpu " | sed "s|^|${KB_LABEL:+$KB_LABEL: }|" |
       tee -a "$OUTD/kb.log" ;;
+  fp8kv)  # the fp8 KV cache on the card: rad-kbench's attention cases (the fp8 ones compare stored codes exactly), then greedy tokens with --kv-cache-dtype fp8 (and bf16) on the card against libref on the host, llama fixture
+    "$B/bin/rad-kbench" --shape "${KB_SHAPE:-llama3.1-8b}" --kernels libgpu --ops attention,rope_attention --bench 2>&1 | grep -v "^\[info\]" |
+      grep -v " libcpu " | tee -a "$OUTD/fp8kv.log"
+    "$B/bin/rad-convert" "$B/fixtures/llama" -o /tmp/llama-fixture.rad 2>&1 | tail -1
+    for shape in "--decode 3 --in 12 --out 10" "--decode 2 --in 240 --out 30"; do
+      for kv in fp8 bf16; do
+        # shellcheck disable=SC2086
+        h=$("$B/bin/rad-enginebench" /tmp/llama-fixture.rad --prefill "" --tokens --placement host --kernels libref --kv-cache-dtype $kv $shape 2>&1 | grep '^tokens')
+        # shellcheck disable=SC2086
+        d=$("$B/bin/rad-enginebench" /tmp/llama-fixture.rad --prefill "" --tokens --placement device --kv-cache-dtype $kv $shape 2>&1 | grep -E '^tokens|rror')
+        if [[ -n $h && $h == "$d" ]]; then echo "fp8kv tokens $kv ($shape): the card's = libref's ($(wc -l <<< "$h") streams)"
+        else echo "fp8kv tokens $kv ($shape): DIFFER"; diff <(echo "$h") <(echo "$d") | head -6; fi
+      done
+    done 2>&1 | tee -a "$OUTD/fp8kv.log" ;;
+  kv8b)  # the 8B (rand8b first) with each KV cache dtype of KV8B_DTYPES (default bf16 fp8): prefill 512, decode 1 / 64 / 256
+    for kv in ${KV8B_DTYPES:-bf16 fp8}; do
+      eb8b --kv-cache-dtype "$kv" ${KV8B_ARGS:---prefill 512 --decode 1,64,256 --in 128 --out 128} 2>&1 | grep -E "^(decode|prefill)|rror" | sed "s/^/kv8b $kv: /"
+    done 2>&1 | tee -a "$OUTD/kv8b.log" ;;
   basehome)  # /tmp/radbase/share/radiance: the bundle's plugins with .devcarry/base/*.so over them (a build of the base tree), for envab settings RADIANCE_HOME=/tmp/radbase/share/radiance against RADIANCE_HOME=$B/share/radiance; BASE_FROM=.devcarry/other BASE_TO=/tmp/radother for a second variant
     home_with "${BASE_TO:-/tmp/radbase}" "$root/${BASE_FROM:-.devcarry/base}" ;;
   phases)  # a measuring libgpu (.devcarry/phases/libgpu.so, cmake -DRADIANCE_GPU_PHASES=ON): stamps inside the decode chain's kernels, each run of PHASES_ARGS (arguments joined by ':') summarised by bench/gpu/phase_summary.py
