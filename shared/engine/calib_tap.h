@@ -37,7 +37,7 @@ public:
 private:
     struct Acc {
         int64_t K = 0, rows = 0;
-        std::vector<double> g;  // upper triangle summed; mirrored at write
+        std::vector<double> g;  // the upper triangle summed, packed by rows (calib_tap.cpp); mirrored at write
     };
     struct View {
         const void* data = nullptr;

@@ -6,7 +6,8 @@
 // Mutations (made in calib_tap.cpp, watched fail, undone): a thread's chunk stopping one row of
 // g short (rows(c * kChunk, ... - 1)) fails "the sums"; the last tile's rows left out (tiles =
 // M / kTile) overruns the widened rows (a crash); the shared view summed twice fails "the sums"
-// (95 rows counted for 58).
+// (95 rows counted for 58); the packed triangle's row start off by one row where it is summed
+// (i (i + 1) / 2 for i (i - 1) / 2) fails "the sums".
 #include <catch2/catch.hpp>
 
 #include <cmath>
