@@ -46,13 +46,14 @@ private:
     int64_t count(const ojson& s, const char* key, const std::string& path, int64_t fallback) {
         auto it = s.find(key);
         if (it == s.end()) return fallback;
-        if (!it->is_number_integer() &&
-            !(it->is_number() && it->get<double>() == static_cast<double>(static_cast<int64_t>(it->get<double>()))))
-            fail(path + "/" + key, std::string("'") + key + "' must be a non-negative integer");
-        const auto v = static_cast<int64_t>(it->get<double>());
-        if (v < 0) fail(path + "/" + key, std::string("'") + key + "' must be a non-negative integer");
-        if (v > kMaxCount) fail(path + "/" + key, std::string("'") + key + "' above " + std::to_string(kMaxCount) + " is not supported");
-        return v;
+        // checked as a double before any conversion: a float such as 1e300 converted to an integer
+        // first would be undefined behaviour
+        if (!it->is_number()) fail(path + "/" + key, std::string("'") + key + "' must be a non-negative integer");
+        const double d = it->get<double>();
+        if (d != std::floor(d) || d < 0) fail(path + "/" + key, std::string("'") + key + "' must be a non-negative integer");
+        if (d > static_cast<double>(kMaxCount))
+            fail(path + "/" + key, std::string("'") + key + "' above " + std::to_string(kMaxCount) + " is not supported");
+        return static_cast<int64_t>(d);
     }
 
     // A literal JSON value as compact text.

@@ -152,6 +152,14 @@ TEST_CASE("grammar schema: errors name the place in the schema") {
     CHECK(error_of(R"({"properties":{"a":false},"required":["a"]})") == "/properties/a: property 'a' is required but its schema is false");
     CHECK(error_of(R"({"not":{"type":"string"}})") == "/not: 'not' is not supported");
     CHECK(error_of(R"({"items":{"type":"integer"},"minItems":1,"maxItems":0})") == "/: minItems 1 is above maxItems 0");
+    // counts as floats or past int64 are judged before any conversion (1e300 converted to int64
+    // first was undefined behaviour; the old cast-then-compare check, put back, fails the first two:
+    // it said "must be a non-negative integer" by what the cast happened to give)
+    CHECK(error_of(R"({"type":"array","maxItems":1e300})") == "/maxItems: 'maxItems' above 10000 is not supported");
+    CHECK(error_of(R"({"type":"string","maxLength":18446744073709551615})") == "/maxLength: 'maxLength' above 10000 is not supported");
+    CHECK(error_of(R"({"type":"string","minLength":2.5})") == "/minLength: 'minLength' must be a non-negative integer");
+    CHECK(error_of(R"({"type":"string","minLength":-1})") == "/minLength: 'minLength' must be a non-negative integer");
+    CHECK(error_of(R"({"type":"array","minItems":"2"})") == "/minItems: 'minItems' must be a non-negative integer");
     // unsatisfiable through a reference cycle with no way out: the grammar matches nothing
     CHECK(error_of(R"({"$defs":{"a":{"type":"object","properties":{"x":{"$ref":"#/$defs/a"}},"required":["x"]}},"$ref":"#/$defs/a"})") ==
           ": the grammar matches nothing: no text satisfies it");
