@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     // see the same bytes.
     auto fetch = [&](int j, float* kr, float* vr) {
         if constexpr (kFp8Cache<C>) {  // (never own_row: k_write_kv_fp8 stored the step's rows)
-            const int64_t srow = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv + kvh;
+            const int64_t srow = paged_row(table, j, g.block, -1) * g.n_head_kv + kvh;
             load_row_fp8<VPL>(kc + srow * g.head_dim, ks[srow], lane, g.head_dim, kr);
             load_row_fp8<VPL>(vc + srow * g.head_dim, vs[srow], lane, g.head_dim, vr);
         } else if (g.own_row && j == p) {
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(kWarps * 32)
                 vr[v] = d < g.head_dim ? gpu_to_f32(from_f32<C>(vown[d])) : 0.0f;
             }
         } else {
-            const int64_t slot = (static_cast<int64_t>(table[j / g.block]) * g.block + j % g.block) * g.n_head_kv * g.head_dim + head_off;
+            const int64_t slot = paged_row(table, j, g.block, -1) * g.n_head_kv * g.head_dim + head_off;
             load_row<C, VPL>(kc + slot, lane, g.head_dim, kr);
             load_row<C, VPL>(vc + slot, lane, g.head_dim, vr);
         }

@@ -95,18 +95,6 @@ __device__ __forceinline__ float code_value(int qt, const uint8_t* row, int64_t 
     }
 }
 
-template <int C>
-constexpr int kQtype = C == kI8 ? RAD_I8 : C == kU8 ? RAD_U8 : C == kI4 ? RAD_I4 : C == kU4 ? RAD_U4 : RAD_FP8_E4M3;
-
-// The constant a chunk's widened codes (widen below) lose to become c - z: the biases of the
-// 2^23 trick and the block's zero point.
-template <int C>
-__device__ __forceinline__ float chunk_base(const QPlanes& q, int64_t srow, int64_t g) {
-    const float z = q.zero ? code_value(kQtype<C>, q.zero + srow * q.zpitch, g) : 0.0f;
-    if constexpr (C == kF8) return z;
-    return kTwo23 + (C == kI8 ? 128.0f : C == kI4 ? 8.0f : 0.0f) + z;
-}
-
 // A block's scale, zero point and minimum as the gemvs load them: raw bits, decoded only where they
 // are used. Their loads then go out with the codes' a step ahead; decoding at the load (a shift, a
 // nibble pick) would stall there and queue a second round trip behind every step's codes.
@@ -142,7 +130,8 @@ __device__ __forceinline__ GroupBits load_group(const QPlanes& q, int64_t srow, 
     return GroupBits{load_bits(q.scale, q.sdt, i), q.zero ? load_zero_byte<C>(q, srow, g) : 0u, q.mins ? load_bits(q.mins, q.sdt, i) : 0u};
 }
 
-// chunk_base's constant from loaded bits (block g's zero point picked from its byte).
+// The constant a chunk's widened codes (widen below) lose to become c - z: the biases of the
+// 2^23 trick and the block's zero point, from its loaded bits (the zero point picked from its byte).
 template <int C>
 __device__ __forceinline__ float base_of(const QPlanes& q, const GroupBits& b, int64_t g) {
     float z = 0.0f;
@@ -357,7 +346,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) k_gemv_q16(const float* 
     store_block_sums<M, R>(acc, q, y, py, n0, N);
 }
 
-
 // The many-row gemv's unit: 8 codes, two 32-bit words of 8-bit codes or one of 4-bit codes, so a
 // lane reads 32 bytes of each x row a step. The 16-byte chunks of k_gemv_q16 (16 or 32 codes) read
 // each x row once a weight row and chunk, from L1; with units, every x value loaded serves all R
@@ -520,8 +508,9 @@ __global__ void k_dequant_q(QPlanes q, int64_t n0, int64_t rows, int64_t K, gpu_
     const int64_t r = i / chunks, c = i % chunks, row = n0 + r, srow = row / q.group_rows, g = c / (q.group / P);
     float wv[P];
     widen<C>(__ldg(reinterpret_cast<const uint4*>(q.w + row * q.wpitch) + c), wv);
-    const float s = load_float(q.scale, q.sdt, srow * q.scols + g), base = chunk_base<C>(q, srow, g);
-    const float mn = q.mins ? load_float(q.mins, q.sdt, srow * q.scols + g) : 0.0f;
+    const GroupBits gb = load_group<C>(q, srow, g);
+    const float s = bits_value(gb.scale, q.sdt), base = base_of<C>(q, gb, g);
+    const float mn = q.mins ? bits_value(gb.min, q.sdt) : 0.0f;
     union {
         gpu_bf16 h[8];
         uint4 u;

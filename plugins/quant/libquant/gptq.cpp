@@ -192,7 +192,6 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
     const int perm = rad_encoding_plane(enc, "t.perm");
     if (codes < 0 || scale < 0 || !in->data || (perm >= 0) != (s.act_order != 0)) return RAD_E_ARG;
     const int code_dt = enc->planes[codes].dtype, sdt = enc->planes[scale].dtype;
-    const int bits = rad_dtype_bits(code_dt);
     const int64_t K = in->cols, group = enc->planes[scale].block_c ? enc->planes[scale].block_c : K;
     if (K % group != 0) return RAD_E_SHAPE;
     std::shared_ptr<const Prepared> p;
@@ -210,7 +209,6 @@ int quantize(const RadEncoding* enc, const RadQuantInput* in, void* const* plane
                           zero >= 0 ? plane_pitch(enc->planes[zero], in->rows, K) : 0,
                           code_dt,
                           sdt,
-                          bits,
                           group};
     gptq_sweep(p->u.data(), K, w.data(), in->n_rows, out);
     return RAD_OK;

@@ -62,7 +62,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void update_row(dou
 // Rows [r0, r1) of the block, every column.
 void sweep_rows(const double* u, int64_t K, double* w, int64_t r0, int64_t r1, const SweepPlanes& o) {
     const int64_t B = column_block(o.group, K), n = r1 - r0;
-    const CodeRange range = code_range(o.bits, o.zero != nullptr);
+    const int bits = rad_dtype_bits(o.code_dt);
+    const CodeRange range = code_range(bits, o.zero != nullptr);
     std::vector<double> e(static_cast<size_t>(n * B));
     std::vector<AffineGroup> groups(static_cast<size_t>(n));
     std::vector<float> vals(static_cast<size_t>(o.group));
@@ -79,7 +80,7 @@ void sweep_rows(const double* u, int64_t K, double* w, int64_t r0, int64_t r1, c
             for (int64_t j = j0; j < j1; ++j) {
                 if (j % o.group == 0) {  // the group's scale from its values as the errors before have left them
                     for (int64_t k = 0; k < o.group; ++k) vals[k] = static_cast<float>(wr[j + k]);
-                    g = affine_group(vals.data(), o.group, o.bits, o.sdt, o.zero != nullptr);
+                    g = affine_group(vals.data(), o.group, bits, o.sdt, o.zero != nullptr);
                     rad_store_f32(o.sdt, o.scale + r * o.scale_pitch, j / o.group, g.scale);
                     if (o.zero) rad_plane_store_bits(o.code_dt, o.zero + r * o.zero_pitch, j / o.group, static_cast<uint32_t>(g.zero));
                 }

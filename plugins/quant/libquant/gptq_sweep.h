@@ -15,7 +15,7 @@ struct SweepPlanes {
     uint64_t scale_pitch;
     uint8_t* zero;  // nullptr: symmetric codes
     uint64_t zero_pitch;
-    int code_dt, sdt, bits;
+    int code_dt, sdt;  // (the code width is code_dt's)
     int64_t group;
 };
 

@@ -42,7 +42,8 @@ std::vector<double> spd(int64_t K, uint32_t seed) {
 // The sweep as gptq.cpp describes it: row by row, column by column, each column's update applied
 // to every later column at once.
 void plain_sweep(const std::vector<double>& u, int64_t K, std::vector<double> w, int64_t n, const quant::SweepPlanes& o) {
-    const quant::CodeRange range = quant::code_range(o.bits, o.zero != nullptr);
+    const int bits = rad_dtype_bits(o.code_dt);
+    const quant::CodeRange range = quant::code_range(bits, o.zero != nullptr);
     std::vector<float> vals(static_cast<size_t>(o.group));
     for (int64_t r = 0; r < n; ++r) {
         double* wr = w.data() + r * K;
@@ -52,7 +53,7 @@ void plain_sweep(const std::vector<double>& u, int64_t K, std::vector<double> w,
         for (int64_t j = 0; j < K; ++j) {
             if (j % o.group == 0) {
                 for (int64_t k = 0; k < o.group; ++k) vals[k] = static_cast<float>(wr[j + k]);
-                g = quant::affine_group(vals.data(), o.group, o.bits, o.sdt, o.zero != nullptr);
+                g = quant::affine_group(vals.data(), o.group, bits, o.sdt, o.zero != nullptr);
                 rad_store_f32(o.sdt, o.scale + r * o.scale_pitch, j / o.group, g.scale);
                 if (o.zero) rad_plane_store_bits(o.code_dt, o.zero + r * o.zero_pitch, j / o.group, static_cast<uint32_t>(g.zero));
             }
@@ -112,8 +113,8 @@ TEST_CASE("gptq's sweep in blocks on threads writes the column-by-column bytes",
             const int code_dt = zero ? RAD_U4 : RAD_I4;
             const uint64_t cp = rad_row_bytes(code_dt, K), sp = static_cast<uint64_t>(K / group) * 2, zp = rad_row_bytes(code_dt, K / group);
             std::vector<uint8_t> c1(n * cp), s1(n * sp), z1(n * zp), c2(n * cp), s2(n * sp), z2(n * zp);
-            const quant::SweepPlanes a{c1.data(), cp, s1.data(), sp, zero ? z1.data() : nullptr, zp, code_dt, RAD_F16, 4, group};
-            const quant::SweepPlanes b{c2.data(), cp, s2.data(), sp, zero ? z2.data() : nullptr, zp, code_dt, RAD_F16, 4, group};
+            const quant::SweepPlanes a{c1.data(), cp, s1.data(), sp, zero ? z1.data() : nullptr, zp, code_dt, RAD_F16, group};
+            const quant::SweepPlanes b{c2.data(), cp, s2.data(), sp, zero ? z2.data() : nullptr, zp, code_dt, RAD_F16, group};
             plain_sweep(u, K, w, n, a);
             std::vector<double> wb = w;
             quant::gptq_sweep(u.data(), K, wb.data(), n, b);
